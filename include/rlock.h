@@ -1,0 +1,254 @@
+/*
+ * rlock: reentrant distributed locks over Redis, for multithreaded C
+ * servers.
+ *
+ * A lock is a Redis hash whose one field is its owner (a client id and a
+ * thread, or a client id and a caller-chosen 64-bit owner for the async
+ * API) and whose value is the owner's reentry count; the key's TTL is the
+ * lease. It is taken by quorum over N independent Redis masters (the
+ * Redlock algorithm; N = 1 is the ordinary single-instance lock), and every
+ * first acquisition carries a fencing token that grows from one holder to
+ * the next, so that a storage layer can reject a holder whose lease ran out
+ * while it was paused.
+ *
+ * Conventions, as in libuv: functions return 0 (RLOCK_OK) or a negative
+ * RLOCK_E* code; queries that answer yes or no return 1 or 0, or a negative
+ * code. Nothing here prints. No libuv or hiredis type appears in this
+ * header.
+ *
+ * Threads: a client runs one libuv loop, in a thread of its own (the
+ * default) or on a loop the caller passes in and runs. The blocking calls
+ * (rlock_lock, rlock_trylock, rlock_unlock, the queries) may be made from
+ * any thread but the loop thread, where they fail with RLOCK_EDEADLK
+ * instead of blocking forever. Async callbacks run on the loop thread.
+ */
+#ifndef RLOCK_H
+#define RLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RLOCK_BUILDING) && defined(__GNUC__)
+#define RLOCK_EXTERN __attribute__((visibility("default")))
+#else
+#define RLOCK_EXTERN /* nothing */
+#endif
+
+#define RLOCK_VERSION_MAJOR 0
+#define RLOCK_VERSION_MINOR 1
+#define RLOCK_VERSION_PATCH 0
+
+/*
+ * As lease_ms: the lock has no fixed lease. It is given
+ * rlock_options.watchdog_timeout_ms and kept alive while it is held.
+ */
+#define RLOCK_WATCHDOG (-1)
+
+/* As wait_ms: wait until the lock is had, however long that takes. */
+#define RLOCK_WAIT_FOREVER (-1)
+
+/* Error codes. Every one is negative; rlock_strerror() names each. */
+#define RLOCK_OK 0
+/* The lock was held by another owner for the whole wait (also wait 0). */
+#define RLOCK_ETIMEDOUT (-1)
+/* The caller does not hold the lock it tried to release or query. */
+#define RLOCK_ENOTOWNER (-2)
+/* Too few masters answered, or a majority could not be had in time. */
+#define RLOCK_ENOQUORUM (-3)
+/* The caller held the lock, but it expired or was taken away. */
+#define RLOCK_ELOST (-4)
+/* An argument or option is invalid; nothing was changed. */
+#define RLOCK_EINVAL (-5)
+/* Memory could not be allocated; nothing was changed. */
+#define RLOCK_ENOMEM (-6)
+/* The client is closed or closing. */
+#define RLOCK_ECLOSED (-7)
+/* A master answered with an error reply; see rlock_client_last_error(). */
+#define RLOCK_EREDIS (-8)
+/* A blocking call was made on the client's loop thread. */
+#define RLOCK_EDEADLK (-9)
+
+typedef struct rlock_client rlock_client;
+typedef struct rlock rlock;
+struct uv_loop_s;
+
+/* Options of a client. Fill with rlock_options_init(), then set fields. */
+typedef struct rlock_options {
+  /*
+   * The masters, each "host:port", "redis://[:password@]host[:port][/db]"
+   * or "unix:///path/to/socket". Host names are resolved once, when the
+   * client opens. Required: at least one, at most 64.
+   */
+  const char *const *masters;
+  size_t nmasters;
+  /*
+   * A libuv loop that the caller runs, or NULL (the default) for a loop in
+   * a thread of rlock's own. With a caller's loop, rlock_client_open and
+   * rlock_client_close must be called on the thread that runs it.
+   */
+  struct uv_loop_s *loop;
+  /* Lease of a lock taken with RLOCK_WATCHDOG, in ms. Default 30000. */
+  int64_t watchdog_timeout_ms;
+  /*
+   * How long one master may take to answer one command, in ms, before it
+   * counts as failed for that round. Small against the lease. Default 200.
+   */
+  int64_t master_timeout_ms;
+  /* How long a connection attempt to a master may take. Default 1000. */
+  int64_t connect_timeout_ms;
+  /*
+   * Clock drift allowed per ms of lease: the validity of an acquisition is
+   * lease - elapsed - (lease * drift_factor + 2 ms). Default 0.01.
+   */
+  double drift_factor;
+  /*
+   * A waiting acquisition retries after retry_delay_ms plus a random
+   * 0..retry_jitter_ms, and never sleeps past the holder's remaining lease.
+   * Defaults 100 and 100.
+   */
+  int64_t retry_delay_ms;
+  int64_t retry_jitter_ms;
+  /*
+   * Prefix of every key rlock writes. Default "rlock:". At most 64 bytes,
+   * and no '{' or '}'.
+   */
+  const char *key_prefix;
+} rlock_options;
+
+/* Fills opts with the defaults above and no masters. */
+RLOCK_EXTERN void rlock_options_init(rlock_options *opts);
+
+/* A static English description of err; never NULL. */
+RLOCK_EXTERN const char *rlock_strerror(int err);
+
+/*
+ * Opens a client: validates the options, resolves the masters, starts the
+ * loop thread (unless opts->loop is set) and begins connecting. It does
+ * not wait for the masters: an operation made before a majority is
+ * reachable fails with RLOCK_ENOQUORUM. On success *out is the client and
+ * 0 is returned; otherwise *out is NULL.
+ */
+RLOCK_EXTERN int rlock_client_open(rlock_client **out,
+                                   const rlock_options *opts);
+
+/*
+ * Closes a client. Requests not yet finished fail with RLOCK_ECLOSED
+ * (blocked threads wake, async callbacks run), connections are closed, and
+ * the loop thread, if rlock's own, is joined. Locks still held are not
+ * released here; they expire with their lease. Lock handles stay valid for
+ * rlock_free() only; every other call on them returns RLOCK_ECLOSED.
+ *
+ * With a caller's loop, call it on the loop thread; the caller must run
+ * the loop afterwards (uv_run) until rlock's handles have closed.
+ */
+RLOCK_EXTERN void rlock_client_close(rlock_client *client);
+
+/*
+ * The text of the last error reply a master sent this client, copied into
+ * buf (always NUL-terminated when size > 0). Returns its length, 0 if
+ * there was none.
+ */
+RLOCK_EXTERN size_t rlock_client_last_error(rlock_client *client, char *buf,
+                                            size_t size);
+
+/*
+ * Gets a handle on the lock called name (1 to 512 bytes, no '{', '}' or
+ * NUL). The handle holds no lock; it may be shared by threads, as a
+ * Redisson RLock object is.
+ */
+RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
+                           rlock **out);
+
+/*
+ * Frees a handle, not the lock: a lock held through it stays held. Async
+ * operations still pending on the handle keep it alive until their
+ * callbacks have run.
+ */
+RLOCK_EXTERN void rlock_free(rlock *lock);
+
+/* The name the handle was got with. */
+RLOCK_EXTERN const char *rlock_name(const rlock *lock);
+
+/*
+ * Blocking API. The owner is the calling thread; the lock is reentrant for
+ * it: every successful lock or trylock must be matched by one unlock.
+ *
+ * rlock_lock waits as long as it takes. rlock_trylock waits at most wait_ms
+ * (0: one attempt; RLOCK_WAIT_FOREVER: as rlock_lock) and returns
+ * RLOCK_ETIMEDOUT if the lock stayed held by another, RLOCK_ENOQUORUM if a
+ * majority of masters could not be reached. lease_ms > 0 is a fixed lease
+ * after which the lock frees itself; RLOCK_WATCHDOG uses the watchdog
+ * timeout as the lease.
+ */
+RLOCK_EXTERN int rlock_lock(rlock *lock, int64_t lease_ms);
+RLOCK_EXTERN int rlock_trylock(rlock *lock, int64_t wait_ms,
+                               int64_t lease_ms);
+
+/*
+ * Releases one hold of the calling thread. The last release deletes the
+ * key and publishes an unlock message. Returns RLOCK_ENOTOWNER if the
+ * thread holds no lock here (and leaves another's lock alone), RLOCK_ELOST
+ * if it held it but the lock has since expired or been taken away.
+ */
+RLOCK_EXTERN int rlock_unlock(rlock *lock);
+
+/* Deletes the lock whoever holds it. 0 whether or not it was held. */
+RLOCK_EXTERN int rlock_force_unlock(rlock *lock);
+
+/* 1 if a majority of masters has the lock held, 0 if not, or an error. */
+RLOCK_EXTERN int rlock_is_locked(rlock *lock);
+
+/* 1 if the calling thread holds the lock (on a majority), 0 if not. */
+RLOCK_EXTERN int rlock_is_held_by_current_thread(rlock *lock);
+
+/* The calling thread's reentry count: 0 if it does not hold the lock. */
+RLOCK_EXTERN int rlock_hold_count(rlock *lock);
+
+/*
+ * Sets *ms to the time the lock stays held on a majority of masters: -2 if
+ * it is not held, -1 if it is held with no expiry (a leak), else the
+ * remaining lease in ms.
+ */
+RLOCK_EXTERN int rlock_remaining_lease(rlock *lock, int64_t *ms);
+
+/*
+ * Sets *token to the fencing token of the calling thread's hold, taken at
+ * its first acquisition: larger than every earlier holder's token.
+ * RLOCK_ENOTOWNER if the thread does not hold the lock.
+ */
+RLOCK_EXTERN int rlock_fencing_token(rlock *lock, uint64_t *token);
+
+/*
+ * Async API. The owner is a 64-bit id the caller chooses (one per logical
+ * task: callbacks are not tied to threads), reentrant as above. These may
+ * be called from any thread; the callback runs later, on the loop thread,
+ * exactly once, unless the call itself returns an error (then it never
+ * runs). status is what the blocking call would have returned.
+ */
+typedef void (*rlock_cb)(rlock *lock, int status, void *arg);
+
+RLOCK_EXTERN int rlock_lock_async(rlock *lock, uint64_t owner, int64_t wait_ms,
+                                  int64_t lease_ms, rlock_cb cb, void *arg);
+RLOCK_EXTERN int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb,
+                                    void *arg);
+
+/*
+ * The fencing token of an async owner's hold. Like the blocking queries,
+ * it blocks (briefly, no Redis round trip) when called off the loop
+ * thread; on the loop thread it answers at once.
+ */
+RLOCK_EXTERN int rlock_owner_fencing_token(rlock *lock, uint64_t owner,
+                                           uint64_t *token);
+
+/* The reentry count of an async owner: 0 if it does not hold the lock. */
+RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RLOCK_H */
