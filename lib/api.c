@@ -1,0 +1,183 @@
+/*
+ * The public lock calls: argument checks, then a request to the loop. A
+ * blocking call waits on its thread's waiter; an async call returns at
+ * once and its callback runs on the loop thread. Arguments are checked
+ * here, before anything is queued, so bad input changes nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+#include "util.h"
+#include "wait.h"
+
+/* The longest lease accepted: 30 days, far beyond any sane lock. */
+#define RL_LEASE_MAX_MS (30LL * 86400000LL)
+
+static int check_lease(int64_t lease_ms) {
+  return lease_ms == RLOCK_WATCHDOG || (lease_ms > 0 && lease_ms <= RL_LEASE_MAX_MS);
+}
+
+static int check_wait(int64_t wait_ms) {
+  return wait_ms == RLOCK_WAIT_FOREVER || wait_ms >= 0;
+}
+
+static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
+                        int64_t lease_ms) {
+  rl_client *c = lock->client;
+  req->kind = RL_REQ_ACQUIRE;
+  req->watchdog = lease_ms == RLOCK_WATCHDOG;
+  req->lease_ms = req->watchdog ? c->opts.watchdog_timeout_ms : lease_ms;
+  if (wait_ms == RLOCK_WAIT_FOREVER) {
+    req->deadline = RL_FOREVER;
+  } else {
+    uint64_t now = rl_now_ms();
+    req->deadline = (uint64_t)wait_ms > RL_FOREVER - now - 1
+                        ? RL_FOREVER - 1
+                        : now + (uint64_t)wait_ms;
+  }
+}
+
+/* Posts req and waits for it on the calling thread. */
+static int call(rlock *lock, rl_req *req) {
+  rl_client *c = lock->client;
+  if (rl_client_on_loop(c)) return RLOCK_EDEADLK;
+  rl_waiter *w = rl_waiter_self();
+  if (w == NULL) return RLOCK_ENOMEM;
+  req->lock = lock;
+  req->waiter = w;
+  req->finished = 0;
+  int rc = rl_client_post(c, req);
+  if (rc != 0) return rc;
+  uv_mutex_lock(&w->mu);
+  while (!req->finished) uv_cond_wait(&w->cond, &w->mu);
+  uv_mutex_unlock(&w->mu);
+  return req->status;
+}
+
+static int call_thread(rlock *lock, rl_req *req) {
+  rl_owner_thread(lock->client, req);
+  return call(lock, req);
+}
+
+int rlock_trylock(rlock *lock, int64_t wait_ms, int64_t lease_ms) {
+  if (lock == NULL || !check_wait(wait_ms) || !check_lease(lease_ms))
+    return RLOCK_EINVAL;
+  rl_req req;
+  memset(&req, 0, sizeof req);
+  set_acquire(&req, lock, wait_ms, lease_ms);
+  return call_thread(lock, &req);
+}
+
+int rlock_lock(rlock *lock, int64_t lease_ms) {
+  return rlock_trylock(lock, RLOCK_WAIT_FOREVER, lease_ms);
+}
+
+static int simple(rlock *lock, int kind) {
+  if (lock == NULL) return RLOCK_EINVAL;
+  rl_req req;
+  memset(&req, 0, sizeof req);
+  req.kind = kind;
+  return call_thread(lock, &req);
+}
+
+int rlock_unlock(rlock *lock) { return simple(lock, RL_REQ_UNLOCK); }
+int rlock_force_unlock(rlock *lock) { return simple(lock, RL_REQ_FORCE); }
+int rlock_is_locked(rlock *lock) { return simple(lock, RL_REQ_IS_LOCKED); }
+int rlock_hold_count(rlock *lock) { return simple(lock, RL_REQ_HOLD_COUNT); }
+
+int rlock_is_held_by_current_thread(rlock *lock) {
+  return simple(lock, RL_REQ_IS_HELD);
+}
+
+int rlock_remaining_lease(rlock *lock, int64_t *ms) {
+  if (lock == NULL || ms == NULL) return RLOCK_EINVAL;
+  rl_req req;
+  memset(&req, 0, sizeof req);
+  req.kind = RL_REQ_PTTL;
+  int rc = call_thread(lock, &req);
+  if (rc == 0) *ms = req.out_i64;
+  return rc;
+}
+
+int rlock_fencing_token(rlock *lock, uint64_t *token) {
+  if (lock == NULL || token == NULL) return RLOCK_EINVAL;
+  rl_req req;
+  memset(&req, 0, sizeof req);
+  req.kind = RL_REQ_TOKEN;
+  int rc = call_thread(lock, &req);
+  if (rc == 0) *token = req.out_u64;
+  return rc;
+}
+
+/* An async owner's record, read directly: for callers on the loop. */
+static rl_hold *owner_hold(rlock *lock, uint64_t owner) {
+  rl_req tmp;
+  rl_owner_async(lock->client, owner, &tmp);
+  rl_hold *h = rl_holds_find(&lock->client->holds, lock->key, lock->keylen,
+                             tmp.owner, tmp.ownerlen);
+  return h != NULL && !h->lost ? h : NULL;
+}
+
+static int owner_query(rlock *lock, uint64_t owner, int kind, uint64_t *out) {
+  rl_client *c = lock->client;
+  if (rl_client_on_loop(c)) {
+    if (c->shut_down) return RLOCK_ECLOSED;
+    rl_hold *h = owner_hold(lock, owner);
+    if (kind == RL_REQ_HOLD_COUNT) return h ? (int)h->count : 0;
+    if (h == NULL) return RLOCK_ENOTOWNER;
+    *out = h->token;
+    return RLOCK_OK;
+  }
+  rl_req req;
+  memset(&req, 0, sizeof req);
+  req.kind = kind;
+  rl_owner_async(c, owner, &req);
+  int rc = call(lock, &req);
+  if (rc == 0 && out != NULL) *out = req.out_u64;
+  return rc;
+}
+
+int rlock_owner_fencing_token(rlock *lock, uint64_t owner, uint64_t *token) {
+  if (lock == NULL || token == NULL) return RLOCK_EINVAL;
+  return owner_query(lock, owner, RL_REQ_TOKEN, token);
+}
+
+int rlock_owner_hold_count(rlock *lock, uint64_t owner) {
+  if (lock == NULL) return RLOCK_EINVAL;
+  return owner_query(lock, owner, RL_REQ_HOLD_COUNT, NULL);
+}
+
+static int post_async(rlock *lock, rl_req *req, uint64_t owner, rlock_cb cb,
+                      void *arg) {
+  req->lock = lock;
+  req->cb = cb;
+  req->arg = arg;
+  rl_owner_async(lock->client, owner, req);
+  rl_lock_ref(lock);
+  int rc = rl_client_post(lock->client, req);
+  if (rc != 0) {
+    rl_lock_unref(lock);
+    free(req);
+  }
+  return rc;
+}
+
+int rlock_lock_async(rlock *lock, uint64_t owner, int64_t wait_ms,
+                     int64_t lease_ms, rlock_cb cb, void *arg) {
+  if (lock == NULL || cb == NULL || !check_wait(wait_ms) ||
+      !check_lease(lease_ms))
+    return RLOCK_EINVAL;
+  rl_req *req = calloc(1, sizeof *req);
+  if (req == NULL) return RLOCK_ENOMEM;
+  set_acquire(req, lock, wait_ms, lease_ms);
+  return post_async(lock, req, owner, cb, arg);
+}
+
+int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb, void *arg) {
+  if (lock == NULL || cb == NULL) return RLOCK_EINVAL;
+  rl_req *req = calloc(1, sizeof *req);
+  if (req == NULL) return RLOCK_ENOMEM;
+  req->kind = RL_REQ_UNLOCK;
+  return post_async(lock, req, owner, cb, arg);
+}

@@ -1,0 +1,288 @@
+/*
+ * Client lifecycle and the bridge between application threads and the
+ * loop.
+ *
+ * Application threads never touch a hiredis context or a libuv handle:
+ * they put a request on the client's queue and wake the loop with
+ * uv_async_send, which may coalesce many sends into one callback, so the
+ * callback drains the whole queue. The send happens under the queue mutex,
+ * so that a close, which takes the same mutex to refuse new requests,
+ * cannot close the async handle between a request's check and its send.
+ *
+ * Memory: the client is reference counted by its opener, by every lock
+ * handle, and by its libuv handles while they are open, so that a handle
+ * freed after close, or a close callback that runs late on a caller's
+ * loop, never touches freed memory.
+ */
+#include "client.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+#include "options.h"
+#include "round.h"
+#include "util.h"
+#include "wait.h"
+
+static void client_free(rl_client *c) {
+  rl_holds_free(&c->holds);
+  free(c->conns);
+  free(c->prefix);
+  uv_mutex_destroy(&c->qmu);
+  uv_mutex_destroy(&c->errmu);
+  free(c);
+}
+
+void rl_client_unref(rl_client *c) {
+  if (atomic_fetch_sub(&c->refs, 1) == 1) client_free(c);
+}
+
+int rl_client_on_loop(rl_client *c) {
+  uv_thread_t self = uv_thread_self();
+  return uv_thread_equal(&self, &c->loop_thread);
+}
+
+int rl_client_post(rl_client *c, rl_req *req) {
+  uv_mutex_lock(&c->qmu);
+  if (c->closed) {
+    uv_mutex_unlock(&c->qmu);
+    return RLOCK_ECLOSED;
+  }
+  rl_list_push_back(&c->queue, &req->node);
+  uv_async_send(&c->async);
+  uv_mutex_unlock(&c->qmu);
+  return 0;
+}
+
+void rl_client_note_error(rl_client *c, const char *text, size_t len) {
+  uv_mutex_lock(&c->errmu);
+  if (len >= sizeof c->last_error) len = sizeof c->last_error - 1;
+  memcpy(c->last_error, text, len);
+  c->last_error[len] = '\0';
+  uv_mutex_unlock(&c->errmu);
+}
+
+size_t rlock_client_last_error(rlock_client *c, char *buf, size_t size) {
+  if (c == NULL) return 0;
+  uv_mutex_lock(&c->errmu);
+  size_t len = strlen(c->last_error);
+  if (buf != NULL && size > 0) {
+    size_t n = len < size - 1 ? len : size - 1;
+    memcpy(buf, c->last_error, n);
+    buf[n] = '\0';
+  }
+  uv_mutex_unlock(&c->errmu);
+  return len;
+}
+
+void rl_req_finish(rl_req *req, int status) {
+  rl_list_remove(&req->node);
+  if (req->round != NULL) {
+    /* The round lives on for late replies; it must not call back here. */
+    req->round->data = NULL;
+    req->round = NULL;
+  }
+  rl_sleep_cancel(req);
+  req->status = status;
+  if (req->waiter != NULL) {
+    rl_waiter *w = req->waiter;
+    uv_mutex_lock(&w->mu);
+    req->finished = 1; /* the caller may return and free req from here on */
+    uv_cond_signal(&w->cond);
+    uv_mutex_unlock(&w->mu);
+  } else {
+    rlock *lock = req->lock;
+    req->cb(lock, status, req->arg);
+    free(req);
+    rl_lock_unref(lock);
+  }
+}
+
+static void shutdown_loop_side(rl_client *c);
+
+static void on_async(uv_async_t *a) {
+  rl_client *c = a->data;
+  rl_list batch;
+  rl_list_init(&batch);
+  uv_mutex_lock(&c->qmu);
+  rl_list_splice(&batch, &c->queue);
+  int close = c->close_requested;
+  uv_mutex_unlock(&c->qmu);
+  rl_list *n;
+  while ((n = rl_list_pop_front(&batch)) != NULL) {
+    rl_req *req = rl_container_of(n, rl_req, node);
+    rl_list_push_back(&c->active, &req->node);
+    if (c->shut_down)
+      rl_req_finish(req, RLOCK_ECLOSED);
+    else
+      rl_req_start(req);
+  }
+  if (close) shutdown_loop_side(c);
+}
+
+static void on_handle_closed(rl_client *c) {
+  if (--c->handles_open == 0) rl_client_unref(c);
+}
+
+static void on_async_closed(uv_handle_t *h) { on_handle_closed(h->data); }
+
+static void on_conn_closed(rl_conn *conn) { on_handle_closed(conn->data); }
+
+/* Fails everything pending and closes every handle. Loop thread. */
+static void shutdown_loop_side(rl_client *c) {
+  if (c->shut_down) return;
+  c->shut_down = 1;
+  uv_mutex_lock(&c->qmu);
+  rl_list_splice(&c->active, &c->queue);
+  uv_mutex_unlock(&c->qmu);
+  while (!rl_list_empty(&c->active)) {
+    rl_req *req = rl_container_of(c->active.next, rl_req, node);
+    rl_req_finish(req, RLOCK_ECLOSED);
+  }
+  for (int i = 0; i < c->nmasters; i++) rl_conn_close(&c->conns[i]);
+  uv_close((uv_handle_t *)&c->async, on_async_closed);
+}
+
+typedef struct thread_start {
+  rl_client *c;
+  uv_sem_t started;
+} thread_start;
+
+static void loop_main(void *arg) {
+  thread_start *ts = arg;
+  rl_client *c = ts->c;
+  /* Signals are the application's business: the loop thread takes none,
+   * and a write to a dead master raises a SIGPIPE that stays blocked. */
+  sigset_t all;
+  sigfillset(&all);
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGFPE);
+  sigdelset(&all, SIGILL);
+  sigdelset(&all, SIGABRT);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  c->loop_thread = uv_thread_self();
+  uv_sem_post(&ts->started);
+  uv_run(c->loop, UV_RUN_DEFAULT);
+  if (c->detached) {
+    /* Closed from one of its own callbacks: nobody can join this thread,
+     * so it finishes the close itself. */
+    uv_loop_close(c->loop);
+    rl_client_unref(c);
+  }
+}
+
+static int client_init(rl_client *c, const rlock_options *opts) {
+  unsigned char raw[16];
+  if (rl_random_bytes(raw, sizeof raw) != 0) return RLOCK_ENOMEM;
+  rl_hex(raw, sizeof raw, c->id);
+  c->opts = *opts;
+  c->opts.masters = NULL;
+  c->prefix = strdup(opts->key_prefix);
+  c->nmasters = (int)opts->nmasters;
+  c->conns = calloc(opts->nmasters, sizeof *c->conns);
+  if (c->prefix == NULL || c->conns == NULL) return RLOCK_ENOMEM;
+  c->opts.key_prefix = c->prefix;
+  if (rl_holds_init(&c->holds) != 0) return RLOCK_ENOMEM;
+  c->conn_cfg.command_timeout_ms = (uint64_t)opts->master_timeout_ms;
+  c->conn_cfg.connect_timeout_ms = (uint64_t)opts->connect_timeout_ms;
+  c->conn_cfg.guard_sigpipe = opts->loop != NULL;
+  rl_list_init(&c->queue);
+  rl_list_init(&c->active);
+  return 0;
+}
+
+int rlock_client_open(rlock_client **out, const rlock_options *opts) {
+  if (out == NULL) return RLOCK_EINVAL;
+  *out = NULL;
+  if (opts == NULL || opts->nmasters == 0 || opts->nmasters > RL_MAX_MASTERS)
+    return RLOCK_EINVAL;
+  rl_url *urls = calloc(opts->nmasters, sizeof *urls);
+  if (urls == NULL) return RLOCK_ENOMEM;
+  int rc = rl_options_check(opts, urls);
+  for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
+    rc = rl_url_resolve(&urls[i]);
+  if (rc != 0) {
+    free(urls);
+    return rc;
+  }
+  rl_client *c = calloc(1, sizeof *c);
+  if (c == NULL || uv_mutex_init(&c->qmu) != 0) {
+    free(c);
+    free(urls);
+    return RLOCK_ENOMEM;
+  }
+  if (uv_mutex_init(&c->errmu) != 0) {
+    uv_mutex_destroy(&c->qmu);
+    free(c);
+    free(urls);
+    return RLOCK_ENOMEM;
+  }
+  rc = client_init(c, opts);
+  if (rc == 0 && opts->loop == NULL && uv_loop_init(&c->own_loop) != 0)
+    rc = RLOCK_ENOMEM;
+  if (rc != 0) {
+    client_free(c);
+    free(urls);
+    return rc;
+  }
+  c->own_thread = opts->loop == NULL;
+  c->loop = c->own_thread ? &c->own_loop : opts->loop;
+  c->loop_thread = uv_thread_self();
+  uv_async_init(c->loop, &c->async, on_async);
+  c->async.data = c;
+  for (int i = 0; i < c->nmasters; i++) {
+    c->conns[i].data = c;
+    c->conns[i].on_closed = on_conn_closed;
+    rl_conn_start(&c->conns[i], c->loop, &urls[i], &c->conn_cfg);
+  }
+  free(urls);
+  c->handles_open = 1 + c->nmasters;
+  atomic_init(&c->refs, 2); /* the opener, and the open handles */
+  if (c->own_thread) {
+    thread_start ts = {.c = c};
+    uv_sem_init(&ts.started, 0);
+    if (uv_thread_create(&c->thread, loop_main, &ts) != 0) {
+      /* Unwind on this thread: nothing else has seen the loop. */
+      c->closed = 1;
+      shutdown_loop_side(c);
+      uv_run(c->loop, UV_RUN_DEFAULT);
+      uv_loop_close(c->loop);
+      uv_sem_destroy(&ts.started);
+      rl_client_unref(c);
+      return RLOCK_ENOMEM;
+    }
+    uv_sem_wait(&ts.started);
+    uv_sem_destroy(&ts.started);
+  }
+  *out = c;
+  return 0;
+}
+
+void rlock_client_close(rlock_client *c) {
+  if (c == NULL) return;
+  uv_mutex_lock(&c->qmu);
+  if (c->closed) {
+    uv_mutex_unlock(&c->qmu);
+    return;
+  }
+  c->closed = 1;
+  c->close_requested = 1;
+  if (c->own_thread) uv_async_send(&c->async);
+  uv_mutex_unlock(&c->qmu);
+  if (c->own_thread && rl_client_on_loop(c)) {
+    c->detached = 1;
+    pthread_detach(c->thread);
+    shutdown_loop_side(c);
+    return; /* loop_main drops the opener's reference */
+  }
+  if (c->own_thread) {
+    uv_thread_join(&c->thread);
+    uv_loop_close(c->loop);
+  } else {
+    shutdown_loop_side(c);
+  }
+  rl_client_unref(c);
+}

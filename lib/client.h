@@ -1,0 +1,142 @@
+/*
+ * The client: options, masters, the loop and its thread, the request queue
+ * from application threads to the loop, and the table of locks this client
+ * holds. Everything below "loop thread only" is touched by the loop thread
+ * alone; the queue is the one place threads meet, under one mutex.
+ */
+#ifndef RL_CLIENT_H
+#define RL_CLIENT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "holds.h"
+#include "list.h"
+#include "rlock.h"
+
+#define RL_MAX_MASTERS 64
+#define RL_OWNER_MAX 64
+#define RL_FOREVER UINT64_MAX
+
+/* Internal: an attempt found the lock held by another owner. */
+#define RL_EBUSY (-100)
+
+typedef struct rlock_client rl_client;
+typedef struct rl_waiter rl_waiter;
+
+enum rl_req_kind {
+  RL_REQ_ACQUIRE = 1,
+  RL_REQ_UNLOCK,
+  RL_REQ_FORCE,
+  RL_REQ_IS_LOCKED,
+  RL_REQ_IS_HELD,
+  RL_REQ_HOLD_COUNT,
+  RL_REQ_PTTL,
+  RL_REQ_TOKEN
+};
+
+typedef struct rl_sleep rl_sleep;
+struct rl_round;
+
+/*
+ * A request from an application thread, and the state of the operation
+ * it starts. A blocking request lives on the caller's stack and is never
+ * touched after it is finished; an async one is freed after its callback.
+ */
+typedef struct rl_req {
+  rl_list node; /* in the client's queue, then in its active list */
+  int kind;
+  rlock *lock;
+  char owner[RL_OWNER_MAX];
+  size_t ownerlen;
+  int64_t lease_ms;      /* resolved: never RLOCK_WATCHDOG here */
+  int watchdog;          /* lease_ms came from RLOCK_WATCHDOG */
+  uint64_t deadline;     /* monotonic ms, RL_FOREVER for no deadline */
+  /* Completion. */
+  rl_waiter *waiter;     /* blocking */
+  int finished;          /* blocking: set under the waiter's mutex */
+  rlock_cb cb;           /* async */
+  void *arg;
+  int status;
+  int64_t out_i64;
+  uint64_t out_u64;
+  /* Operation state, loop thread only. */
+  struct rl_round *round; /* in flight; its data points back here */
+  rl_sleep *sleep;        /* retry timer */
+  int last_err;
+  uint64_t granted_mask;  /* masters that granted the current acquisition */
+  uint64_t token;
+  int64_t count;
+  uint64_t t_start;
+} rl_req;
+
+struct rlock {
+  atomic_int refs;
+  rl_client *client;
+  char *name;
+  char *key;
+  size_t keylen;
+  char *fence;
+  size_t fencelen;
+  char *channel;
+  size_t channellen;
+};
+
+struct rlock_client {
+  atomic_int refs; /* the opener, each handle, and the open handles */
+  char id[33];     /* random 128-bit id, hex */
+  char *prefix;
+  rlock_options opts; /* masters and key_prefix not kept */
+  int nmasters;
+  rl_conn *conns;
+  rl_conn_config conn_cfg;
+
+  uv_loop_t *loop;
+  uv_loop_t own_loop;
+  int own_thread;
+  uv_thread_t thread;
+  uv_thread_t loop_thread; /* the thread that runs the loop */
+  uv_async_t async;
+
+  uv_mutex_t qmu;    /* guards queue, closed, close_requested */
+  rl_list queue;
+  int closed;
+  int close_requested;
+
+  uv_mutex_t errmu;  /* guards last_error */
+  char last_error[256];
+
+  /* Loop thread only. */
+  rl_list active;
+  rl_holds holds;
+  int shut_down;
+  int handles_open;
+  int detached; /* closed from its own loop thread */
+};
+
+/* 1 if the calling thread runs the client's loop. */
+int rl_client_on_loop(rl_client *c);
+
+/* Queues a request for the loop thread. 0, or RLOCK_ECLOSED. */
+int rl_client_post(rl_client *c, rl_req *req);
+
+/* Records a master's error reply text (any thread). */
+void rl_client_note_error(rl_client *c, const char *text, size_t len);
+
+/* Drops a reference; the last one frees the client. */
+void rl_client_unref(rl_client *c);
+
+/* Loop thread: completes a request with status, exactly once. */
+void rl_req_finish(rl_req *req, int status);
+
+/* Loop thread: starts a request taken from the queue. */
+void rl_req_start(rl_req *req);
+
+/* Loop thread: the client is shutting down. */
+static inline int rl_client_closing(const rl_client *c) {
+  return c->shut_down;
+}
+
+#endif

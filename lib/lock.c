@@ -1,0 +1,89 @@
+/*
+ * Lock handles and request dispatch. A handle is immutable after rlock_get
+ * (its key names are computed once), so threads share it without locking;
+ * it is reference counted so that async requests still pending keep it
+ * alive after rlock_free.
+ */
+#include "lock.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "wait.h"
+
+void rl_lock_ref(rlock *lock) { atomic_fetch_add(&lock->refs, 1); }
+
+void rl_lock_unref(rlock *lock) {
+  if (atomic_fetch_sub(&lock->refs, 1) != 1) return;
+  rl_client *c = lock->client;
+  free(lock->name);
+  free(lock->key);
+  free(lock);
+  rl_client_unref(c);
+}
+
+/* key, key:fence and key:ch in one allocation; key = prefix{name}. */
+int rlock_get(rlock_client *c, const char *name, rlock **out) {
+  if (out == NULL) return RLOCK_EINVAL;
+  *out = NULL;
+  if (c == NULL || rl_name_check(name) != 0) return RLOCK_EINVAL;
+  rlock *lock = calloc(1, sizeof *lock);
+  if (lock == NULL) return RLOCK_ENOMEM;
+  size_t plen = strlen(c->prefix), nlen = strlen(name);
+  size_t klen = plen + nlen + 2;
+  lock->name = strdup(name);
+  lock->key = malloc(3 * (klen + 1) + 6 + 3);
+  if (lock->name == NULL || lock->key == NULL) {
+    free(lock->name);
+    free(lock->key);
+    free(lock);
+    return RLOCK_ENOMEM;
+  }
+  size_t kl = (size_t)sprintf(lock->key, "%s{%s}", c->prefix, name);
+  lock->keylen = kl;
+  lock->fence = lock->key + kl + 1;
+  memcpy(lock->fence, lock->key, kl);
+  memcpy(lock->fence + kl, ":fence", 7);
+  lock->fencelen = kl + 6;
+  lock->channel = lock->fence + lock->fencelen + 1;
+  memcpy(lock->channel, lock->key, kl);
+  memcpy(lock->channel + kl, ":ch", 4);
+  lock->channellen = kl + 3;
+  atomic_init(&lock->refs, 1);
+  lock->client = c;
+  atomic_fetch_add(&c->refs, 1);
+  *out = lock;
+  return 0;
+}
+
+void rlock_free(rlock *lock) {
+  if (lock != NULL) rl_lock_unref(lock);
+}
+
+const char *rlock_name(const rlock *lock) {
+  return lock != NULL ? lock->name : NULL;
+}
+
+void rl_owner_thread(rl_client *c, rl_req *req) {
+  int n = snprintf(req->owner, sizeof req->owner, "%s:%" PRIu64, c->id,
+                   rl_thread_seq());
+  req->ownerlen = (size_t)n;
+}
+
+void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
+  int n = snprintf(req->owner, sizeof req->owner, "%s:a%" PRIu64, c->id,
+                   owner);
+  req->ownerlen = (size_t)n;
+}
+
+void rl_req_start(rl_req *req) {
+  switch (req->kind) {
+    case RL_REQ_ACQUIRE: rl_acquire_start(req); break;
+    case RL_REQ_UNLOCK: rl_unlock_start(req); break;
+    case RL_REQ_FORCE: rl_force_start(req); break;
+    default: rl_query_start(req); break;
+  }
+}

@@ -1,0 +1,33 @@
+/*
+ * Lock operations, run on the loop thread: each takes a request from the
+ * queue, runs one or more quorum rounds, and finishes the request. Split
+ * by concern: acquire.c (acquisition, retry, fencing), release.c (unlock
+ * and force unlock), query.c (the read-only questions).
+ */
+#ifndef RL_LOCK_H
+#define RL_LOCK_H
+
+#include "client.h"
+
+/* Handle references (any thread). */
+void rl_lock_ref(rlock *lock);
+void rl_lock_unref(rlock *lock);
+
+/* Writes the owner field of the calling thread, or of an async owner. */
+void rl_owner_thread(rl_client *c, rl_req *req);
+void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req);
+
+void rl_acquire_start(rl_req *req);
+void rl_unlock_start(rl_req *req);
+void rl_force_start(rl_req *req);
+void rl_query_start(rl_req *req);
+
+/* Stops a request's retry timer, if any. */
+void rl_sleep_cancel(rl_req *req);
+
+/* Sends the unlock script to one master, to undo a grant there. */
+void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
+                   const char *owner, size_t ownerlen, const char *lease,
+                   int idx);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * Option defaults and validation. Validation happens in full before a
+ * client allocates anything, so that bad options change nothing.
+ */
+#ifndef RL_OPTIONS_H
+#define RL_OPTIONS_H
+
+#include "rlock.h"
+#include "url.h"
+
+#define RL_PREFIX_MAX 64
+#define RL_NAME_MAX 512
+
+/* Checks opts and parses the masters into urls[opts->nmasters] (host names
+ * still unresolved). 0 or RLOCK_EINVAL. */
+int rl_options_check(const rlock_options *opts, rl_url *urls);
+
+/* Replaces a host name in u by a numeric address. 0 or RLOCK_EINVAL. */
+int rl_url_resolve(rl_url *u);
+
+/* 0 if name is a valid lock name, else RLOCK_EINVAL. */
+int rl_name_check(const char *name);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * Read-only questions. Those about the caller's own hold (count, token)
+ * come from the client's record, on the loop thread, with no round trip;
+ * those about the lock itself ask the masters and answer by majority.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lock.h"
+#include "round.h"
+
+static void finish_round(rl_round *r, int status) {
+  rl_req *req = r->data;
+  req->round = NULL;
+  rl_req_finish(req, status);
+}
+
+static int classify_bool(rl_round *r, int i, const redisReply *rep) {
+  if (rep->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
+  r->slot[i].v[0] = rep->integer;
+  return rep->integer ? RL_VOTE_YES : RL_VOTE_NO;
+}
+
+/* 1 if a majority says yes, 0 if a majority says no, else an error. */
+static void bool_done(rl_round *r) {
+  if (r->data == NULL) return;
+  if (r->outcome == RL_VOTE_YES)
+    finish_round(r, 1);
+  else
+    finish_round(r, r->no >= r->quorum ? 0 : rl_round_error(r));
+}
+
+static const rl_round_ops bool_ops = {classify_bool, bool_done, NULL, NULL};
+
+static int classify_pttl(rl_round *r, int i, const redisReply *rep) {
+  if (rep->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
+  r->slot[i].v[0] = rep->integer;
+  return RL_VOTE_YES;
+}
+
+static int cmp_desc(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * The lock is held on a majority for as long as the quorum-th longest
+ * remaining lease among the answers: no expiry (-1) counts as forever, a
+ * missing key (-2) as not held.
+ */
+static void pttl_done(rl_round *r) {
+  rl_req *req = r->data;
+  if (req == NULL) return;
+  if (r->outcome != RL_VOTE_YES) {
+    finish_round(r, rl_round_error(r));
+    return;
+  }
+  int64_t v[64];
+  int k = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].vote == RL_VOTE_YES)
+      v[k++] = r->slot[i].v[0] == -1 ? INT64_MAX : r->slot[i].v[0];
+  qsort(v, (size_t)k, sizeof v[0], cmp_desc);
+  int64_t m = v[r->quorum - 1];
+  req->out_i64 = m == INT64_MAX ? -1 : m < 0 ? -2 : m;
+  finish_round(r, RLOCK_OK);
+}
+
+static const rl_round_ops pttl_ops = {classify_pttl, pttl_done, NULL, NULL};
+
+static void send_query(rl_req *req, const rl_round_ops *ops, int argc,
+                       const char **argv, const size_t *len) {
+  rl_round *r = rl_round_new(req->lock->client, ops, req, -1, argc, argv, len);
+  if (r == NULL) {
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  req->round = r;
+  rl_round_send(r);
+}
+
+void rl_query_start(rl_req *req) {
+  rlock *lock = req->lock;
+  rl_client *c = lock->client;
+  rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen, req->owner,
+                             req->ownerlen);
+  if (h != NULL && h->lost) h = NULL;
+  switch (req->kind) {
+    case RL_REQ_IS_LOCKED: {
+      const char *argv[] = {"EXISTS", lock->key};
+      size_t len[] = {6, lock->keylen};
+      send_query(req, &bool_ops, 2, argv, len);
+      break;
+    }
+    case RL_REQ_IS_HELD: {
+      if (h == NULL) {
+        rl_req_finish(req, 0);
+        break;
+      }
+      const char *argv[] = {"HEXISTS", lock->key, req->owner};
+      size_t len[] = {7, lock->keylen, req->ownerlen};
+      send_query(req, &bool_ops, 3, argv, len);
+      break;
+    }
+    case RL_REQ_PTTL: {
+      const char *argv[] = {"PTTL", lock->key};
+      size_t len[] = {4, lock->keylen};
+      send_query(req, &pttl_ops, 2, argv, len);
+      break;
+    }
+    case RL_REQ_HOLD_COUNT:
+      rl_req_finish(req, h != NULL ? (int)h->count : 0);
+      break;
+    case RL_REQ_TOKEN:
+      if (h != NULL) req->out_u64 = h->token;
+      rl_req_finish(req, h != NULL ? RLOCK_OK : RLOCK_ENOTOWNER);
+      break;
+    default:
+      rl_req_finish(req, RLOCK_EINVAL);
+  }
+}

@@ -1,0 +1,92 @@
+/*
+ * Quorum rounds. A round sends one command (usually a script) to every
+ * master at once and counts the answers: YES, NO or FAIL (timeout, dropped
+ * connection, error reply). It is decided as soon as the outcome is known,
+ * YES when a majority said yes, NO when a majority can no longer say yes,
+ * without waiting for the slowest master. Answers that come after the
+ * decision, or after a master's timeout, go to the operation's late hook:
+ * that is where a late grant is undone.
+ *
+ * A round lives until every master has answered or dropped, so that late
+ * replies always find it. Loop thread only.
+ */
+#ifndef RL_ROUND_H
+#define RL_ROUND_H
+
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+
+#include "conn.h"
+
+struct rlock_client;
+typedef struct rl_round rl_round;
+
+enum { RL_VOTE_PENDING = 0, RL_VOTE_YES, RL_VOTE_NO, RL_VOTE_FAIL };
+
+typedef struct rl_round_slot {
+  int vote;
+  int timed_out;
+  int error_reply; /* the master answered with an error reply */
+  int granted;     /* operation-specific: acquire got a grant here */
+  int64_t v[3];    /* operation-specific values parsed from the reply */
+} rl_round_slot;
+
+typedef struct rl_round_ops {
+  /* Classifies an in-time reply (never NULL, may be an error reply) into
+   * RL_VOTE_YES, _NO or _FAIL, keeping what it needs in r->slot[idx]. */
+  int (*classify)(rl_round *r, int idx, const redisReply *reply);
+  /* Runs once, when the round is decided. */
+  void (*done)(rl_round *r);
+  /* A final reply (NULL when dropped) that was not counted: it came after
+   * the master timed out, or after the round was decided. Optional. */
+  void (*late)(rl_round *r, int idx, const redisReply *reply);
+  /* Runs just before the round is freed. Optional. */
+  void (*release)(rl_round *r);
+} rl_round_ops;
+
+struct rl_round {
+  struct rlock_client *client;
+  const rl_round_ops *ops;
+  void *data;
+  int n, quorum;
+  int yes, no, fail;
+  int decided;
+  int outcome; /* RL_VOTE_YES or RL_VOTE_NO once decided */
+  int keep;    /* acquire: the grants are kept (not undone) */
+  int refs;    /* commands still owed a final callback, + 1 until sent */
+  uint64_t t_start, t_decided; /* monotonic ms */
+  char *buf;   /* the formatted command, shared by all masters */
+  size_t len;
+  rl_argv args;
+  rl_round_slot slot[];
+};
+
+/*
+ * Creates a round for the client's masters, copying the command: argv[0]
+ * is the command name, or NULL with script >= 0 for EVALSHA of that script
+ * (then argv[1..] are numkeys, keys and arguments). NULL when out of
+ * memory.
+ */
+rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
+                       void *data, int script, int argc, const char **argv,
+                       const size_t *argvlen);
+
+/* Sends to every master and takes the round's own reference away; the
+ * round may be decided (and done run) before this returns, if too few
+ * masters are connected. */
+void rl_round_send(rl_round *r);
+
+/* Sends to one master only, as a fire-and-forget command (an undo): the
+ * round is decided from the start and every reply goes to late. */
+void rl_round_send_one(rl_round *r, int idx);
+
+/* RLOCK_EREDIS if a master sent an error reply, else RLOCK_ENOQUORUM:
+ * the error of a round that could not reach a majority. */
+int rl_round_error(const rl_round *r);
+
+/* A master index's vote. */
+static inline int rl_round_vote(const rl_round *r, int idx) {
+  return r->slot[idx].vote;
+}
+
+#endif

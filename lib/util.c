@@ -1,0 +1,58 @@
+/*
+ * Time and randomness helpers. Jitter between retries only needs to be
+ * unpredictable across clients, not secret, so a per-thread xorshift
+ * generator seeded from the OS random source is enough and costs no lock.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t rl_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int rl_random_bytes(void *buf, size_t len) {
+  unsigned char *p = buf;
+  while (len > 0) {
+    ssize_t n = getrandom(p, len, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static __thread uint64_t rl__rng_state;
+
+uint64_t rl_random_upto(uint64_t bound) {
+  uint64_t x = rl__rng_state;
+  if (x == 0) {
+    if (rl_random_bytes(&x, sizeof x) != 0 || x == 0)
+      x = rl_now_ms() * 0x9E3779B97F4A7C15ull + 1;
+  }
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  rl__rng_state = x;
+  if (bound == UINT64_MAX) return x;
+  return x % (bound + 1);
+}
+
+void rl_hex(const unsigned char *in, size_t len, char *out) {
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < len; i++) {
+    out[2 * i] = digits[in[i] >> 4];
+    out[2 * i + 1] = digits[in[i] & 15];
+  }
+  out[2 * len] = '\0';
+}

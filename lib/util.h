@@ -1,0 +1,23 @@
+/*
+ * Time and randomness. Lock validity is measured on the monotonic clock
+ * only: wall-clock steps must never make a lease look longer than it is.
+ */
+#ifndef RL_UTIL_H
+#define RL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Milliseconds on the monotonic clock. */
+uint64_t rl_now_ms(void);
+
+/* Fills buf from the OS random source; 0 or -1. */
+int rl_random_bytes(void *buf, size_t len);
+
+/* A uniformly random integer in [0, bound] (bound >= 0); thread-safe. */
+uint64_t rl_random_upto(uint64_t bound);
+
+/* A random string suffix helper: writes 2*len hex digits and a NUL. */
+void rl_hex(const unsigned char *in, size_t len, char *out);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * Per-thread wait objects for the blocking API: one mutex and condition
+ * variable per application thread, made on its first blocking call and
+ * freed when the thread exits, so the hot path allocates nothing.
+ */
+#ifndef RL_WAIT_H
+#define RL_WAIT_H
+
+#include <stdint.h>
+#include <uv.h>
+
+struct rl_waiter {
+  uv_mutex_t mu;
+  uv_cond_t cond;
+};
+
+typedef struct rl_waiter rl_waiter;
+
+/* The calling thread's waiter, or NULL if it could not be made. */
+rl_waiter *rl_waiter_self(void);
+
+/* A small number that names the calling thread for its lifetime, unique
+ * in the process (thread ids may be reused; these are not). */
+uint64_t rl_thread_seq(void);
+
+#endif
