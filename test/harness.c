@@ -1,0 +1,515 @@
+/*
+ * The harness behind harness.h: redis-server processes and the test
+ * runner. It keeps a small static registry of the servers this process
+ * started (pid, directory, cached connection) so that atexit, SIGINT and
+ * SIGTERM, the watchdog and the runner can kill whatever is left, and so
+ * that a signal only ever goes to a pid we started and have not reaped:
+ * a stale copy of an rt_redis can never signal a recycled pid. Entries
+ * record the process that made them, so a forked test process never
+ * touches its parent's servers.
+ */
+#include "harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RT_MAX_SERVERS 64
+#define RT_START_TRIES 5
+#define RT_START_TIMEOUT_MS 5000
+#define RT_CMD_TIMEOUT_MS 2000
+
+typedef struct rt_slot {
+  int used;
+  pid_t owner;        /* the process that started the server */
+  volatile pid_t pid; /* 0 when not running; read by signal handlers */
+  char dir[256];
+  char log[280];
+  redisContext *conn; /* the cached connection of rt_redis_cmd */
+  int test_scoped;    /* started inside a test: stopped when it ends */
+} rt_slot;
+
+static rt_slot slots[RT_MAX_SERVERS];
+/* Set while a test function runs: servers started before rt_main are
+ * shared by every test of the program, those started in a test are its
+ * own and are stopped after it. */
+static int rt__in_test;
+static int hooks_installed;
+
+uint64_t rt_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void rt_sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) continue;
+}
+
+/* The registry. */
+
+static rt_slot *slot_of(const rt_redis *r) {
+  for (int i = 0; i < RT_MAX_SERVERS && r->dir[0] != '\0'; i++)
+    if (slots[i].used && slots[i].owner == getpid() &&
+        strcmp(slots[i].dir, r->dir) == 0)
+      return &slots[i];
+  return NULL;
+}
+
+/* The slot of a server that is running, as this struct believes. */
+static rt_slot *live_slot(const rt_redis *r) {
+  rt_slot *s = slot_of(r);
+  return s && r->pid > 0 && s->pid == r->pid ? s : NULL;
+}
+
+static void drop_conn(rt_slot *s) {
+  if (s->conn) redisFree(s->conn);
+  s->conn = NULL;
+}
+
+/* SIGCONT first so that a paused server goes at once; then reap it. */
+static void kill_and_reap(pid_t pid) {
+  kill(pid, SIGCONT);
+  kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) continue;
+}
+
+/* Kills the server of a slot, removes its directory and frees the slot. */
+static void slot_release(rt_slot *s) {
+  drop_conn(s);
+  if (s->pid > 0) kill_and_reap(s->pid);
+  s->pid = 0;
+  DIR *d = opendir(s->dir);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+      unlink(path);
+  }
+  if (d) closedir(d);
+  rmdir(s->dir);
+  s->used = 0;
+}
+
+/* Releases every server this process started and returns how many. In a
+ * signal handler (in_handler) only async-signal-safe calls are made: the
+ * log is the one file a server without persistence writes, so unlinking
+ * it lets rmdir remove the directory without listing it. */
+static int release_servers(int in_handler, int only_test_scoped) {
+  int n = 0;
+  for (int i = 0; i < RT_MAX_SERVERS; i++) {
+    rt_slot *s = &slots[i];
+    if (!s->used || s->owner != getpid()) continue;
+    if (only_test_scoped && !s->test_scoped) continue;
+    n++;
+    if (!in_handler) {
+      slot_release(s);
+      continue;
+    }
+    if (s->pid > 0) kill_and_reap(s->pid);
+    unlink(s->log);
+    rmdir(s->dir);
+  }
+  return n;
+}
+
+static int release_all(int in_handler) { return release_servers(in_handler, 0); }
+
+static void on_exit_cleanup(void) { release_all(0); }
+
+static void on_fatal_signal(int sig) {
+  release_all(1);
+  raise(sig); /* SA_RESETHAND made it fatal again. */
+}
+
+/* Sets a handler for sig; with only_default, only if it has none. */
+static void set_handler(int sig, void (*fn)(int), int flags, int only_default) {
+  struct sigaction old, sa;
+  if (only_default && (sigaction(sig, NULL, &old) != 0 ||
+                       old.sa_handler != SIG_DFL))
+    return;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fn;
+  sa.sa_flags = flags;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+
+/* Registers the atexit handler, and SIGINT and SIGTERM handlers unless
+ * the program has handlers of its own. */
+static void install_hooks(void) {
+  if (hooks_installed) return;
+  hooks_installed = 1;
+  atexit(on_exit_cleanup);
+  set_handler(SIGINT, on_fatal_signal, SA_RESETHAND, 1);
+  set_handler(SIGTERM, on_fatal_signal, SA_RESETHAND, 1);
+}
+
+/* Servers. */
+
+/* A port that was free a moment ago; the caller copes with the race. */
+static int free_port(void) {
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  socklen_t len = sizeof a;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* Connects to 127.0.0.1:port and authenticates when there is a
+ * password; the timeout covers the connect and every command. */
+static redisContext *connect_to(int port, const char *password, int ms) {
+  struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+  redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+  if (c && !c->err && redisSetTimeout(c, tv) == REDIS_OK) {
+    fcntl(c->fd, F_SETFD, FD_CLOEXEC);
+    if (password[0] == '\0') return c;
+    redisReply *rep = redisCommand(c, "AUTH %s", password);
+    int ok = rep && rep->type != REDIS_REPLY_ERROR;
+    if (rep) freeReplyObject(rep);
+    if (ok) return c;
+  }
+  if (c) redisFree(c);
+  return NULL;
+}
+
+/* Whether our server answers: the port may also answer for another
+ * process, one that won the race for it, so the pid must match. */
+static int probe(const rt_redis *r) {
+  redisContext *c = connect_to(r->port, r->password, 500);
+  redisReply *rep = c ? redisCommand(c, "INFO server") : NULL;
+  char want[40];
+  snprintf(want, sizeof want, "process_id:%d\r\n", (int)r->pid);
+  int ok = rep && rep->type == REDIS_REPLY_STRING && strstr(rep->str, want);
+  if (rep) freeReplyObject(rep);
+  if (c) redisFree(c);
+  return ok;
+}
+
+/* The child side of spawn: async-signal-safe calls only, since the test
+ * may have threads. Output goes to the log, never to the test's. */
+static void child_exec(const char **argv, const char *log, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(126); /* The parent died before prctl. */
+  int in = open("/dev/null", O_RDONLY);
+  int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (in < 0 || out < 0) _exit(126);
+  dup2(in, 0);
+  dup2(out, 1);
+  dup2(out, 2);
+  if (close_range(3, ~0U, 0) != 0)
+    for (int fd = 3; fd < 4096; fd++) close(fd);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  execvp(argv[0], (char *const *)argv);
+  _exit(127);
+}
+
+/* Runs redis-server on r->port and waits until it answers. Returns 0,
+ * -2 when it exited early (the port was taken; worth another port), or
+ * -1 on any other failure. */
+static int spawn(rt_redis *r, rt_slot *s) {
+  const char *bin = getenv("RT_REDIS_SERVER");
+  if (!bin || !*bin) bin = "redis-server";
+  char port[16];
+  snprintf(port, sizeof port, "%d", r->port);
+  const char *argv[] = {bin, "--port", port, "--bind", "127.0.0.1",
+                        "--save", "", "--appendonly", "no", "--dir", s->dir,
+                        "--daemonize", "no", "--logfile", s->log,
+                        "--protected-mode", "no", "--requirepass",
+                        r->password, NULL};
+  if (r->password[0] == '\0') argv[17] = NULL; /* Drop --requirepass. */
+  pid_t parent = getpid(), pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) child_exec(argv, s->log, parent);
+  s->pid = r->pid = pid;
+  for (uint64_t end = rt_now_ms() + RT_START_TIMEOUT_MS;; rt_sleep_ms(10)) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      s->pid = r->pid = 0;
+      if (!WIFEXITED(st) || WEXITSTATUS(st) < 126) return -2;
+      fprintf(stderr, "rt_redis: cannot run %s\n", bin);
+      return -1;
+    }
+    if (probe(r)) return 0;
+    if (rt_now_ms() > end) {
+      fprintf(stderr, "rt_redis: no answer on port %d after %d ms\n",
+              r->port, RT_START_TIMEOUT_MS);
+      kill_and_reap(pid);
+      s->pid = r->pid = 0;
+      return -1;
+    }
+  }
+}
+
+static void print_log_tail(const char *what, const rt_redis *r,
+                           const char *log) {
+  char buf[1024];
+  ssize_t n = 0;
+  int fd = open(log, O_RDONLY);
+  if (fd >= 0) {
+    off_t end = lseek(fd, 0, SEEK_END);
+    n = pread(fd, buf, sizeof buf, end > 1024 ? end - 1024 : 0);
+    close(fd);
+  }
+  fprintf(stderr, "rt_redis: could not %s on port %d; end of %s:\n%.*s\n",
+          what, r->port, log, n > 0 ? (int)n : 0, buf);
+}
+
+int rt_redis_start(rt_redis *r, const char *password) {
+  memset(r, 0, sizeof *r);
+  if (password && strlen(password) >= sizeof r->password) {
+    fprintf(stderr, "rt_redis: password too long\n");
+    return -1;
+  }
+  if (password) strcpy(r->password, password);
+  install_hooks();
+  rt_slot *s = NULL;
+  for (int i = 0; i < RT_MAX_SERVERS && !s; i++)
+    if (!slots[i].used) s = &slots[i];
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  int n = snprintf(r->dir, sizeof r->dir, "%s/rt_redis.XXXXXX", tmp);
+  if (!s || n < 0 || (size_t)n >= sizeof r->dir || !mkdtemp(r->dir)) {
+    fprintf(stderr, "rt_redis: no free slot or cannot make a directory "
+                    "under %s\n", tmp);
+    memset(r, 0, sizeof *r);
+    return -1;
+  }
+  memset(s, 0, sizeof *s);
+  s->used = 1;
+  s->owner = getpid();
+  s->test_scoped = rt__in_test;
+  strcpy(s->dir, r->dir);
+  snprintf(s->log, sizeof s->log, "%s/redis.log", r->dir);
+  int rc = -2;
+  for (int i = 0; i < RT_START_TRIES && rc == -2; i++)
+    rc = (r->port = free_port()) > 0 ? spawn(r, s) : -1;
+  if (rc != 0) {
+    print_log_tail("start", r, s->log);
+    slot_release(s);
+    memset(r, 0, sizeof *r);
+    return -1;
+  }
+  if (r->password[0] != '\0')
+    snprintf(r->url, sizeof r->url, "redis://:%s@127.0.0.1:%d", r->password,
+             r->port);
+  else
+    snprintf(r->url, sizeof r->url, "127.0.0.1:%d", r->port);
+  return 0;
+}
+
+int rt_redis_start_many(rt_redis *rs, int n) {
+  for (int i = 0; i < n; i++)
+    if (rt_redis_start(&rs[i], NULL) != 0) return rt_redis_stop_many(rs, i), -1;
+  return 0;
+}
+
+void rt_redis_stop(rt_redis *r) {
+  rt_slot *s = slot_of(r);
+  if (s) slot_release(s);
+  r->pid = 0;
+  r->paused = 0;
+  r->dir[0] = '\0';
+}
+
+void rt_redis_stop_many(rt_redis *rs, int n) {
+  for (int i = 0; i < n; i++) rt_redis_stop(&rs[i]);
+}
+
+int rt_redis_pause(rt_redis *r) {
+  rt_slot *s = live_slot(r);
+  int st;
+  pid_t w;
+  if (!s || kill(r->pid, SIGSTOP) != 0) return -1;
+  while ((w = waitpid(r->pid, &st, WUNTRACED)) < 0 && errno == EINTR)
+    continue;
+  if (w == r->pid && WIFSTOPPED(st)) return r->paused = 1, 0;
+  if (w == r->pid) drop_conn(s), s->pid = r->pid = 0; /* It died. */
+  return -1;
+}
+
+int rt_redis_resume(rt_redis *r) {
+  if (!live_slot(r) || kill(r->pid, SIGCONT) != 0) return -1;
+  r->paused = 0;
+  return 0;
+}
+
+int rt_redis_kill(rt_redis *r) {
+  rt_slot *s = live_slot(r);
+  if (!s) return -1;
+  drop_conn(s);
+  kill_and_reap(r->pid);
+  s->pid = r->pid = 0;
+  r->paused = 0;
+  return 0;
+}
+
+int rt_redis_restart(rt_redis *r) {
+  rt_slot *s = slot_of(r);
+  if (!s || s->pid != 0 || r->port <= 0) return -1;
+  if (spawn(r, s) == 0) return 0;
+  print_log_tail("restart", r, s->log);
+  return -1;
+}
+
+/* A connection is cached only while every command on it got its reply. */
+static redisReply *vcmd(rt_redis *r, const char *fmt, va_list ap) {
+  rt_slot *s = slot_of(r);
+  redisContext *c = s ? s->conn : NULL;
+  if (!c && r->port > 0)
+    c = connect_to(r->port, r->password, RT_CMD_TIMEOUT_MS);
+  if (!c) return NULL;
+  redisReply *rep = redisvCommand(c, fmt, ap);
+  if (s) s->conn = rep && !c->err ? c : NULL;
+  if (!s || !s->conn) redisFree(c);
+  return rep;
+}
+
+redisReply *rt_redis_cmd(rt_redis *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *rep = vcmd(r, fmt, ap);
+  va_end(ap);
+  return rep;
+}
+
+long long rt_redis_int(rt_redis *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *rep = vcmd(r, fmt, ap);
+  va_end(ap);
+  long long v = rep && rep->type == REDIS_REPLY_INTEGER ? rep->integer
+                                                         : LLONG_MIN;
+  if (rep) freeReplyObject(rep);
+  return v;
+}
+
+int rt_redis_dbsize(rt_redis *r) {
+  long long v = rt_redis_int(r, "DBSIZE");
+  return v == LLONG_MIN ? -1 : (int)v;
+}
+
+/* The runner. */
+
+static const char *volatile cur_name;
+static int cur_failed;
+static char cur_where[512];
+static volatile int n_pass, n_fail;
+
+void rt__fail(const char *file, int line, const char *expr) {
+  if (!cur_failed)
+    snprintf(cur_where, sizeof cur_where, "%s:%d: %s", file, line, expr);
+  cur_failed = 1;
+  fprintf(stderr, "  check failed: %s:%d: %s\n", file, line, expr);
+}
+
+void rt__fail_eq(const char *file, int line, const char *expr, long long a,
+                 long long b) {
+  rt__fail(file, line, expr);
+  fprintf(stderr, "    left: %lld, right: %lld\n", a, b);
+}
+
+/* Async-signal-safe output for the watchdog. */
+static void put(const char *s) {
+  for (size_t len = strlen(s); len > 0;) {
+    ssize_t n = write(STDOUT_FILENO, s, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    s += n;
+    len -= (size_t)n;
+  }
+}
+
+static void put_int(int v) {
+  char buf[16], *p = buf + sizeof buf - 1;
+  *p = '\0';
+  do *--p = (char)('0' + v % 10); while ((v /= 10) > 0);
+  put(p);
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  put("FAIL: ");
+  put(cur_name ? cur_name : "?");
+  put(" (timeout)\n");
+  put_int(n_pass);
+  put(" passed, ");
+  put_int(n_fail + 1);
+  put(" failed\n");
+  release_all(1);
+  _exit(1);
+}
+
+static void run_one(const rt_test *t, unsigned timeout) {
+  cur_name = t->name;
+  cur_failed = 0;
+  fflush(stdout);
+  fflush(stderr);
+  alarm(timeout);
+  rt__in_test = 1;
+  t->fn();
+  alarm(0);
+  rt__in_test = 0;
+  int left = release_servers(0, 1); /* servers shared by all tests stay */
+  if (left > 0)
+    fprintf(stderr, "  note: %s left %d server(s); stopped them\n", t->name,
+            left);
+  if (cur_failed)
+    printf("FAIL: %s (%s)\n", t->name, cur_where);
+  else
+    printf("PASS: %s\n", t->name);
+  n_pass += !cur_failed;
+  n_fail += cur_failed;
+  fflush(stdout);
+  cur_name = NULL;
+}
+
+int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests) {
+  n_pass = n_fail = cur_failed = 0;
+  install_hooks();
+  unsigned timeout = 120;
+  const char *e = getenv("RT_TEST_TIMEOUT");
+  char *end = NULL;
+  long v = e && *e ? strtol(e, &end, 10) : -1;
+  if (end && *end == '\0' && v >= 0 && v <= 86400)
+    timeout = (unsigned)v;
+  else if (e && *e)
+    fprintf(stderr, "rt_main: ignoring RT_TEST_TIMEOUT=%s\n", e);
+  set_handler(SIGALRM, on_alarm, 0, 0);
+  size_t nrun = argc > 1 ? (size_t)argc - 1 : ntests;
+  for (size_t i = 0; i < nrun; i++) {
+    const rt_test *t = argc > 1 ? NULL : &tests[i];
+    for (size_t j = 0; !t && j < ntests; j++)
+      if (strcmp(tests[j].name, argv[i + 1]) == 0) t = &tests[j];
+    if (t) {
+      run_one(t, timeout);
+    } else {
+      n_fail++;
+      printf("FAIL: %s (no such test)\n", argv[i + 1]);
+      fflush(stdout);
+    }
+  }
+  printf("%d passed, %d failed\n", n_pass, n_fail);
+  fflush(stdout);
+  return n_fail ? 1 : 0;
+}

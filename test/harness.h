@@ -1,0 +1,131 @@
+/*
+ * The integration-test harness: real redis-server processes that a test
+ * starts, faults (pause, kill, restart) delivered as real signals to them,
+ * and a tiny test runner with checks and a per-test watchdog. It lives in
+ * one header and one source file so that every test program links the same
+ * two files and needs nothing but hiredis and a redis-server binary.
+ *
+ * The harness is not thread-safe: start, stop and fault servers from one
+ * thread (the test's main thread). Servers are started with
+ * PR_SET_PDEATHSIG, which fires when the starting thread exits, so a
+ * server must not be started from a thread that ends before the test does.
+ */
+#ifndef RT_HARNESS_H
+#define RT_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+
+/* Part A: redis-server processes. */
+
+typedef struct rt_redis {
+  int port;          /* TCP port on 127.0.0.1 */
+  pid_t pid;         /* 0 when not running */
+  char dir[256];     /* its own temp dir (mkdtemp under $TMPDIR or /tmp) */
+  char url[300];     /* "127.0.0.1:PORT", or with a password
+                        "redis://:PASSWORD@127.0.0.1:PORT" */
+  char password[64]; /* "" for none */
+  int paused;        /* 1 while SIGSTOPped */
+} rt_redis;
+
+/*
+ * Starts a server on a free loopback port in a fresh temporary directory,
+ * without persistence, and waits until it answers PING. A NULL or empty
+ * password means none. Returns 0, or -1 (with a diagnostic on stderr).
+ * The struct is overwritten; it need not be initialized.
+ */
+int rt_redis_start(rt_redis *r, const char *password);
+/* Starts n servers without password; on failure stops them all and
+ * returns -1. */
+int rt_redis_start_many(rt_redis *rs, int n);
+/* Kills the server (SIGCONT first if paused), reaps it and removes its
+ * directory; clears pid, paused and dir. Safe on a stopped or zeroed
+ * struct, and on one whose server the runner already cleaned up. */
+void rt_redis_stop(rt_redis *r);
+void rt_redis_stop_many(rt_redis *rs, int n);
+/* SIGSTOP, returning once the process is stopped; 0 or -1. */
+int rt_redis_pause(rt_redis *r);
+/* SIGCONT; 0 or -1. */
+int rt_redis_resume(rt_redis *r);
+/* SIGKILL and reap, keeping the port and the directory for a restart. */
+int rt_redis_kill(rt_redis *r);
+/* Starts a killed server again on the same port, directory and password,
+ * and waits until it answers. 0, or -1 if it could not (for example
+ * because another process took the port meanwhile). */
+int rt_redis_restart(rt_redis *r);
+
+/*
+ * Runs one command, with a 2 s timeout, on a connection cached per server
+ * (opened, and authenticated when there is a password, on first use;
+ * dropped after any I/O error or timeout, so a late answer can never be
+ * taken for the answer to a later command). The format is hiredis's (%s,
+ * %b, ...), so it carries no printf format attribute. Returns the reply,
+ * which the caller frees with freeReplyObject, or NULL on a connection
+ * error or timeout. An error reply is a reply, not NULL.
+ */
+redisReply *rt_redis_cmd(rt_redis *r, const char *fmt, ...);
+/* The integer reply of a command, or LLONG_MIN on error or another type. */
+long long rt_redis_int(rt_redis *r, const char *fmt, ...);
+/* DBSIZE, or -1. */
+int rt_redis_dbsize(rt_redis *r);
+
+/* Part B: the test runner. */
+
+typedef void (*rt_test_fn)(void);
+typedef struct rt_test {
+  const char *name;
+  rt_test_fn fn;
+} rt_test;
+
+/* Records a failed check of the current test and prints "  check failed:"
+ * to stderr. These are for the macros below. */
+void rt__fail(const char *file, int line, const char *expr);
+void rt__fail_eq(const char *file, int line, const char *expr, long long a,
+                 long long b);
+
+/* Records a failure if cond is false and goes on. */
+#define RT_CHECK(cond)                                                        \
+  do {                                                                        \
+    if (!(cond)) rt__fail(__FILE__, __LINE__, #cond);                         \
+  } while (0)
+
+/* Like RT_CHECK, but returns from the enclosing (void) function when cond
+ * is false. */
+#define RT_REQUIRE(cond)                                                      \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
+      rt__fail(__FILE__, __LINE__, #cond);                                    \
+      return;                                                                 \
+    }                                                                         \
+  } while (0)
+
+/* RT_CHECK(a == b) for integers, printing both values; each argument is
+ * evaluated once. */
+#define RT_CHECK_EQ_INT(a, b)                                                 \
+  do {                                                                        \
+    long long rt__a_ = (long long)(a), rt__b_ = (long long)(b);               \
+    if (rt__a_ != rt__b_)                                                     \
+      rt__fail_eq(__FILE__, __LINE__, #a " == " #b, rt__a_, rt__b_);          \
+  } while (0)
+
+/*
+ * Runs every test, or only those named in argv[1..] (in that order; an
+ * unknown name counts as a failed test), printing one line per test on
+ * stdout, "PASS: name" or "FAIL: name (file:line: expr)" for the first
+ * failed check, then "P passed, F failed". Returns 0 if none failed, else
+ * 1. Each test gets RT_TEST_TIMEOUT seconds (default 120, 0 for none);
+ * on timeout it prints "FAIL: name (timeout)" and the summary, kills the
+ * servers and exits with status 1. Servers a test leaves running (say
+ * after a failed RT_REQUIRE) are stopped after it, with a note on stderr.
+ */
+int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+uint64_t rt_now_ms(void);
+/* Sleeps ms milliseconds, resuming after signals. */
+void rt_sleep_ms(int ms);
+
+#endif /* RT_HARNESS_H */

@@ -1,0 +1,184 @@
+/*
+ * Quorum behaviour against three and five real masters, with faults made
+ * by real signals: a stopped minority does not stop the lock; a stopped
+ * majority fails an acquisition with RLOCK_ENOQUORUM in about the master
+ * timeout and, once the masters resume, leaves no lock key behind (late
+ * grants are undone); fencing tokens keep increasing whichever majority
+ * grants them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+#define MT 300 /* master timeout for these tests, ms */
+
+static rt_redis srv[5];
+
+static int key_exists_anywhere(int n, const char *key) {
+  int any = 0;
+  for (int i = 0; i < n; i++)
+    if (rt_redis_int(&srv[i], "EXISTS %s", key) != 0) any = 1;
+  return any;
+}
+
+/* Waits up to ms for the key to be gone from all n masters. */
+static int key_gone_within(int n, const char *key, int ms) {
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  while (rt_now_ms() < end) {
+    if (!key_exists_anywhere(n, key)) return 1;
+    rt_sleep_ms(20);
+  }
+  return !key_exists_anywhere(n, key);
+}
+
+static void minority_down(int n) {
+  rlock_client *c = rt_client(srv, n, MT);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "minority", &l) == 0);
+  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  int down = (n - 1) / 2;
+  for (int i = 0; i < down; i++) RT_CHECK(rt_redis_pause(&srv[i]) == 0);
+  uint64_t prev = 0;
+  for (int k = 0; k < 10; k++) {
+    RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+    uint64_t t = 0;
+    RT_CHECK(rlock_fencing_token(l, &t) == 0);
+    RT_CHECK(t > prev);
+    prev = t;
+    RT_CHECK_EQ_INT(rlock_is_locked(l), 1);
+    RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  }
+  /* The running majority really holds and releases it. */
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+  int holding = 0;
+  for (int i = down; i < n; i++)
+    holding += rt_redis_int(&srv[i], "EXISTS rlock:{minority}") == 1;
+  RT_CHECK_EQ_INT(holding, n - down);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  for (int i = 0; i < down; i++) RT_CHECK(rt_redis_resume(&srv[i]) == 0);
+  /* The resumed masters execute the queued scripts; the client undoes
+   * or releases what they grant. */
+  RT_CHECK(key_gone_within(n, "rlock:{minority}", 5000));
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
+static void majority_down(int n) {
+  rlock_client *c = rt_client(srv, n, MT);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "majority", &l) == 0);
+  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  int down = n / 2 + 1;
+  for (int i = 0; i < down; i++) RT_CHECK(rt_redis_pause(&srv[i]) == 0);
+  for (int k = 0; k < 3; k++) {
+    uint64_t t0 = rt_now_ms();
+    int rc = rlock_trylock(l, 0, 10000);
+    uint64_t took = rt_now_ms() - t0;
+    RT_CHECK_EQ_INT(rc, RLOCK_ENOQUORUM);
+    /* About the master timeout: not before it, and not much after. */
+    RT_CHECK(took >= MT - 50);
+    RT_CHECK(took < MT + 2000);
+  }
+  /* A wait bounds the whole call the same way. */
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_trylock(l, 800, 10000), RLOCK_ENOQUORUM);
+  RT_CHECK(rt_now_ms() - t0 < 800 + MT + 2000);
+  RT_CHECK_EQ_INT(rlock_is_locked(l), RLOCK_ENOQUORUM);
+  /* The minority that answered granted the lock and had it undone. */
+  for (int i = down; i < n; i++)
+    RT_CHECK_EQ_INT(rt_redis_int(&srv[i], "EXISTS rlock:{majority}"), 0);
+  for (int i = 0; i < down; i++) RT_CHECK(rt_redis_resume(&srv[i]) == 0);
+  /* The stopped masters now run every queued acquire and grant it late;
+   * the client must undo each grant. Inspect every master. */
+  RT_CHECK(key_gone_within(n, "rlock:{majority}", 5000));
+  /* And the lock works again. */
+  RT_CHECK_EQ_INT(rlock_trylock(l, 2000, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  RT_CHECK(key_gone_within(n, "rlock:{majority}", 2000));
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
+static void minority_down_3(void) { minority_down(3); }
+static void minority_down_5(void) { minority_down(5); }
+static void majority_down_3(void) { majority_down(3); }
+static void majority_down_5(void) { majority_down(5); }
+
+/* Tokens increase across holders while the granting majority changes. */
+static void tokens_rotating_majority(void) {
+  rlock_client *a = rt_client(srv, 3, MT), *b = rt_client(srv, 3, MT);
+  RT_REQUIRE(a != NULL && b != NULL);
+  rlock *la, *lb;
+  RT_REQUIRE(rlock_get(a, "rotate", &la) == 0);
+  RT_REQUIRE(rlock_get(b, "rotate", &lb) == 0);
+  RT_REQUIRE(rt_lock_soon(la, 10000) == 0);
+  RT_REQUIRE(rlock_unlock(la) == 0);
+  RT_REQUIRE(rt_lock_soon(lb, 10000) == 0);
+  RT_REQUIRE(rlock_unlock(lb) == 0);
+  uint64_t prev = 0;
+  for (int k = 0; k < 12; k++) {
+    rt_redis *down = &srv[k % 3];
+    RT_CHECK(rt_redis_pause(down) == 0);
+    rlock *l = k % 2 ? lb : la;
+    RT_CHECK_EQ_INT(rlock_trylock(l, 3000, 10000), 0);
+    uint64_t t = 0;
+    RT_CHECK(rlock_fencing_token(l, &t) == 0);
+    RT_CHECK(t > prev);
+    prev = t;
+    RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+    RT_CHECK(rt_redis_resume(down) == 0);
+    RT_CHECK(key_gone_within(3, "rlock:{rotate}", 5000));
+  }
+  rlock_free(la);
+  rlock_free(lb);
+  rlock_client_close(a);
+  rlock_client_close(b);
+}
+
+/* A master that is SIGKILLed and restarted is used again once back. */
+static void master_restart(void) {
+  rlock_client *c = rt_client(srv, 3, MT);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "restart", &l) == 0);
+  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  RT_REQUIRE(rt_redis_kill(&srv[2]) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  RT_REQUIRE(rt_redis_restart(&srv[2]) == 0);
+  /* Once reconnected, a lock is written to all three masters again. */
+  int on_all = 0;
+  for (int k = 0; k < 100 && !on_all; k++) {
+    RT_REQUIRE(rlock_trylock(l, 2000, 10000) == 0);
+    on_all = rt_redis_int(&srv[2], "EXISTS rlock:{restart}") == 1;
+    RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+    if (!on_all) rt_sleep_ms(50);
+  }
+  RT_CHECK(on_all);
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
+int main(int argc, char **argv) {
+  if (rt_redis_start_many(srv, 5) != 0) {
+    fprintf(stderr, "cannot start redis-server\n");
+    return 1;
+  }
+  static const rt_test tests[] = {
+      {"minority_down_3", minority_down_3},
+      {"minority_down_5", minority_down_5},
+      {"majority_down_3", majority_down_3},
+      {"majority_down_5", majority_down_5},
+      {"tokens_rotating_majority", tokens_rotating_majority},
+      {"master_restart", master_restart},
+  };
+  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+  rt_redis_stop_many(srv, 5);
+  return rc;
+}

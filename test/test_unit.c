@@ -1,0 +1,196 @@
+/*
+ * Unit tests of rlock's pure logic: master URL parsing, option checks,
+ * lock name checks, SHA-1 (script names), the held-lock table and error
+ * names. No Redis here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "holds.h"
+#include "options.h"
+#include "rlock.h"
+#include "scripts.h"
+#include "sha1.h"
+#include "url.h"
+
+static void url_forms(void) {
+  rl_url u;
+  RT_REQUIRE(rl_url_parse("127.0.0.1:6380", &u) == 0);
+  RT_CHECK(u.kind == RL_URL_TCP);
+  RT_CHECK(strcmp(u.host, "127.0.0.1") == 0);
+  RT_CHECK_EQ_INT(u.port, 6380);
+  RT_CHECK(!u.has_password);
+  RT_CHECK_EQ_INT(u.db, 0);
+
+  RT_REQUIRE(rl_url_parse("redis://:s3cret@localhost:7000/3", &u) == 0);
+  RT_CHECK(strcmp(u.host, "localhost") == 0);
+  RT_CHECK_EQ_INT(u.port, 7000);
+  RT_CHECK(u.has_password);
+  RT_CHECK(strcmp(u.password, "s3cret") == 0);
+  RT_CHECK_EQ_INT(u.db, 3);
+
+  RT_REQUIRE(rl_url_parse("redis://10.0.0.1", &u) == 0);
+  RT_CHECK_EQ_INT(u.port, 6379);
+
+  RT_REQUIRE(rl_url_parse("redis://[::1]:6390", &u) == 0);
+  RT_CHECK(strcmp(u.host, "::1") == 0);
+  RT_CHECK_EQ_INT(u.port, 6390);
+
+  RT_REQUIRE(rl_url_parse("unix:///tmp/redis.sock", &u) == 0);
+  RT_CHECK(u.kind == RL_URL_UNIX);
+  RT_CHECK(strcmp(u.path, "/tmp/redis.sock") == 0);
+
+  /* A password may itself contain '@' and ':'. */
+  RT_REQUIRE(rl_url_parse("redis://:a@b:c@h:1", &u) == 0);
+  RT_CHECK(strcmp(u.password, "a@b:c") == 0);
+  RT_CHECK(strcmp(u.host, "h") == 0);
+}
+
+static void url_rejects(void) {
+  const char *bad[] = {"",
+                       "localhost",         /* bare form needs a port */
+                       "host:0",            /* port out of range */
+                       "host:65536",
+                       "host:12ab",
+                       ":6379",             /* no host */
+                       "http://host:1",     /* unknown scheme */
+                       "redis://user:pw@h:1", /* named users unsupported */
+                       "redis://:@h:1",     /* empty password */
+                       "redis://h:1/x",     /* bad db */
+                       "redis://h:1/-1",
+                       "unix://relative",
+                       "unix://",
+                       "::1:6379",          /* IPv6 needs brackets */
+                       "redis://[::1:6379",
+                       "ho st:1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    rl_url u;
+    int rc = rl_url_parse(bad[i], &u);
+    if (rc != RLOCK_EINVAL) fprintf(stderr, "  accepted: '%s'\n", bad[i]);
+    RT_CHECK(rc == RLOCK_EINVAL);
+  }
+  char longpath[300];
+  memset(longpath, 'a', sizeof longpath);
+  memcpy(longpath, "unix:///", 8);
+  longpath[sizeof longpath - 1] = '\0';
+  rl_url u;
+  RT_CHECK(rl_url_parse(longpath, &u) == RLOCK_EINVAL);
+  RT_CHECK(rl_url_parse(NULL, &u) == RLOCK_EINVAL);
+}
+
+static void options_checks(void) {
+  rlock_options o;
+  rlock_options_init(&o);
+  RT_CHECK_EQ_INT(o.watchdog_timeout_ms, 30000);
+  RT_CHECK(o.drift_factor == 0.01);
+  RT_CHECK(o.loop == NULL);
+  RT_CHECK(strcmp(o.key_prefix, "rlock:") == 0);
+  rl_url urls[4];
+  RT_CHECK(rl_options_check(&o, urls) == RLOCK_EINVAL); /* no masters */
+  const char *m[] = {"127.0.0.1:1", "127.0.0.1:2"};
+  o.masters = m;
+  o.nmasters = 2;
+  RT_CHECK(rl_options_check(&o, urls) == 0);
+  RT_CHECK_EQ_INT(urls[1].port, 2);
+
+  rlock_options b = o;
+  b.key_prefix = "bad{prefix";
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+  b = o;
+  b.key_prefix = NULL;
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+  b = o;
+  b.drift_factor = -0.1;
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+  b = o;
+  b.master_timeout_ms = 0;
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+  b = o;
+  b.watchdog_timeout_ms = 0;
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+  b = o;
+  b.retry_delay_ms = -1;
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+  b = o;
+  const char *badm[] = {"127.0.0.1:1", "nonsense"};
+  b.masters = badm;
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+}
+
+static void name_checks(void) {
+  RT_CHECK(rl_name_check("orders:42") == 0);
+  RT_CHECK(rl_name_check("") == RLOCK_EINVAL);
+  RT_CHECK(rl_name_check(NULL) == RLOCK_EINVAL);
+  RT_CHECK(rl_name_check("a{b") == RLOCK_EINVAL);
+  RT_CHECK(rl_name_check("a}b") == RLOCK_EINVAL);
+  char big[600];
+  memset(big, 'x', sizeof big);
+  big[512] = '\0';
+  RT_CHECK(rl_name_check(big) == 0);
+  big[512] = 'x';
+  big[513] = '\0';
+  RT_CHECK(rl_name_check(big) == RLOCK_EINVAL);
+}
+
+static void sha1_vectors(void) {
+  char hex[41];
+  rl_sha1_hex("", 0, hex);
+  RT_CHECK(strcmp(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709") == 0);
+  rl_sha1_hex("abc", 3, hex);
+  RT_CHECK(strcmp(hex, "a9993e364706816aba3e25717850c26c9cd0d89d") == 0);
+  const char *s = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  rl_sha1_hex(s, strlen(s), hex);
+  RT_CHECK(strcmp(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1") == 0);
+  for (int i = 0; i < RL_SCRIPT_COUNT; i++)
+    RT_CHECK(strlen(rl_script_sha((rl_script_id)i)) == 40);
+  RT_CHECK(strcmp(rl_script_sha(RL_SCRIPT_ACQUIRE),
+                  rl_script_sha(RL_SCRIPT_UNLOCK)) != 0);
+}
+
+static void holds_table(void) {
+  rl_holds t;
+  RT_REQUIRE(rl_holds_init(&t) == 0);
+  char key[32], owner[32];
+  for (int i = 0; i < 5000; i++) {
+    int kl = snprintf(key, sizeof key, "k%d", i % 100);
+    int ol = snprintf(owner, sizeof owner, "o%d", i);
+    rl_hold *h = rl_holds_add(&t, key, (size_t)kl, owner, (size_t)ol);
+    RT_REQUIRE(h != NULL);
+    h->count = i;
+  }
+  RT_CHECK_EQ_INT(t.count, 5000);
+  rl_hold *h = rl_holds_find(&t, "k42", 3, "o4242", 5);
+  RT_REQUIRE(h != NULL);
+  RT_CHECK_EQ_INT(h->count, 4242);
+  RT_CHECK(rl_holds_find(&t, "k43", 3, "o4242", 5) == NULL);
+  /* (key, owner) is the identity: no confusion across the separator. */
+  RT_CHECK(rl_holds_find(&t, "k4", 2, "2o4242", 6) == NULL);
+  rl_holds_remove(&t, h);
+  RT_CHECK(rl_holds_find(&t, "k42", 3, "o4242", 5) == NULL);
+  RT_CHECK_EQ_INT(t.count, 4999);
+  rl_holds_free(&t);
+}
+
+static void error_names(void) {
+  int codes[] = {RLOCK_OK,     RLOCK_ETIMEDOUT, RLOCK_ENOTOWNER,
+                 RLOCK_ENOQUORUM, RLOCK_ELOST,  RLOCK_EINVAL,
+                 RLOCK_ENOMEM, RLOCK_ECLOSED,   RLOCK_EREDIS,
+                 RLOCK_EDEADLK};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    RT_CHECK(codes[i] <= 0);
+    RT_CHECK(strcmp(rlock_strerror(codes[i]), "unknown error") != 0);
+    for (size_t j = 0; j < i; j++) RT_CHECK(codes[i] != codes[j]);
+  }
+  RT_CHECK(strcmp(rlock_strerror(12345), "unknown error") == 0);
+}
+
+int main(int argc, char **argv) {
+  static const rt_test tests[] = {
+      {"url_forms", url_forms},         {"url_rejects", url_rejects},
+      {"options_checks", options_checks}, {"name_checks", name_checks},
+      {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
+      {"error_names", error_names},
+  };
+  return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
