@@ -71,6 +71,8 @@ extern "C" {
 #define RLOCK_EREDIS (-8)
 /* A blocking call was made on the client's loop thread. */
 #define RLOCK_EDEADLK (-9)
+/* rlock_extend: this acquisition has used all its extensions. */
+#define RLOCK_ELIMIT (-11)
 
 typedef struct rlock_client rlock_client;
 typedef struct rlock rlock;
@@ -117,6 +119,17 @@ typedef struct rlock_options {
    * and no '{' or '}'.
    */
   const char *key_prefix;
+  /*
+   * The watchdog renews due locks in batches of at most this many, one
+   * script call per batch and master. Default 100, at most 10000.
+   */
+  int watchdog_batch;
+  /*
+   * How many times one acquisition with a fixed lease may be extended with
+   * rlock_extend. Unbounded extension would let a stuck holder keep a lock
+   * forever, which breaks liveness. Default 10; 0 forbids extension.
+   */
+  int max_extensions;
 } rlock_options;
 
 /* Fills opts with the defaults above and no masters. */
@@ -137,10 +150,12 @@ RLOCK_EXTERN int rlock_client_open(rlock_client **out,
 
 /*
  * Closes a client. Requests not yet finished fail with RLOCK_ECLOSED
- * (blocked threads wake, async callbacks run), connections are closed, and
- * the loop thread, if rlock's own, is joined. Locks still held are not
- * released here; they expire with their lease. Lock handles stay valid for
- * rlock_free() only; every other call on them returns RLOCK_ECLOSED.
+ * (blocked threads wake, async callbacks run), renewals stop, and the
+ * locks the client still holds are released (best effort: the masters get
+ * at most master_timeout_ms to answer; a lock not released expires with its
+ * lease). Then connections are closed and the loop thread, if rlock's own,
+ * is joined. Lock handles stay valid for rlock_free() only; every other
+ * call on them returns RLOCK_ECLOSED.
  *
  * With a caller's loop, call it on the loop thread; the caller must run
  * the loop afterwards (uv_run) until rlock's handles have closed.
@@ -223,6 +238,40 @@ RLOCK_EXTERN int rlock_remaining_lease(rlock *lock, int64_t *ms);
 RLOCK_EXTERN int rlock_fencing_token(rlock *lock, uint64_t *token);
 
 /*
+ * Extends the calling thread's hold of a fixed-lease lock to lease_ms from
+ * now: a quorum round that succeeds only if the thread still holds the
+ * lock on a majority of masters and the new lease leaves validity. At most
+ * rlock_options.max_extensions times per acquisition; past that,
+ * RLOCK_ELIMIT. RLOCK_EINVAL for a lock taken with RLOCK_WATCHDOG (the
+ * watchdog extends it), RLOCK_ENOTOWNER if the thread does not hold it,
+ * RLOCK_ELOST if it held it but lost it (it is then released locally).
+ */
+RLOCK_EXTERN int rlock_extend(rlock *lock, int64_t lease_ms);
+
+/*
+ * Lost-lock notification. A lock taken with RLOCK_WATCHDOG is renewed every
+ * watchdog_timeout_ms / 3 while held. When a renewal finds that the owner
+ * no longer holds it (it expired, was force-unlocked, or a master lost it)
+ * or cannot reach a majority of masters before the lock's validity ends,
+ * the lock is lost: renewal stops, rlock_is_held_by_current_thread answers
+ * 0, the owner's next rlock_unlock returns RLOCK_ELOST, and the callback
+ * registered on the handle through which the hold was first acquired runs
+ * on the loop thread, once per lost hold. owner is the async owner, or for
+ * a blocking owner the thread's rlock_thread_id() (is_thread = 1).
+ *
+ * The callback is per handle; set it before acquiring through the handle
+ * (cb NULL removes it). A lock with a fixed lease is not renewed, so its
+ * loss is only seen at rlock_unlock or rlock_extend.
+ */
+typedef void (*rlock_lost_cb)(rlock *lock, uint64_t owner, int is_thread,
+                              void *arg);
+RLOCK_EXTERN void rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg);
+
+/* The id rlock gives the calling thread as a lock owner: unique in the
+ * process for the thread's lifetime, never reused. */
+RLOCK_EXTERN uint64_t rlock_thread_id(void);
+
+/*
  * Async API. The owner is a 64-bit id the caller chooses (one per logical
  * task: callbacks are not tied to threads), reentrant as above. These may
  * be called from any thread; the callback runs later, on the loop thread,
@@ -243,6 +292,10 @@ RLOCK_EXTERN int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb,
  */
 RLOCK_EXTERN int rlock_owner_fencing_token(rlock *lock, uint64_t owner,
                                            uint64_t *token);
+
+/* rlock_extend for an async owner; the callback gets its status. */
+RLOCK_EXTERN int rlock_extend_async(rlock *lock, uint64_t owner,
+                                    int64_t lease_ms, rlock_cb cb, void *arg);
 
 /* The reentry count of an async owner: 0 if it does not hold the lock. */
 RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);

@@ -139,7 +139,7 @@ static void commit(rl_req *req) {
   rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
                              req->owner, req->ownerlen);
   if (h != NULL && h->lost) {
-    rl_holds_remove(&c->holds, h);
+    rl_hold_drop(c, h);
     h = NULL;
   }
   if (h == NULL) {
@@ -158,10 +158,23 @@ static void commit(rl_req *req) {
     }
     h->token = req->token;
     h->acquired_ms = req->t_start;
+    h->gen = ++c->hold_gen;
+    h->owner_id = req->owner_id;
+    h->owner_is_thread = req->owner_is_thread;
+    h->lock = req->lock;
+    rl_lock_ref(h->lock);
+    rl_wheel_node_init(&h->wd);
   }
   h->count++;
   h->lease_ms = req->lease_ms;
   h->watchdog = req->watchdog;
+  h->extensions = 0;
+  /* The latest acquisition set the key's TTL, so it decides whether the
+   * watchdog keeps the lock. */
+  if (h->watchdog && !h->wd.armed)
+    rl_watchdog_start(&c->watchdog, h);
+  else if (!h->watchdog)
+    rl_watchdog_cancel(&c->watchdog, h);
   h->valid_until_ms =
       req->t_start + (uint64_t)(req->lease_ms - drift_ms(c, req->lease_ms));
   req->out_u64 = h->token;

@@ -181,3 +181,33 @@ int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb, void *arg) {
   req->kind = RL_REQ_UNLOCK;
   return post_async(lock, req, owner, cb, arg);
 }
+
+int rlock_extend(rlock *lock, int64_t lease_ms) {
+  if (lock == NULL || lease_ms <= 0 || lease_ms > RL_LEASE_MAX_MS)
+    return RLOCK_EINVAL;
+  rl_req req;
+  memset(&req, 0, sizeof req);
+  req.kind = RL_REQ_EXTEND;
+  req.lease_ms = lease_ms;
+  return call_thread(lock, &req);
+}
+
+int rlock_extend_async(rlock *lock, uint64_t owner, int64_t lease_ms,
+                       rlock_cb cb, void *arg) {
+  if (lock == NULL || cb == NULL || lease_ms <= 0 ||
+      lease_ms > RL_LEASE_MAX_MS)
+    return RLOCK_EINVAL;
+  rl_req *req = calloc(1, sizeof *req);
+  if (req == NULL) return RLOCK_ENOMEM;
+  req->kind = RL_REQ_EXTEND;
+  req->lease_ms = lease_ms;
+  return post_async(lock, req, owner, cb, arg);
+}
+
+void rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
+  if (lock == NULL) return;
+  atomic_store(&lock->lost_arg, arg);
+  atomic_store(&lock->lost_cb, cb);
+}
+
+uint64_t rlock_thread_id(void) { return rl_thread_seq(); }

@@ -130,7 +130,13 @@ static void on_async_closed(uv_handle_t *h) { on_handle_closed(h->data); }
 
 static void on_conn_closed(rl_conn *conn) { on_handle_closed(conn->data); }
 
-/* Fails everything pending and closes every handle. Loop thread. */
+static void close_connections(rl_client *c) {
+  for (int i = 0; i < c->nmasters; i++) rl_conn_close(&c->conns[i]);
+  uv_close((uv_handle_t *)&c->async, on_async_closed);
+}
+
+/* Fails everything pending, releases held locks, then closes every
+ * handle. Loop thread. */
 static void shutdown_loop_side(rl_client *c) {
   if (c->shut_down) return;
   c->shut_down = 1;
@@ -141,8 +147,10 @@ static void shutdown_loop_side(rl_client *c) {
     rl_req *req = rl_container_of(c->active.next, rl_req, node);
     rl_req_finish(req, RLOCK_ECLOSED);
   }
-  for (int i = 0; i < c->nmasters; i++) rl_conn_close(&c->conns[i]);
-  uv_close((uv_handle_t *)&c->async, on_async_closed);
+  rl_watchdog_close(&c->watchdog, on_async_closed);
+  /* Give back what is still held, so that others need not wait out the
+   * leases; the release rounds end within the master timeout. */
+  rl_release_all(c, close_connections);
 }
 
 typedef struct thread_start {
@@ -231,6 +239,13 @@ int rlock_client_open(rlock_client **out, const rlock_options *opts) {
   c->own_thread = opts->loop == NULL;
   c->loop = c->own_thread ? &c->own_loop : opts->loop;
   c->loop_thread = uv_thread_self();
+  if (rl_watchdog_init(&c->watchdog, c, c->loop) != 0) {
+    if (c->own_thread) uv_loop_close(c->loop);
+    client_free(c);
+    free(urls);
+    return RLOCK_ENOMEM;
+  }
+  c->watchdog.timer.data = c;
   uv_async_init(c->loop, &c->async, on_async);
   c->async.data = c;
   for (int i = 0; i < c->nmasters; i++) {
@@ -239,7 +254,7 @@ int rlock_client_open(rlock_client **out, const rlock_options *opts) {
     rl_conn_start(&c->conns[i], c->loop, &urls[i], &c->conn_cfg);
   }
   free(urls);
-  c->handles_open = 1 + c->nmasters;
+  c->handles_open = 2 + c->nmasters; /* async, watchdog timer, conns */
   atomic_init(&c->refs, 2); /* the opener, and the open handles */
   if (c->own_thread) {
     thread_start ts = {.c = c};

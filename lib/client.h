@@ -15,6 +15,7 @@
 #include "holds.h"
 #include "list.h"
 #include "rlock.h"
+#include "watchdog.h"
 
 #define RL_MAX_MASTERS 64
 #define RL_OWNER_MAX 64
@@ -34,7 +35,8 @@ enum rl_req_kind {
   RL_REQ_IS_HELD,
   RL_REQ_HOLD_COUNT,
   RL_REQ_PTTL,
-  RL_REQ_TOKEN
+  RL_REQ_TOKEN,
+  RL_REQ_EXTEND
 };
 
 typedef struct rl_sleep rl_sleep;
@@ -51,6 +53,8 @@ typedef struct rl_req {
   rlock *lock;
   char owner[RL_OWNER_MAX];
   size_t ownerlen;
+  uint64_t owner_id;     /* the thread id, or the async owner */
+  int owner_is_thread;
   int64_t lease_ms;      /* resolved: never RLOCK_WATCHDOG here */
   int watchdog;          /* lease_ms came from RLOCK_WATCHDOG */
   uint64_t deadline;     /* monotonic ms, RL_FOREVER for no deadline */
@@ -74,6 +78,8 @@ typedef struct rl_req {
 
 struct rlock {
   atomic_int refs;
+  _Atomic(rlock_lost_cb) lost_cb;
+  void *_Atomic lost_arg;
   rl_client *client;
   char *name;
   char *key;
@@ -111,6 +117,10 @@ struct rlock_client {
   /* Loop thread only. */
   rl_list active;
   rl_holds holds;
+  uint64_t hold_gen; /* the last rl_hold.gen handed out */
+  rl_watchdog watchdog;
+  int releasing;     /* close: release rounds still out */
+  void (*release_done)(rl_client *c);
   int shut_down;
   int handles_open;
   int detached; /* closed from its own loop thread */

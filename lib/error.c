@@ -13,6 +13,7 @@ const char *rlock_strerror(int err) {
     case RLOCK_ECLOSED: return "client is closed";
     case RLOCK_EREDIS: return "a master answered with an error reply";
     case RLOCK_EDEADLK: return "blocking call on the client's loop thread";
+    case RLOCK_ELIMIT: return "no extensions left for this acquisition";
     default: return "unknown error";
   }
 }

@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wheel.h"
+
+struct rlock;
+
 typedef struct rl_hold {
   struct rl_hold *hnext; /* hash chain */
   uint32_t hash;
@@ -25,6 +29,15 @@ typedef struct rl_hold {
   uint64_t acquired_ms;    /* monotonic, at the start of the winning round */
   uint64_t valid_until_ms; /* monotonic: safe to act as holder until then */
   int lost;
+  uint64_t gen;            /* unique per record: a renewal answer for an
+                              earlier record of the same (key, owner) is
+                              never applied to this one */
+  uint64_t owner_id;       /* the thread id or the async owner */
+  int owner_is_thread;
+  int extensions;          /* rlock_extend calls on this acquisition */
+  struct rlock *lock;      /* the handle of the first acquisition (a
+                              reference): whose lost-lock callback runs */
+  rl_wheel_node wd;        /* the watchdog's renewal timer */
 } rl_hold;
 
 typedef struct rl_holds {

@@ -68,15 +68,26 @@ const char *rlock_name(const rlock *lock) {
 }
 
 void rl_owner_thread(rl_client *c, rl_req *req) {
+  req->owner_id = rl_thread_seq();
+  req->owner_is_thread = 1;
   int n = snprintf(req->owner, sizeof req->owner, "%s:%" PRIu64, c->id,
-                   rl_thread_seq());
+                   req->owner_id);
   req->ownerlen = (size_t)n;
 }
 
 void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
+  req->owner_id = owner;
+  req->owner_is_thread = 0;
   int n = snprintf(req->owner, sizeof req->owner, "%s:a%" PRIu64, c->id,
                    owner);
   req->ownerlen = (size_t)n;
+}
+
+void rl_hold_drop(rl_client *c, rl_hold *h) {
+  rl_watchdog_cancel(&c->watchdog, h);
+  rlock *lock = h->lock;
+  rl_holds_remove(&c->holds, h);
+  if (lock != NULL) rl_lock_unref(lock);
 }
 
 void rl_req_start(rl_req *req) {
@@ -84,6 +95,7 @@ void rl_req_start(rl_req *req) {
     case RL_REQ_ACQUIRE: rl_acquire_start(req); break;
     case RL_REQ_UNLOCK: rl_unlock_start(req); break;
     case RL_REQ_FORCE: rl_force_start(req); break;
+    case RL_REQ_EXTEND: rl_extend_start(req); break;
     default: rl_query_start(req); break;
   }
 }

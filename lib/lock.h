@@ -22,6 +22,16 @@ void rl_unlock_start(rl_req *req);
 void rl_force_start(rl_req *req);
 void rl_query_start(rl_req *req);
 
+/* Forgets a hold: stops its renewal, drops its handle reference and
+ * removes it from the table. */
+void rl_hold_drop(rl_client *c, rl_hold *h);
+
+/* Close: releases every lock the client holds, in batches, then calls
+ * done (at once when it holds none). Holds are dropped. */
+void rl_release_all(rl_client *c, void (*done)(rl_client *c));
+
+void rl_extend_start(rl_req *req);
+
 /* Stops a request's retry timer, if any. */
 void rl_sleep_cancel(rl_req *req);
 

@@ -24,6 +24,8 @@ void rlock_options_init(rlock_options *o) {
   o->retry_delay_ms = 100;
   o->retry_jitter_ms = 100;
   o->key_prefix = "rlock:";
+  o->watchdog_batch = 100;
+  o->max_extensions = 10;
 }
 
 static int prefix_ok(const char *p) {
@@ -52,6 +54,8 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
       o->retry_jitter_ms < 0 || o->retry_jitter_ms > 600000)
     return RLOCK_EINVAL;
   if (!prefix_ok(o->key_prefix)) return RLOCK_EINVAL;
+  if (o->watchdog_batch < 1 || o->watchdog_batch > 10000) return RLOCK_EINVAL;
+  if (o->max_extensions < 0) return RLOCK_EINVAL;
   for (size_t i = 0; i < o->nmasters; i++)
     if (rl_url_parse(o->masters[i], &urls[i]) != 0) return RLOCK_EINVAL;
   return 0;

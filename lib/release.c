@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lock.h"
@@ -37,12 +38,16 @@ static void unlock_done(rl_round *r) {
   rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
                              req->owner, req->ownerlen);
   if (r->outcome == RL_VOTE_YES) {
-    if (h != NULL && --h->count <= 0) rl_holds_remove(&c->holds, h);
+    if (h != NULL && --h->count <= 0) rl_hold_drop(c, h);
     rl_req_finish(req, h != NULL ? RLOCK_OK : RLOCK_ENOTOWNER);
   } else if (r->no >= r->quorum) {
-    if (h != NULL) rl_holds_remove(&c->holds, h);
+    if (h != NULL) rl_hold_drop(c, h);
     rl_req_finish(req, RLOCK_ELOST);
   } else {
+    /* Still held as far as anyone knows: keep it alive so that the owner
+     * can retry the unlock. */
+    if (h != NULL && h->watchdog && !h->lost && !h->wd.armed)
+      rl_watchdog_start(&c->watchdog, h);
     rl_req_finish(req, rl_round_error(r));
   }
 }
@@ -60,10 +65,13 @@ void rl_unlock_start(rl_req *req) {
     return;
   }
   if (h->lost) {
-    rl_holds_remove(&c->holds, h);
+    rl_hold_drop(c, h);
     rl_req_finish(req, RLOCK_ELOST);
     return;
   }
+  /* The last release stops the renewal before the unlock is sent, so no
+   * renewal can follow it. */
+  if (h->count == 1) rl_watchdog_cancel(&c->watchdog, h);
   char lease[24];
   snprintf(lease, sizeof lease, "%" PRId64, h->lease_ms);
   const char *argv[] = {NULL, "1", lock->key, lease, req->owner,
@@ -107,4 +115,71 @@ void rl_force_start(rl_req *req) {
   }
   req->round = r;
   rl_round_send(r);
+}
+
+/* --- release on close ---------------------------------------------------- */
+
+static int classify_any(rl_round *r, int i, const redisReply *rep) {
+  (void)r;
+  (void)i;
+  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
+}
+
+static void release_round_done(rl_round *r) {
+  rl_client *c = r->client;
+  if (--c->releasing == 0) c->release_done(c);
+}
+
+static const rl_round_ops release_ops = {classify_any, release_round_done,
+                                         NULL, NULL};
+
+static void send_release(rl_client *c, rl_hold **hs, size_t n) {
+  size_t argc = 2 + 2 * n;
+  const char **argv = malloc(argc * sizeof *argv);
+  size_t *len = malloc(argc * sizeof *len);
+  rl_round *r = NULL;
+  char nkeys[24];
+  if (argv != NULL && len != NULL) {
+    argv[0] = NULL;
+    len[0] = 0;
+    argv[1] = nkeys;
+    len[1] = (size_t)snprintf(nkeys, sizeof nkeys, "%zu", n);
+    for (size_t k = 0; k < n; k++) {
+      argv[2 + k] = hs[k]->key;
+      len[2 + k] = hs[k]->keylen;
+      argv[2 + n + k] = hs[k]->owner;
+      len[2 + n + k] = hs[k]->ownerlen;
+    }
+    r = rl_round_new(c, &release_ops, NULL, RL_SCRIPT_RELEASE, (int)argc,
+                     argv, len);
+  }
+  free(argv);
+  free(len);
+  if (r == NULL) return; /* out of memory: these expire with their lease */
+  r->wait_all = 1; /* bounded by the master timeout */
+  c->releasing++;
+  rl_round_send(r);
+}
+
+void rl_release_all(rl_client *c, void (*done)(rl_client *c)) {
+  size_t per = (size_t)c->opts.watchdog_batch, n = 0;
+  rl_hold **batch = malloc(per * sizeof *batch);
+  c->release_done = done;
+  c->releasing = 1; /* until every round is sent */
+  for (size_t b = 0; batch != NULL && b < c->holds.nbuckets; b++)
+    for (rl_hold *h = c->holds.buckets[b]; h; h = h->hnext) {
+      if (h->lost) continue;
+      batch[n++] = h;
+      if (n == per) {
+        send_release(c, batch, n);
+        n = 0;
+      }
+    }
+  if (n > 0) send_release(c, batch, n);
+  free(batch);
+  /* The rounds copied what they send; the holds can go now. */
+  for (size_t b = 0; b < c->holds.nbuckets; b++)
+    while (c->holds.buckets[b] != NULL)
+      rl_hold_drop(c, c->holds.buckets[b]);
+  if (--c->releasing == 0) done(c);
 }

@@ -77,6 +77,7 @@ static void decide(rl_round *r, int outcome) {
 
 static void maybe_decide(rl_round *r) {
   if (r->decided) return;
+  if (r->wait_all && r->yes + r->no + r->fail < r->n) return;
   if (r->yes >= r->quorum)
     decide(r, RL_VOTE_YES);
   else if (r->no + r->fail > r->n - r->quorum)

@@ -53,6 +53,7 @@ struct rl_round {
   int decided;
   int outcome; /* RL_VOTE_YES or RL_VOTE_NO once decided */
   int keep;    /* acquire: the grants are kept (not undone) */
+  int wait_all; /* decide only once every master answered or failed */
   int refs;    /* commands still owed a final callback, + 1 until sent */
   uint64_t t_start, t_decided; /* monotonic ms */
   char *buf;   /* the formatted command, shared by all masters */

@@ -92,8 +92,23 @@ static const char renew_lua[] =
     "end\n"
     "return r\n";
 
+/* KEYS[1..n] lock hashes. ARGV[1..n] their owners. Deletes each lock its
+ * owner still holds, whatever the reentry count, and publishes the unlock
+ * message: a closing client gives back what it holds. Replies how many. */
+static const char release_lua[] =
+    "local n = 0\n"
+    "for i = 1, #KEYS do\n"
+    "  if redis.call('hexists', KEYS[i], ARGV[i]) == 1 then\n"
+    "    redis.call('del', KEYS[i])\n"
+    "    redis.call('publish', KEYS[i] .. ':ch', '0')\n"
+    "    n = n + 1\n"
+    "  end\n"
+    "end\n"
+    "return n\n";
+
 static const char *const bodies[RL_SCRIPT_COUNT] = {
-    acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua};
+    acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua,
+    release_lua};
 
 static char shas[RL_SCRIPT_COUNT][41];
 static pthread_once_t shas_once = PTHREAD_ONCE_INIT;

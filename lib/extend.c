@@ -1,0 +1,92 @@
+/*
+ * Explicit extension of a fixed-lease lock: one quorum round of the renew
+ * script for one key. It succeeds only if the owner still holds the lock on
+ * a majority and the new lease, counted from the round's start, leaves
+ * validity. Each acquisition may be extended at most max_extensions times:
+ * unbounded extension would let a holder that is stuck keep a lock forever.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lock.h"
+#include "round.h"
+#include "scripts.h"
+#include "util.h"
+
+static int classify_extend(rl_round *r, int i, const redisReply *rep) {
+  (void)r;
+  (void)i;
+  if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 1 ||
+      rep->element[0]->type != REDIS_REPLY_INTEGER)
+    return RL_VOTE_FAIL;
+  return rep->element[0]->integer == 1 ? RL_VOTE_YES : RL_VOTE_NO;
+}
+
+static void extend_done(rl_round *r) {
+  rl_req *req = r->data;
+  if (req == NULL) return;
+  req->round = NULL;
+  rl_client *c = r->client;
+  rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
+                             req->owner, req->ownerlen);
+  if (h == NULL || h->gen != req->out_u64) {
+    rl_req_finish(req, RLOCK_ENOTOWNER); /* released meanwhile */
+    return;
+  }
+  int64_t drift = (int64_t)((double)req->lease_ms * c->opts.drift_factor) + 2;
+  int64_t elapsed = (int64_t)(rl_now_ms() - r->t_start);
+  if (r->outcome == RL_VOTE_YES && req->lease_ms - elapsed - drift > 0) {
+    h->extensions++;
+    h->lease_ms = req->lease_ms;
+    h->valid_until_ms = r->t_start + (uint64_t)(req->lease_ms - drift);
+    rl_req_finish(req, RLOCK_OK);
+  } else if (r->no > r->n - r->quorum) {
+    rl_hold_lost(c, h);
+    rl_hold_drop(c, h);
+    rl_req_finish(req, RLOCK_ELOST);
+  } else {
+    rl_req_finish(req, r->outcome == RL_VOTE_YES ? RLOCK_ENOQUORUM
+                                                 : rl_round_error(r));
+  }
+}
+
+static const rl_round_ops extend_ops = {classify_extend, extend_done, NULL,
+                                        NULL};
+
+void rl_extend_start(rl_req *req) {
+  rlock *lock = req->lock;
+  rl_client *c = lock->client;
+  rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen, req->owner,
+                             req->ownerlen);
+  if (h == NULL) {
+    rl_req_finish(req, RLOCK_ENOTOWNER);
+    return;
+  }
+  if (h->lost) {
+    rl_hold_drop(c, h);
+    rl_req_finish(req, RLOCK_ELOST);
+    return;
+  }
+  if (h->watchdog) {
+    rl_req_finish(req, RLOCK_EINVAL);
+    return;
+  }
+  if (h->extensions >= c->opts.max_extensions) {
+    rl_req_finish(req, RLOCK_ELIMIT);
+    return;
+  }
+  req->out_u64 = h->gen;
+  char lease[24];
+  snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
+  const char *argv[] = {NULL, "1", lock->key, lease, req->owner};
+  size_t len[] = {0, 1, lock->keylen, strlen(lease), req->ownerlen};
+  rl_round *r = rl_round_new(c, &extend_ops, req, RL_SCRIPT_RENEW, 5, argv,
+                             len);
+  if (r == NULL) {
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  req->round = r;
+  rl_round_send(r);
+}
