@@ -147,10 +147,11 @@ static void shutdown_loop_side(rl_client *c) {
     rl_req *req = rl_container_of(c->active.next, rl_req, node);
     rl_req_finish(req, RLOCK_ECLOSED);
   }
-  rl_watchdog_close(&c->watchdog, on_async_closed);
   /* Give back what is still held, so that others need not wait out the
-   * leases; the release rounds end within the master timeout. */
+   * leases; the release rounds end within the master timeout. The holds
+   * are dropped (their wheel entries cancelled) before the wheel goes. */
   rl_release_all(c, close_connections);
+  rl_watchdog_close(&c->watchdog, on_async_closed);
 }
 
 typedef struct thread_start {

@@ -40,6 +40,7 @@ static void schedule(rl_watchdog *w, uint64_t due) {
 }
 
 static void arm(rl_watchdog *w, rl_hold *h, uint64_t delay) {
+  if (w->closed) return;
   uint64_t due = uv_now(w->timer.loop) + delay;
   rl_wheel_insert(&w->wheel, &h->wd, due);
   schedule(w, due);
@@ -50,6 +51,7 @@ void rl_watchdog_start(rl_watchdog *w, rl_hold *h) {
 }
 
 void rl_watchdog_cancel(rl_watchdog *w, rl_hold *h) {
+  if (w->closed) return;
   rl_wheel_cancel(&w->wheel, &h->wd);
   /* The timer may fire for nothing; it then re-arms or stays off. */
 }
@@ -232,6 +234,7 @@ int rl_watchdog_init(rl_watchdog *w, rl_client *c, uv_loop_t *loop) {
 }
 
 void rl_watchdog_close(rl_watchdog *w, uv_close_cb close_cb) {
+  w->closed = 1;
   uv_timer_stop(&w->timer);
   rl_wheel_free(&w->wheel);
   free(w->due);

@@ -30,6 +30,7 @@ typedef struct rl_watchdog {
   uint64_t renewed;   /* lock renewals that reached a majority */
   uint64_t failed;    /* lock renewals that did not (retried) */
   uint64_t lost;      /* locks declared lost */
+  int closed;
 } rl_watchdog;
 
 int rl_watchdog_init(rl_watchdog *w, struct rlock_client *c, uv_loop_t *loop);
