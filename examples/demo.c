@@ -77,6 +77,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int seconds = atoi(argv[1]);
+  setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with the script's */
   rlock_options o;
   rlock_options_init(&o);
   o.masters = (const char *const *)&argv[2];
@@ -109,7 +110,7 @@ int main(int argc, char **argv) {
     rlock_client_close(clients[i]);
   }
   printf("demo: %ld acquisitions, %d mutual-exclusion or token violations, "
-         "%ld errors\n",
+         "%ld waits that timed out or failed\n",
          (long)acquisitions, violations, (long)errors);
   return violations == 0 && acquisitions > 0 ? 0 : 1;
 }
