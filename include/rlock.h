@@ -130,7 +130,21 @@ typedef struct rlock_options {
    * forever, which breaks liveness. Default 10; 0 forbids extension.
    */
   int max_extensions;
+  /*
+   * Restart quarantine (Redlock's "delayed restart", enforced by the
+   * client). A master that restarted may have forgotten locks it granted;
+   * until the longest lease granted before has run out, its grants do not
+   * count toward an acquisition quorum (they are still undone or released
+   * as usual). On every connection rlock reads the master's uptime, and a
+   * master whose uptime is below the quarantine is held out for the
+   * difference. RLOCK_QUARANTINE_AUTO (the default): the longest lease this
+   * client has had granted so far (a client that has taken no lock yet
+   * quarantines nothing); 0: off; > 0: that many ms.
+   */
+  int64_t restart_quarantine_ms;
 } rlock_options;
+
+#define RLOCK_QUARANTINE_AUTO (-1)
 
 /* Fills opts with the defaults above and no masters. */
 RLOCK_EXTERN void rlock_options_init(rlock_options *opts);

@@ -115,6 +115,9 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
     return RL_VOTE_FAIL;
   }
   sl->granted = g;
+  /* A quarantined master's grant is real (it is undone or released like
+   * any other) but does not count toward the quorum. */
+  if (g && rl_conn_quarantined(&r->client->conns[i])) return RL_VOTE_FAIL;
   return g ? RL_VOTE_YES : RL_VOTE_NO;
 }
 
@@ -167,6 +170,8 @@ static void commit(rl_req *req) {
   }
   h->count++;
   h->lease_ms = req->lease_ms;
+  if ((uint64_t)req->lease_ms > c->max_lease_granted)
+    c->max_lease_granted = (uint64_t)req->lease_ms;
   h->watchdog = req->watchdog;
   h->extensions = 0;
   /* The latest acquisition set the key's TTL, so it decides whether the

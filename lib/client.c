@@ -154,6 +154,15 @@ static void shutdown_loop_side(rl_client *c) {
   rl_watchdog_close(&c->watchdog, on_async_closed);
 }
 
+/* The quarantine of a master up for uptime_ms; see rlock_options. */
+static uint64_t quarantine_for(rl_conn *conn, uint64_t uptime_ms) {
+  rl_client *c = conn->data;
+  int64_t q = c->opts.restart_quarantine_ms;
+  uint64_t len = q == RLOCK_QUARANTINE_AUTO ? c->max_lease_granted
+                                            : (uint64_t)q;
+  return uptime_ms < len ? len - uptime_ms : 0;
+}
+
 typedef struct thread_start {
   rl_client *c;
   uv_sem_t started;
@@ -251,6 +260,7 @@ int rlock_client_open(rlock_client **out, const rlock_options *opts) {
   c->async.data = c;
   for (int i = 0; i < c->nmasters; i++) {
     c->conns[i].data = c;
+    c->conns[i].quarantine_for = quarantine_for;
     c->conns[i].on_closed = on_conn_closed;
     rl_conn_start(&c->conns[i], c->loop, &urls[i], &c->conn_cfg);
   }

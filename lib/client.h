@@ -118,6 +118,7 @@ struct rlock_client {
   rl_list active;
   rl_holds holds;
   uint64_t hold_gen; /* the last rl_hold.gen handed out */
+  uint64_t max_lease_granted; /* ms: the longest lease this client got */
   rl_watchdog watchdog;
   int releasing;     /* close: release rounds still out */
   void (*release_done)(rl_client *c);

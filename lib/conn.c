@@ -173,6 +173,38 @@ static void on_setup_reply(redisAsyncContext *ac, void *r, void *privdata) {
   }
 }
 
+int rl_conn_quarantined(const rl_conn *conn) {
+  return conn->quarantine_until != 0 && rl_now_ms() < conn->quarantine_until;
+}
+
+/* Reads run_id and uptime from INFO server: a changed run_id is a restart,
+ * and a master up for less than the quarantine is held out for the rest.
+ * Commands sent after INFO are answered after it, so the quarantine is
+ * known before any grant from this connection is counted. */
+static void on_info(redisAsyncContext *ac, void *r, void *privdata) {
+  (void)ac;
+  rl_conn *conn = privdata;
+  redisReply *reply = r;
+  if (reply == NULL || reply->type != REDIS_REPLY_STRING) return;
+  const char *id = strstr(reply->str, "run_id:");
+  const char *up = strstr(reply->str, "uptime_in_seconds:");
+  if (id != NULL) {
+    char now_id[sizeof conn->run_id];
+    size_t n = strcspn(id + 7, "\r\n");
+    if (n >= sizeof now_id) n = sizeof now_id - 1;
+    memcpy(now_id, id + 7, n);
+    now_id[n] = '\0';
+    if (conn->run_id[0] != '\0' && strcmp(conn->run_id, now_id) != 0)
+      conn->restarts++;
+    memcpy(conn->run_id, now_id, n + 1);
+  }
+  if (up != NULL && conn->quarantine_for != NULL) {
+    uint64_t uptime_ms = strtoull(up + 18, NULL, 10) * 1000;
+    uint64_t q = conn->quarantine_for(conn, uptime_ms);
+    conn->quarantine_until = q > 0 ? rl_now_ms() + q : 0;
+  }
+}
+
 static void on_connect(const redisAsyncContext *cac, int status) {
   rl_conn *conn = cac->data;
   redisAsyncContext *ac = (redisAsyncContext *)cac;
@@ -197,6 +229,7 @@ static void on_connect(const redisAsyncContext *cac, int status) {
                       conn->url.password);
   if (conn->url.db != 0)
     redisAsyncCommand(ac, on_setup_reply, conn, "SELECT %d", conn->url.db);
+  redisAsyncCommand(ac, on_info, conn, "INFO server");
   set_state(conn, RL_CONN_READY);
 }
 

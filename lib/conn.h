@@ -73,6 +73,13 @@ struct rl_conn {
   uint64_t backoff_ms;
   uint64_t connects;   /* successful connections so far */
   uint64_t timeouts;   /* commands that passed their deadline */
+  /* Restart detection: the master's run_id at the last connection, and
+   * until when (monotonic ms) its grants do not count (quarantine). */
+  char run_id[48];
+  uint64_t restarts;
+  uint64_t quarantine_until;
+  /* Returns the quarantine length for a master up for uptime_ms. */
+  uint64_t (*quarantine_for)(rl_conn *conn, uint64_t uptime_ms);
   char err[160];       /* the last connection error, for diagnostics */
   rl_conn_state_cb on_state;
   void *data;
@@ -91,6 +98,9 @@ int rl_conn_start(rl_conn *conn, uv_loop_t *loop, const rl_url *url,
  */
 int rl_conn_send(rl_conn *conn, const char *buf, size_t len,
                  const rl_argv *args, rl_cmd_cb cb, void *data, int idx);
+
+/* 1 while the master's grants must not count toward a quorum. */
+int rl_conn_quarantined(const rl_conn *conn);
 
 /* 1 if commands can be sent now. */
 static inline int rl_conn_ready(const rl_conn *conn) {

@@ -39,6 +39,8 @@ static void extend_done(rl_round *r) {
   if (r->outcome == RL_VOTE_YES && req->lease_ms - elapsed - drift > 0) {
     h->extensions++;
     h->lease_ms = req->lease_ms;
+    if ((uint64_t)req->lease_ms > c->max_lease_granted)
+      c->max_lease_granted = (uint64_t)req->lease_ms;
     h->valid_until_ms = r->t_start + (uint64_t)(req->lease_ms - drift);
     rl_req_finish(req, RLOCK_OK);
   } else if (r->no > r->n - r->quorum) {

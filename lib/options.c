@@ -26,6 +26,7 @@ void rlock_options_init(rlock_options *o) {
   o->key_prefix = "rlock:";
   o->watchdog_batch = 100;
   o->max_extensions = 10;
+  o->restart_quarantine_ms = RLOCK_QUARANTINE_AUTO;
 }
 
 static int prefix_ok(const char *p) {
@@ -56,6 +57,9 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
   if (!prefix_ok(o->key_prefix)) return RLOCK_EINVAL;
   if (o->watchdog_batch < 1 || o->watchdog_batch > 10000) return RLOCK_EINVAL;
   if (o->max_extensions < 0) return RLOCK_EINVAL;
+  if (o->restart_quarantine_ms < RLOCK_QUARANTINE_AUTO ||
+      o->restart_quarantine_ms > 86400000)
+    return RLOCK_EINVAL;
   for (size_t i = 0; i < o->nmasters; i++)
     if (rl_url_parse(o->masters[i], &urls[i]) != 0) return RLOCK_EINVAL;
   return 0;

@@ -140,9 +140,23 @@ static void tokens_rotating_majority(void) {
   rlock_client_close(b);
 }
 
+static rlock_client *client_with(int n, int64_t quarantine_ms) {
+  const char *m[5];
+  for (int i = 0; i < n; i++) m[i] = srv[i].url;
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = (size_t)n;
+  o.master_timeout_ms = MT;
+  o.restart_quarantine_ms = quarantine_ms;
+  rlock_client *c = NULL;
+  return rlock_client_open(&c, &o) == 0 ? c : NULL;
+}
+
 /* A master that is SIGKILLed and restarted is used again once back. */
 static void master_restart(void) {
-  rlock_client *c = rt_client(srv, 3, MT);
+  /* Reconnection only: the restart quarantine has its own test. */
+  rlock_client *c = client_with(3, 0);
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "restart", &l) == 0);
@@ -165,6 +179,67 @@ static void master_restart(void) {
   rlock_client_close(c);
 }
 
+/*
+ * A master that restarted empty does not count toward a quorum until the
+ * longest lease the client had granted has passed: with it and one more
+ * master stopped, an acquisition fails, though the restarted master and
+ * the third one would make a majority.
+ */
+static void restart_quarantine(void) {
+  const int64_t lease = 6000;
+  rlock_client *c = client_with(3, RLOCK_QUARANTINE_AUTO);
+  rlock_client *off = client_with(3, 0);
+  RT_REQUIRE(c != NULL && off != NULL);
+  rlock *l, *loff;
+  RT_REQUIRE(rlock_get(c, "quarantine", &l) == 0);
+  RT_REQUIRE(rlock_get(off, "quarantine", &loff) == 0);
+  RT_REQUIRE(rt_lock_soon(l, lease) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  RT_REQUIRE(rt_lock_soon(loff, lease) == 0);
+  RT_REQUIRE(rlock_unlock(loff) == 0);
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  uint64_t restarted = rt_now_ms();
+  /* Wait until both clients are connected to the new master again: their
+   * grants reach it (undone afterwards, or released). */
+  int back = 0;
+  while (!back && rt_now_ms() - restarted < 3000) {
+    RT_REQUIRE(rlock_trylock(l, 1000, 1000) == 0);
+    back = rt_redis_int(&srv[0], "EXISTS rlock:{quarantine}") == 1;
+    RT_REQUIRE(rlock_unlock(l) == 0);
+    if (!back) rt_sleep_ms(20);
+  }
+  RT_REQUIRE(back);
+  back = 0;
+  while (!back && rt_now_ms() - restarted < 3000) {
+    RT_REQUIRE(rlock_trylock(loff, 1000, 1000) == 0);
+    back = rt_redis_int(&srv[0], "EXISTS rlock:{quarantine}") == 1;
+    RT_REQUIRE(rlock_unlock(loff) == 0);
+    if (!back) rt_sleep_ms(20);
+  }
+  RT_REQUIRE(back);
+  RT_REQUIRE(rt_now_ms() - restarted < (uint64_t)lease - 2000);
+  RT_CHECK(rt_redis_pause(&srv[1]) == 0);
+  /* Quarantined: the restarted master's grant does not count. */
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 1000), RLOCK_ENOQUORUM);
+  /* A client with the quarantine off counts it (the hazard it guards). */
+  RT_CHECK_EQ_INT(rlock_trylock(loff, 0, 1000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(loff), 0);
+  RT_CHECK(rt_redis_resume(&srv[1]) == 0);
+  RT_CHECK(key_gone_within(3, "rlock:{quarantine}", 3000));
+  /* Once the longest lease has passed since the restart, it counts. */
+  while (rt_now_ms() - restarted < (uint64_t)lease + 500) rt_sleep_ms(50);
+  RT_CHECK(rt_redis_pause(&srv[1]) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 1000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  RT_CHECK(rt_redis_resume(&srv[1]) == 0);
+  RT_CHECK(key_gone_within(3, "rlock:{quarantine}", 3000));
+  rlock_free(l);
+  rlock_free(loff);
+  rlock_client_close(c);
+  rlock_client_close(off);
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 5) != 0) {
     fprintf(stderr, "cannot start redis-server\n");
@@ -177,6 +252,7 @@ int main(int argc, char **argv) {
       {"majority_down_5", majority_down_5},
       {"tokens_rotating_majority", tokens_rotating_majority},
       {"master_restart", master_restart},
+      {"restart_quarantine", restart_quarantine},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 5);
