@@ -118,6 +118,18 @@ int main(int argc, char **argv) {
   }
   double lp50 = pct(lib, iters, 0.5), lp99 = pct(lib, iters, 0.99);
   double rp50 = pct(raw, iters, 0.5), rp99 = pct(raw, iters, 0.99);
+  /* The distribution, for the report's chart. */
+  static const double ps[] = {0.01, 0.05, 0.10, 0.25, 0.50, 0.75,
+                              0.90, 0.95, 0.99, 0.999};
+  for (int which = 0; which < 2; which++) {
+    printf("{\"bench\":\"latency_cdf\",\"impl\":\"%s\",\"masters\":%d,"
+           "\"points\":[",
+           which ? "raw_hiredis_evalsha_x2" : "rlock", n);
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+      printf("%s[%.3f,%.1f]", k ? "," : "", ps[k],
+             pct(which ? raw : lib, iters, ps[k]));
+    printf("]}\n");
+  }
   printf("{\"bench\":\"latency\",\"impl\":\"rlock\",\"masters\":%d,"
          "\"iterations\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,\"errors\":%d}\n",
          n, iters, lp50, lp99, errors);

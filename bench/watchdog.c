@@ -9,6 +9,7 @@
  *   watchdog LOCKS WATCHDOG_TIMEOUT_MS PERIODS MASTER   (host:port)
  */
 #include <hiredis/hiredis.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,11 +78,13 @@ int main(int argc, char **argv) {
   rlock_client *c;
   if (rlock_client_open(&c, &o) != 0) return 1;
   rlock **locks = calloc((size_t)nlocks, sizeof *locks);
+  size_t heap0 = mallinfo2().uordblks;
   for (int i = 0; i < nlocks; i++) {
     char name[32];
     snprintf(name, sizeof name, "wdb-%d", i);
     if (rlock_get(c, name, &locks[i]) != 0) return 1;
   }
+  size_t heap1 = mallinfo2().uordblks;
   double t_acq = wall_ms();
   for (int i = 0; i < nlocks; i++)
     while (rlock_lock_async(locks[i], 1, 30000, RLOCK_WATCHDOG, on_lock,
@@ -90,6 +93,8 @@ int main(int argc, char **argv) {
   while (atomic_load(&done_ok) + atomic_load(&done_err) < nlocks)
     usleep(1000);
   t_acq = wall_ms() - t_acq;
+  usleep(100000); /* let the last rounds be freed */
+  size_t heap2 = mallinfo2().uordblks;
   /* Skip the first period: acquisitions were spread over it. */
   usleep((useconds_t)(wd / 3 * 1000));
   long long calls0 = evalsha_calls(rc);
@@ -106,11 +111,13 @@ int main(int argc, char **argv) {
          "\"acquire_ms\":%.0f,\"watchdog_timeout_ms\":%lld,\"periods\":%.2f,"
          "\"cpu_ms_per_period\":%.2f,\"cpu_share_of_core\":%.4f,"
          "\"renew_calls_per_period\":%.1f,\"locks_per_call\":%.1f,"
-         "\"keys_on_master\":%lld}\n",
+         "\"keys_on_master\":%lld,\"bytes_per_handle\":%.0f,"
+         "\"bytes_per_lock\":%.0f}\n",
          nlocks, atomic_load(&done_ok), t_acq, (long long)wd, p,
          (cpu1 - cpu0) / p, (cpu1 - cpu0) / (w1 - w0),
          (double)(calls1 - calls0) / p,
-         nlocks / ((double)(calls1 - calls0) / p), keys);
+         nlocks / ((double)(calls1 - calls0) / p), keys,
+         (double)(heap1 - heap0) / nlocks, (double)(heap2 - heap1) / nlocks);
   rlock_client_close(c);
   for (int i = 0; i < nlocks; i++) rlock_free(locks[i]);
   free(locks);
