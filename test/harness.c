@@ -10,11 +10,12 @@
  */
 #include "harness.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,10 +43,12 @@ typedef struct rt_slot {
 } rt_slot;
 
 static rt_slot slots[RT_MAX_SERVERS];
-/* Set while a test function runs: servers started before rt_main are
- * shared by every test of the program, those started in a test are its
- * own and are stopped after it. */
-static int rt__in_test;
+/* The process whose test function runs now, or 0: servers started
+ * outside a test (say before rt_main) are shared by every test of the
+ * program, those started in a test are its own and are stopped after it.
+ * A pid rather than a flag, so that a process forked by a test and
+ * running a runner of its own starts with no test running. */
+static pid_t test_pid;
 static int hooks_installed;
 
 uint64_t rt_now_ms(void) {
@@ -80,31 +83,38 @@ static void drop_conn(rt_slot *s) {
   s->conn = NULL;
 }
 
-/* SIGCONT first so that a paused server goes at once; then reap it. */
+/* Kills a server with its process group, which also holds the children
+ * it forks for BGSAVE or an AOF rewrite (they would go on writing into
+ * its directory), and reaps it. A pid of 0 or less would mean some other
+ * group, so it is refused. */
 static void kill_and_reap(pid_t pid) {
+  if (pid <= 0) return;
   kill(pid, SIGCONT);
+  kill(-pid, SIGKILL);
   kill(pid, SIGKILL);
   while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) continue;
 }
 
-/* Kills the server of a slot, removes its directory and frees the slot. */
+static int remove_entry(const char *path, const struct stat *st, int type,
+                        struct FTW *ftw) {
+  (void)st, (void)type, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+/* Kills the server of a slot, removes its directory (with whatever a test
+ * made the server write there, such as an appendonlydir) and frees the
+ * slot. */
 static void slot_release(rt_slot *s) {
   drop_conn(s);
   if (s->pid > 0) kill_and_reap(s->pid);
   s->pid = 0;
-  DIR *d = opendir(s->dir);
-  for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-      unlink(path);
-  }
-  if (d) closedir(d);
-  rmdir(s->dir);
+  nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
   s->used = 0;
 }
 
-/* Releases every server this process started and returns how many. In a
+/* Releases every server this process started (with only_test_scoped,
+ * only those the current test started) and returns how many. In a
  * signal handler (in_handler) only async-signal-safe calls are made: the
  * log is the one file a server without persistence writes, so unlinking
  * it lets rmdir remove the directory without listing it. */
@@ -126,12 +136,10 @@ static int release_servers(int in_handler, int only_test_scoped) {
   return n;
 }
 
-static int release_all(int in_handler) { return release_servers(in_handler, 0); }
-
-static void on_exit_cleanup(void) { release_all(0); }
+static void on_exit_cleanup(void) { release_servers(0, 0); }
 
 static void on_fatal_signal(int sig) {
-  release_all(1);
+  release_servers(1, 0);
   raise(sig); /* SA_RESETHAND made it fatal again. */
 }
 
@@ -208,6 +216,7 @@ static int probe(const rt_redis *r) {
 static void child_exec(const char **argv, const char *log, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(126); /* The parent died before prctl. */
+  setpgid(0, 0); /* A group of its own: see kill_and_reap. */
   int in = open("/dev/null", O_RDONLY);
   int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
   if (in < 0 || out < 0) _exit(126);
@@ -241,6 +250,7 @@ static int spawn(rt_redis *r, rt_slot *s) {
   pid_t parent = getpid(), pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) child_exec(argv, s->log, parent);
+  setpgid(pid, pid); /* As the child does, so that no kill can come first. */
   s->pid = r->pid = pid;
   for (uint64_t end = rt_now_ms() + RT_START_TIMEOUT_MS;; rt_sleep_ms(10)) {
     int st;
@@ -298,7 +308,7 @@ int rt_redis_start(rt_redis *r, const char *password) {
   memset(s, 0, sizeof *s);
   s->used = 1;
   s->owner = getpid();
-  s->test_scoped = rt__in_test;
+  s->test_scoped = test_pid == getpid();
   strcpy(s->dir, r->dir);
   snprintf(s->log, sizeof s->log, "%s/redis.log", r->dir);
   int rc = -2;
@@ -415,18 +425,23 @@ static const char *volatile cur_name;
 static int cur_failed;
 static char cur_where[512];
 static volatile int n_pass, n_fail;
+/* Checks may fail on any thread of a test. */
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void rt__fail(const char *file, int line, const char *expr) {
+void rt__fail_eq(const char *file, int line, const char *expr, long long a,
+                 long long b) {
+  pthread_mutex_lock(&fail_lock);
   if (!cur_failed)
     snprintf(cur_where, sizeof cur_where, "%s:%d: %s", file, line, expr);
   cur_failed = 1;
   fprintf(stderr, "  check failed: %s:%d: %s\n", file, line, expr);
+  if (a != b) fprintf(stderr, "    left: %lld, right: %lld\n", a, b);
+  pthread_mutex_unlock(&fail_lock);
 }
 
-void rt__fail_eq(const char *file, int line, const char *expr, long long a,
-                 long long b) {
-  rt__fail(file, line, expr);
-  fprintf(stderr, "    left: %lld, right: %lld\n", a, b);
+/* Equal values are not printed, so this is a failure without values. */
+void rt__fail(const char *file, int line, const char *expr) {
+  rt__fail_eq(file, line, expr, 0, 0);
 }
 
 /* Async-signal-safe output for the watchdog. */
@@ -456,7 +471,7 @@ static void on_alarm(int sig) {
   put(" passed, ");
   put_int(n_fail + 1);
   put(" failed\n");
-  release_all(1);
+  release_servers(1, 0);
   _exit(1);
 }
 
@@ -466,11 +481,11 @@ static void run_one(const rt_test *t, unsigned timeout) {
   fflush(stdout);
   fflush(stderr);
   alarm(timeout);
-  rt__in_test = 1;
+  test_pid = getpid();
   t->fn();
   alarm(0);
-  rt__in_test = 0;
-  int left = release_servers(0, 1); /* servers shared by all tests stay */
+  test_pid = 0;
+  int left = release_servers(0, 1); /* Shared servers stay. */
   if (left > 0)
     fprintf(stderr, "  note: %s left %d server(s); stopped them\n", t->name,
             left);

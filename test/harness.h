@@ -5,14 +5,16 @@
  * one header and one source file so that every test program links the same
  * two files and needs nothing but hiredis and a redis-server binary.
  *
- * The harness is not thread-safe: start, stop and fault servers from one
- * thread (the test's main thread). Servers are started with
- * PR_SET_PDEATHSIG, which fires when the starting thread exits, so a
- * server must not be started from a thread that ends before the test does.
+ * Checks (RT_CHECK and the like) may fail on any thread. Everything else
+ * is for one thread, the test's main thread: start, stop and fault servers
+ * there. Servers are started with PR_SET_PDEATHSIG, which fires when the
+ * starting thread exits, so a server must not be started from a thread
+ * that ends before the test does.
  */
 #ifndef RT_HARNESS_H
 #define RT_HARNESS_H
 
+#include <limits.h> /* LLONG_MIN, for rt_redis_int */
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,17 +35,21 @@ typedef struct rt_redis {
 
 /*
  * Starts a server on a free loopback port in a fresh temporary directory,
- * without persistence, and waits until it answers PING. A NULL or empty
- * password means none. Returns 0, or -1 (with a diagnostic on stderr).
- * The struct is overwritten; it need not be initialized.
+ * without persistence, and waits until it answers PING. The server runs in
+ * a process group of its own, with stdin on /dev/null, stdout and stderr
+ * in DIR/redis.log and no other descriptor of the test. A NULL or empty
+ * password means none. Returns 0, or -1 (with a diagnostic and the end of
+ * the log on stderr). The struct is overwritten; it need not be
+ * initialized.
  */
 int rt_redis_start(rt_redis *r, const char *password);
 /* Starts n servers without password; on failure stops them all and
  * returns -1. */
 int rt_redis_start_many(rt_redis *rs, int n);
-/* Kills the server (SIGCONT first if paused), reaps it and removes its
- * directory; clears pid, paused and dir. Safe on a stopped or zeroed
- * struct, and on one whose server the runner already cleaned up. */
+/* Kills the server (SIGCONT first if paused) with its process group, so
+ * BGSAVE or AOF rewrite children too, reaps it and removes its directory
+ * and whatever is in it; clears pid, paused and dir. Safe on a stopped or
+ * zeroed struct, and on one whose server the runner already cleaned up. */
 void rt_redis_stop(rt_redis *r);
 void rt_redis_stop_many(rt_redis *rs, int n);
 /* SIGSTOP, returning once the process is stopped; 0 or -1. */
@@ -118,8 +124,10 @@ void rt__fail_eq(const char *file, int line, const char *expr, long long a,
  * failed check, then "P passed, F failed". Returns 0 if none failed, else
  * 1. Each test gets RT_TEST_TIMEOUT seconds (default 120, 0 for none);
  * on timeout it prints "FAIL: name (timeout)" and the summary, kills the
- * servers and exits with status 1. Servers a test leaves running (say
- * after a failed RT_REQUIRE) are stopped after it, with a note on stderr.
+ * servers and exits with status 1. Servers started outside any test (say
+ * in main before rt_main) are shared by all tests and stay until stopped
+ * or until exit; those a test leaves running (say after a failed
+ * RT_REQUIRE) are stopped after it, with a note on stderr.
  */
 int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests);
 

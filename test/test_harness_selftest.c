@@ -8,9 +8,11 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +216,23 @@ static void test_stop(void) {
   tmp = tmp && *tmp ? tmp : "/tmp";
   RT_CHECK(strncmp(dir, tmp, strlen(tmp)) == 0);
   RT_CHECK(exists(dir) && exists(log));
+  /* Files a test makes the server write go too, in subdirectories also. */
+  RT_CHECK(reply_is(rt_redis_cmd(&r, "CONFIG SET appendonly yes"),
+                    REDIS_REPLY_STATUS, "OK"));
+  RT_CHECK(reply_is(rt_redis_cmd(&r, "SAVE"), REDIS_REPLY_STATUS, "OK"));
+  char aof[sizeof log];
+  snprintf(aof, sizeof aof, "%s/appendonlydir", dir);
+  /* Let the AOF rewrite child finish, so that no orphan of it outlives
+   * the test (stop kills it too, but it could not reap it). */
+  for (uint64_t t0 = rt_now_ms(); rt_now_ms() - t0 < 3000; rt_sleep_ms(10)) {
+    redisReply *rep = rt_redis_cmd(&r, "INFO persistence");
+    int busy = !rep || rep->type != REDIS_REPLY_STRING ||
+               !strstr(rep->str, "aof_rewrite_in_progress:0") ||
+               !strstr(rep->str, "aof_rewrite_scheduled:0");
+    if (rep) freeReplyObject(rep);
+    if (!busy && exists(aof)) break;
+  }
+  RT_CHECK(exists(aof));
   pid_t pid = r.pid;
   rt_redis copy = r;
   rt_redis_stop(&r);
@@ -230,6 +249,58 @@ static void test_stop(void) {
   memset(&zero, 0, sizeof zero);
   rt_redis_stop(&zero);
   RT_CHECK_EQ_INT(rt_redis_dbsize(&zero), -1);
+}
+
+/* A live process other than pgid itself in process group pgid, or 0. */
+static pid_t pgrp_member(pid_t pgid) {
+  DIR *d = opendir("/proc");
+  pid_t found = 0;
+  for (struct dirent *e; d && !found && (e = readdir(d)) != NULL;) {
+    pid_t p = (pid_t)atoi(e->d_name);
+    char path[64], buf[512], state;
+    int ppid, pgrp;
+    if (p <= 0 || p == pgid) continue;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    char *q = strrchr(buf, ')');
+    if (q && sscanf(q + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 &&
+        pgrp == pgid && state != 'Z')
+      found = p;
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+/* Stop also kills what the server forked (here a slow BGSAVE child), which
+ * would otherwise go on writing into the removed directory. As a child
+ * subreaper, this process inherits the orphan and sees how it ended. */
+static void test_stop_kills_children(void) {
+  RT_REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+  rt_redis r;
+  pid_t child = 0, w = 0;
+  int st = 0, started = rt_redis_start(&r, NULL) == 0;
+  RT_CHECK(started);
+  if (started) {
+    RT_CHECK(reply_is(rt_redis_cmd(&r, "MSET a 1 b 2 c 3"),
+                      REDIS_REPLY_STATUS, "OK"));
+    RT_CHECK(reply_is(rt_redis_cmd(&r, "CONFIG SET rdb-key-save-delay %d",
+                                   1000000), REDIS_REPLY_STATUS, "OK"));
+    RT_CHECK(reply_is(rt_redis_cmd(&r, "BGSAVE"), REDIS_REPLY_STATUS, NULL));
+    for (uint64_t t0 = rt_now_ms(); rt_now_ms() - t0 < 2000; rt_sleep_ms(10))
+      if ((child = pgrp_member(r.pid)) != 0) break;
+    RT_CHECK(child > 0);
+    rt_redis_stop(&r);
+  }
+  for (uint64_t t0 = rt_now_ms(); child > 0 && rt_now_ms() - t0 < 3000;
+       rt_sleep_ms(10))
+    if ((w = waitpid(child, &st, WNOHANG)) != 0) break;
+  RT_CHECK(child > 0 && w == child && WIFSIGNALED(st) &&
+           WTERMSIG(st) == SIGKILL);
+  if (child > 0 && w == 0) kill(child, SIGKILL), waitpid(child, NULL, 0);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 /* The server must not hold our descriptors (here a pipe without
@@ -254,6 +325,7 @@ static void test_fd_hygiene(void) {
     }
     RT_CHECK(nfds >= 3);
     RT_CHECK_EQ_INT(shared, 0);
+    RT_CHECK_EQ_INT(getpgid(r.pid), r.pid); /* A process group of its own. */
     snprintf(path, sizeof path, "/proc/%d/fd/1", (int)r.pid);
     ssize_t n = readlink(path, link, sizeof link - 1);
     link[n > 0 ? n : 0] = '\0';
@@ -275,6 +347,7 @@ static pid_t server_child(char *rep, size_t size) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* Even if the test times out. */
     close(p[0]);
     rt_redis r;
     if (rt_redis_start(&r, NULL) == 0)
@@ -372,7 +445,8 @@ static void inner_pass(void) {
 /* The lines of the first checks of inner_fail and inner_require. */
 static const int inner_fail_line = __LINE__ + 2;
 static void inner_fail(void) {
-  RT_CHECK_EQ_INT(1 + 1, 3);
+  RT_CHECK(1 + 1 == 3);
+  RT_CHECK_EQ_INT(2 * 2, 5);
   RT_CHECK(0 > 1);
 }
 
@@ -387,6 +461,29 @@ static void inner_leak(void) {
   if (rt_redis_start(&r, NULL) == 0) report_server(&r);
 }
 
+static const int inner_thread_line = __LINE__ + 2;
+static void *failing_thread(void *arg) {
+  RT_CHECK(arg == NULL);
+  return NULL;
+}
+
+/* A check that fails on another thread fails the test. */
+static void inner_thread(void) {
+  static int not_null;
+  pthread_t th;
+  RT_REQUIRE(pthread_create(&th, NULL, failing_thread, &not_null) == 0);
+  pthread_join(th, NULL);
+}
+
+/* A server the inner runner's process starts before rt_main. */
+static rt_redis shared_srv;
+static int shared_runs;
+
+static const int inner_shared_line = __LINE__ + 2;
+static void inner_shared(void) {
+  RT_CHECK_EQ_INT(rt_redis_int(&shared_srv, "INCR n"), ++shared_runs);
+}
+
 static void inner_hang(void) {
   rt_redis r;
   if (rt_redis_start(&r, NULL) == 0) report_server(&r);
@@ -396,6 +493,7 @@ static void inner_hang(void) {
 static const rt_test inner_tests[] = {
     {"inner_pass", inner_pass},       {"inner_fail", inner_fail},
     {"inner_require", inner_require}, {"inner_leak", inner_leak},
+    {"inner_thread", inner_thread},   {"inner_shared", inner_shared},
     {"inner_hang", inner_hang}, /* Must stay last: see run_inner. */
 };
 
@@ -417,15 +515,17 @@ static void read_all(int fd, char *buf, size_t size) {
 }
 
 /* Runs rt_main on the inner tests in a child: argv names the tests, or if
- * it is empty, all but inner_hang run. */
+ * it is empty, all but inner_hang run. With shared, the child starts
+ * shared_srv first and leaves it to the runner's atexit cleanup. */
 static int run_inner(inner_run *ir, char **argv, int argc,
-                     const char *timeout) {
+                     const char *timeout, int shared) {
   int out[2], err[2], rep[2];
   if (pipe(out) || pipe(err) || pipe(rep)) return -1;
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(out[1], 1);
     dup2(err[1], 2);
     close(out[0]);
@@ -434,7 +534,11 @@ static int run_inner(inner_run *ir, char **argv, int argc,
     report_fd = rep[1];
     if (timeout) setenv("RT_TEST_TIMEOUT", timeout, 1);
     size_t n = sizeof inner_tests / sizeof inner_tests[0];
-    _exit(rt_main(argc, argv, inner_tests, argc > 1 ? n : n - 1));
+    if (shared && rt_redis_start(&shared_srv, NULL) == 0)
+      report_server(&shared_srv);
+    int rc = rt_main(argc, argv, inner_tests, argc > 1 ? n : n - 1);
+    if (shared) exit(rc);
+    _exit(rc);
   }
   close(out[1]);
   close(err[1]);
@@ -461,15 +565,19 @@ static void check_reported_gone(const inner_run *ir) {
 static void test_runner(void) {
   inner_run ir;
   char *all[] = {"inner", NULL};
-  RT_REQUIRE(run_inner(&ir, all, 1, "0") == 0);
+  RT_REQUIRE(run_inner(&ir, all, 1, "0", 0) == 0);
   char want[1024];
   snprintf(want, sizeof want,
            "PASS: inner_pass\n"
            "FAIL: inner_fail (%s:%d: 1 + 1 == 3)\n"
            "FAIL: inner_require (%s:%d: 1 == 2)\n"
            "PASS: inner_leak\n"
-           "2 passed, 2 failed\n",
-           __FILE__, inner_fail_line, __FILE__, inner_require_line);
+           "FAIL: inner_thread (%s:%d: arg == NULL)\n"
+           "FAIL: inner_shared (%s:%d: rt_redis_int(&shared_srv, \"INCR n\") "
+           "== ++shared_runs)\n"
+           "2 passed, 4 failed\n",
+           __FILE__, inner_fail_line, __FILE__, inner_require_line, __FILE__,
+           inner_thread_line, __FILE__, inner_shared_line);
   RT_CHECK(strcmp(ir.out, want) == 0);
   if (strcmp(ir.out, want) != 0)
     fprintf(stderr, "  got:\n%s  want:\n%s", ir.out, want);
@@ -478,29 +586,43 @@ static void test_runner(void) {
   snprintf(line, sizeof line, "  check failed: %s:%d: 1 + 1 == 3\n",
            __FILE__, inner_fail_line);
   RT_CHECK(strstr(ir.err, line) != NULL);
-  RT_CHECK(strstr(ir.err, "left: 2, right: 3") != NULL);
-  RT_CHECK(strstr(ir.err, ": 0 > 1\n") != NULL); /* RT_CHECK went on. */
+  /* Both kinds of check went on after failing. */
+  RT_CHECK(strstr(ir.err, "left: 4, right: 5") != NULL);
+  RT_CHECK(strstr(ir.err, ": 0 > 1\n") != NULL);
   RT_CHECK(strstr(ir.out, "REACHED") == NULL);  /* RT_REQUIRE did not. */
   RT_CHECK(strstr(ir.err, "note: inner_leak left 1 server(s)") != NULL);
   check_reported_gone(&ir);
 
   char *some[] = {"inner", "inner_pass", "nosuch", NULL};
-  RT_REQUIRE(run_inner(&ir, some, 3, NULL) == 0);
+  RT_REQUIRE(run_inner(&ir, some, 3, NULL, 0) == 0);
   RT_CHECK(strcmp(ir.out, "PASS: inner_pass\nFAIL: nosuch (no such test)\n"
                           "1 passed, 1 failed\n") == 0);
   RT_CHECK_EQ_INT(ir.status, 1);
 
   char *one[] = {"inner", "inner_pass", NULL};
-  RT_REQUIRE(run_inner(&ir, one, 2, NULL) == 0);
+  RT_REQUIRE(run_inner(&ir, one, 2, NULL, 0) == 0);
   RT_CHECK(strcmp(ir.out, "PASS: inner_pass\n1 passed, 0 failed\n") == 0);
   RT_CHECK_EQ_INT(ir.status, 0);
+}
+
+/* A server started outside any test outlives each test, and the atexit
+ * cleanup stops it at the end. */
+static void test_shared_server(void) {
+  inner_run ir;
+  char *twice[] = {"inner", "inner_shared", "inner_shared", NULL};
+  RT_REQUIRE(run_inner(&ir, twice, 3, NULL, 1) == 0);
+  RT_CHECK(strcmp(ir.out, "PASS: inner_shared\nPASS: inner_shared\n"
+                          "2 passed, 0 failed\n") == 0);
+  RT_CHECK_EQ_INT(ir.status, 0);
+  RT_CHECK(strstr(ir.err, "note:") == NULL);
+  check_reported_gone(&ir);
 }
 
 static void test_watchdog(void) {
   inner_run ir;
   char *hang[] = {"inner", "inner_pass", "inner_hang", "inner_pass", NULL};
   uint64_t t0 = rt_now_ms();
-  RT_REQUIRE(run_inner(&ir, hang, 4, "1") == 0);
+  RT_REQUIRE(run_inner(&ir, hang, 4, "1", 0) == 0);
   uint64_t took = rt_now_ms() - t0;
   RT_CHECK(strcmp(ir.out, "PASS: inner_pass\nFAIL: inner_hang (timeout)\n"
                           "1 passed, 1 failed\n") == 0);
@@ -517,11 +639,13 @@ int main(int argc, char **argv) {
       {"kill_restart", test_kill_restart},
       {"start_many", test_start_many},
       {"stop", test_stop},
+      {"stop_kills_children", test_stop_kills_children},
       {"fd_hygiene", test_fd_hygiene},
       {"parent_death", test_parent_death},
       {"sigterm", test_sigterm},
       {"bad_binary", test_bad_binary},
       {"runner", test_runner},
+      {"shared_server", test_shared_server},
       {"watchdog", test_watchdog},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
