@@ -51,6 +51,19 @@ extern "C" {
 /* As wait_ms: wait until the lock is had, however long that takes. */
 #define RLOCK_WAIT_FOREVER (-1)
 
+/*
+ * As rlock_options.wait_strategy: how a waiting acquisition learns that a
+ * lock held by another owner was released. RLOCK_WAIT_PUBSUB (the
+ * default) subscribes to the lock's unlock channel and sleeps until an
+ * unlock message wakes it (one waiter per unlock and client, in arrival
+ * order), or the holder's remaining lease or the caller's wait runs out.
+ * RLOCK_WAIT_POLL retries after retry_delay_ms plus jitter instead, capped
+ * by the holder's remaining lease. Either way, failures to reach a
+ * majority of masters are retried with the jittered delay.
+ */
+#define RLOCK_WAIT_PUBSUB 0
+#define RLOCK_WAIT_POLL 1
+
 /* Error codes. Every one is negative; rlock_strerror() names each. */
 #define RLOCK_OK 0
 /* The lock was held by another owner for the whole wait (also wait 0). */
@@ -73,6 +86,8 @@ extern "C" {
 #define RLOCK_EDEADLK (-9)
 /* rlock_extend: this acquisition has used all its extensions. */
 #define RLOCK_ELIMIT (-11)
+/* rlock_cancel_async cancelled this pending rlock_lock_async. */
+#define RLOCK_ECANCELED (-10)
 
 typedef struct rlock_client rlock_client;
 typedef struct rlock rlock;
@@ -131,15 +146,21 @@ typedef struct rlock_options {
    */
   int max_extensions;
   /*
+   * RLOCK_WAIT_PUBSUB (the default) or RLOCK_WAIT_POLL; see there. Pub/sub
+   * waiting opens one more connection per master, on the first wait.
+   */
+  int wait_strategy;
+  /*
    * Restart quarantine (Redlock's "delayed restart", enforced by the
    * client). A master that restarted may have forgotten locks it granted;
    * until the longest lease granted before has run out, its grants do not
    * count toward an acquisition quorum (they are still undone or released
-   * as usual). On every connection rlock reads the master's uptime, and a
-   * master whose uptime is below the quarantine is held out for the
-   * difference. RLOCK_QUARANTINE_AUTO (the default): the longest lease this
-   * client has had granted so far (a client that has taken no lock yet
-   * quarantines nothing); 0: off; > 0: that many ms.
+   * as usual). On every connection rlock reads the master's run_id and
+   * uptime; when the run_id differs from the one seen before, the master
+   * restarted, and if its uptime is below the quarantine it is held out
+   * for the difference. A master's first contact cannot show a restart.
+   * RLOCK_QUARANTINE_AUTO (the default): the longest lease this client has
+   * had granted so far; 0: off; > 0: that many ms.
    */
   int64_t restart_quarantine_ms;
 } rlock_options;
@@ -313,6 +334,21 @@ RLOCK_EXTERN int rlock_extend_async(rlock *lock, uint64_t owner,
 
 /* The reentry count of an async owner: 0 if it does not hold the lock. */
 RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);
+
+/*
+ * Cancels owner's pending rlock_lock_async on lock (the oldest, if it has
+ * several): its callback runs with RLOCK_ECANCELED, and it leaves its wait
+ * queue (the unlock channel is unsubscribed after the last waiter). A
+ * grant the acquisition already had is given back. Returns 0 if one was
+ * cancelled, RLOCK_ENOTOWNER if owner has no acquisition pending on lock
+ * (it may have just completed: its callback then has run or will run with
+ * its own status), RLOCK_ECLOSED if the client is closed.
+ *
+ * Any thread: off the loop thread it blocks briefly (no Redis round trip)
+ * and the cancelled callback has run when it returns; on the loop thread
+ * it answers at once, and the cancelled callback runs before it returns.
+ */
+RLOCK_EXTERN int rlock_cancel_async(rlock *lock, uint64_t owner);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lock.h"
+#include "pubsub.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -33,6 +34,7 @@ static void fail_attempt(rl_req *req, int err, int64_t holder_pttl);
 static void on_sleep_closed(uv_handle_t *h) { free(h); }
 
 void rl_sleep_cancel(rl_req *req) {
+  rl_pubsub_leave(req);
   rl_sleep *s = req->sleep;
   if (s == NULL) return;
   req->sleep = NULL;
@@ -315,6 +317,11 @@ static void fail_attempt(rl_req *req, int err, int64_t holder_pttl) {
   uint64_t now = rl_now_ms();
   if (req->deadline != RL_FOREVER && now >= req->deadline) {
     rl_req_finish(req, err == RL_EBUSY ? RLOCK_ETIMEDOUT : err);
+    return;
+  }
+  if (err == RL_EBUSY && c->opts.wait_strategy == RLOCK_WAIT_PUBSUB) {
+    /* Held by another: sleep until its unlock message (pubsub/). */
+    rl_pubsub_wait(req, holder_pttl);
     return;
   }
   uint64_t wait = (uint64_t)c->opts.retry_delay_ms +

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lock.h"
+#include "pubsub.h"
 #include "util.h"
 #include "wait.h"
 
@@ -211,3 +212,17 @@ void rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
 }
 
 uint64_t rlock_thread_id(void) { return rl_thread_seq(); }
+
+int rlock_cancel_async(rlock *lock, uint64_t owner) {
+  if (lock == NULL) return RLOCK_EINVAL;
+  rl_client *c = lock->client;
+  rl_req req;
+  memset(&req, 0, sizeof req);
+  req.kind = RL_REQ_CANCEL;
+  rl_owner_async(c, owner, &req);
+  if (rl_client_on_loop(c)) {
+    if (c->shut_down) return RLOCK_ECLOSED;
+    return rl_pubsub_cancel(lock, req.owner, req.ownerlen);
+  }
+  return call(lock, &req);
+}

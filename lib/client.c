@@ -22,6 +22,7 @@
 
 #include "lock.h"
 #include "options.h"
+#include "pubsub.h"
 #include "round.h"
 #include "util.h"
 #include "wait.h"
@@ -147,6 +148,7 @@ static void shutdown_loop_side(rl_client *c) {
     rl_req *req = rl_container_of(c->active.next, rl_req, node);
     rl_req_finish(req, RLOCK_ECLOSED);
   }
+  rl_pubsub_close(c);
   /* Give back what is still held, so that others need not wait out the
    * leases; the release rounds end within the master timeout. The holds
    * are dropped (their wheel entries cancelled) before the wheel goes. */

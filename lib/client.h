@@ -36,7 +36,8 @@ enum rl_req_kind {
   RL_REQ_HOLD_COUNT,
   RL_REQ_PTTL,
   RL_REQ_TOKEN,
-  RL_REQ_EXTEND
+  RL_REQ_EXTEND,
+  RL_REQ_CANCEL
 };
 
 typedef struct rl_sleep rl_sleep;
@@ -69,6 +70,7 @@ typedef struct rl_req {
   /* Operation state, loop thread only. */
   struct rl_round *round; /* in flight; its data points back here */
   rl_sleep *sleep;        /* retry timer */
+  struct rl_psw *psw;     /* pubsub/: its place in a wait queue */
   int last_err;
   uint64_t granted_mask;  /* masters that granted the current acquisition */
   uint64_t token;
@@ -125,6 +127,7 @@ struct rlock_client {
   int shut_down;
   int handles_open;
   int detached; /* closed from its own loop thread */
+  struct rl_pubsub *pubsub; /* pubsub/: made on the first wait */
 };
 
 /* 1 if the calling thread runs the client's loop. */

@@ -14,6 +14,7 @@ const char *rlock_strerror(int err) {
     case RLOCK_EREDIS: return "a master answered with an error reply";
     case RLOCK_EDEADLK: return "blocking call on the client's loop thread";
     case RLOCK_ELIMIT: return "no extensions left for this acquisition";
+    case RLOCK_ECANCELED: return "the async acquisition was cancelled";
     default: return "unknown error";
   }
 }

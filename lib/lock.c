@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "pubsub.h"
 #include "wait.h"
 
 void rl_lock_ref(rlock *lock) { atomic_fetch_add(&lock->refs, 1); }
@@ -96,6 +97,7 @@ void rl_req_start(rl_req *req) {
     case RL_REQ_UNLOCK: rl_unlock_start(req); break;
     case RL_REQ_FORCE: rl_force_start(req); break;
     case RL_REQ_EXTEND: rl_extend_start(req); break;
+    case RL_REQ_CANCEL: rl_cancel_start(req); break;
     default: rl_query_start(req); break;
   }
 }

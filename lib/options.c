@@ -60,6 +60,9 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
   if (o->restart_quarantine_ms < RLOCK_QUARANTINE_AUTO ||
       o->restart_quarantine_ms > 86400000)
     return RLOCK_EINVAL;
+  if (o->wait_strategy != RLOCK_WAIT_PUBSUB &&
+      o->wait_strategy != RLOCK_WAIT_POLL)
+    return RLOCK_EINVAL;
   for (size_t i = 0; i < o->nmasters; i++)
     if (rl_url_parse(o->masters[i], &urls[i]) != 0) return RLOCK_EINVAL;
   return 0;

@@ -101,6 +101,12 @@ static void options_checks(void) {
   b.key_prefix = NULL;
   RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
   b = o;
+  b.wait_strategy = 2;
+  RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
+  b = o;
+  b.wait_strategy = RLOCK_WAIT_POLL;
+  RT_CHECK(rl_options_check(&b, urls) == 0);
+  b = o;
   b.drift_factor = -0.1;
   RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
   b = o;
@@ -176,7 +182,7 @@ static void error_names(void) {
   int codes[] = {RLOCK_OK,     RLOCK_ETIMEDOUT, RLOCK_ENOTOWNER,
                  RLOCK_ENOQUORUM, RLOCK_ELOST,  RLOCK_EINVAL,
                  RLOCK_ENOMEM, RLOCK_ECLOSED,   RLOCK_EREDIS,
-                 RLOCK_EDEADLK};
+                 RLOCK_EDEADLK, RLOCK_ECANCELED};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     RT_CHECK(codes[i] <= 0);
     RT_CHECK(strcmp(rlock_strerror(codes[i]), "unknown error") != 0);
