@@ -19,6 +19,7 @@
 
 #include "lock.h"
 #include "pubsub.h"
+#include "ops.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -224,7 +225,7 @@ static void fence_done(rl_round *r) {
   fail_attempt(req, RLOCK_ENOQUORUM, -1);
 }
 
-static const rl_round_ops fence_ops = {classify_fence, fence_done, NULL,
+const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL,
                                        NULL};
 
 static void write_back(rl_req *req) {
@@ -234,7 +235,7 @@ static void write_back(rl_req *req) {
   snprintf(ttl, sizeof ttl, "%d", RL_FENCE_TTL_MS);
   const char *argv[] = {NULL, "1", req->lock->fence, token, ttl};
   size_t len[] = {0, 1, req->lock->fencelen, strlen(token), strlen(ttl)};
-  rl_round *r = rl_round_new(c, &fence_ops, req, RL_SCRIPT_FENCE_MAX, 5,
+  rl_round *r = rl_round_new(c, &rl_fence_ops, req, RL_SCRIPT_FENCE_MAX, 5,
                              argv, len);
   if (r == NULL) {
     undo_mask(req);
@@ -303,7 +304,7 @@ static void acquire_done(rl_round *r) {
     fail_attempt(req, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
 }
 
-static const rl_round_ops acquire_ops = {classify_acquire, acquire_done,
+const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
                                          acquire_late, NULL};
 
 static void fail_attempt(rl_req *req, int err, int64_t holder_pttl) {
@@ -344,7 +345,7 @@ static void attempt(rl_req *req) {
   size_t len[] = {0,        1,           lock->keylen, lock->fencelen,
                   strlen(lease), req->ownerlen, strlen(ttl)};
   rl_round *r =
-      rl_round_new(c, &acquire_ops, req, RL_SCRIPT_ACQUIRE, 7, argv, len);
+      rl_round_new(c, &rl_acquire_ops, req, RL_SCRIPT_ACQUIRE, 7, argv, len);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lock.h"
+#include "ops.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -53,7 +54,7 @@ static void extend_done(rl_round *r) {
   }
 }
 
-static const rl_round_ops extend_ops = {classify_extend, extend_done, NULL,
+const rl_round_ops rl_extend_ops = {classify_extend, extend_done, NULL,
                                         NULL};
 
 void rl_extend_start(rl_req *req) {
@@ -83,7 +84,7 @@ void rl_extend_start(rl_req *req) {
   snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
   const char *argv[] = {NULL, "1", lock->key, lease, req->owner};
   size_t len[] = {0, 1, lock->keylen, strlen(lease), req->ownerlen};
-  rl_round *r = rl_round_new(c, &extend_ops, req, RL_SCRIPT_RENEW, 5, argv,
+  rl_round *r = rl_round_new(c, &rl_extend_ops, req, RL_SCRIPT_RENEW, 5, argv,
                              len);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "lock.h"
+#include "ops.h"
 #include "round.h"
 
 static void finish_round(rl_round *r, int status) {
@@ -30,7 +31,7 @@ static void bool_done(rl_round *r) {
     finish_round(r, r->no >= r->quorum ? 0 : rl_round_error(r));
 }
 
-static const rl_round_ops bool_ops = {classify_bool, bool_done, NULL, NULL};
+const rl_round_ops rl_bool_ops = {classify_bool, bool_done, NULL, NULL};
 
 static int classify_pttl(rl_round *r, int i, const redisReply *rep) {
   if (rep->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
@@ -66,7 +67,7 @@ static void pttl_done(rl_round *r) {
   finish_round(r, RLOCK_OK);
 }
 
-static const rl_round_ops pttl_ops = {classify_pttl, pttl_done, NULL, NULL};
+const rl_round_ops rl_pttl_ops = {classify_pttl, pttl_done, NULL, NULL};
 
 static void send_query(rl_req *req, const rl_round_ops *ops, int argc,
                        const char **argv, const size_t *len) {
@@ -89,7 +90,7 @@ void rl_query_start(rl_req *req) {
     case RL_REQ_IS_LOCKED: {
       const char *argv[] = {"EXISTS", lock->key};
       size_t len[] = {6, lock->keylen};
-      send_query(req, &bool_ops, 2, argv, len);
+      send_query(req, &rl_bool_ops, 2, argv, len);
       break;
     }
     case RL_REQ_IS_HELD: {
@@ -99,13 +100,13 @@ void rl_query_start(rl_req *req) {
       }
       const char *argv[] = {"HEXISTS", lock->key, req->owner};
       size_t len[] = {7, lock->keylen, req->ownerlen};
-      send_query(req, &bool_ops, 3, argv, len);
+      send_query(req, &rl_bool_ops, 3, argv, len);
       break;
     }
     case RL_REQ_PTTL: {
       const char *argv[] = {"PTTL", lock->key};
       size_t len[] = {4, lock->keylen};
-      send_query(req, &pttl_ops, 2, argv, len);
+      send_query(req, &rl_pttl_ops, 2, argv, len);
       break;
     }
     case RL_REQ_HOLD_COUNT:

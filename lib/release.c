@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lock.h"
+#include "ops.h"
 #include "round.h"
 #include "scripts.h"
 
@@ -52,7 +53,7 @@ static void unlock_done(rl_round *r) {
   }
 }
 
-static const rl_round_ops unlock_ops = {classify_unlock, unlock_done, NULL,
+const rl_round_ops rl_unlock_ops = {classify_unlock, unlock_done, NULL,
                                         NULL};
 
 void rl_unlock_start(rl_req *req) {
@@ -79,7 +80,7 @@ void rl_unlock_start(rl_req *req) {
   size_t len[] = {0, 1, lock->keylen, strlen(lease), req->ownerlen,
                   lock->channellen};
   rl_round *r =
-      rl_round_new(c, &unlock_ops, req, RL_SCRIPT_UNLOCK, 6, argv, len);
+      rl_round_new(c, &rl_unlock_ops, req, RL_SCRIPT_UNLOCK, 6, argv, len);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
@@ -101,13 +102,13 @@ static void force_done(rl_round *r) {
   rl_req_finish(req, r->outcome == RL_VOTE_YES ? RLOCK_OK : rl_round_error(r));
 }
 
-static const rl_round_ops force_ops = {classify_int, force_done, NULL, NULL};
+const rl_round_ops rl_force_ops = {classify_int, force_done, NULL, NULL};
 
 void rl_force_start(rl_req *req) {
   rlock *lock = req->lock;
   const char *argv[] = {NULL, "1", lock->key, lock->channel};
   size_t len[] = {0, 1, lock->keylen, lock->channellen};
-  rl_round *r = rl_round_new(lock->client, &force_ops, req, RL_SCRIPT_FORCE,
+  rl_round *r = rl_round_new(lock->client, &rl_force_ops, req, RL_SCRIPT_FORCE,
                              4, argv, len);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
@@ -130,7 +131,7 @@ static void release_round_done(rl_round *r) {
   if (--c->releasing == 0) c->release_done(c);
 }
 
-static const rl_round_ops release_ops = {classify_any, release_round_done,
+const rl_round_ops rl_release_ops = {classify_any, release_round_done,
                                          NULL, NULL};
 
 static void send_release(rl_client *c, rl_hold **hs, size_t n) {
@@ -150,7 +151,7 @@ static void send_release(rl_client *c, rl_hold **hs, size_t n) {
       argv[2 + n + k] = hs[k]->owner;
       len[2 + n + k] = hs[k]->ownerlen;
     }
-    r = rl_round_new(c, &release_ops, NULL, RL_SCRIPT_RELEASE, (int)argc,
+    r = rl_round_new(c, &rl_release_ops, NULL, RL_SCRIPT_RELEASE, (int)argc,
                      argv, len);
   }
   free(argv);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "ops.h"
 #include "scripts.h"
 #include "util.h"
 
@@ -63,6 +64,12 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
 
 static void maybe_free(rl_round *r) {
   if (r->refs > 0 || !r->decided) return;
+  if (r->ops && r->ops->release) r->ops->release(r);
+  redisFreeCommand(r->buf);
+  free(r);
+}
+
+void rl_round_discard(rl_round *r) {
   if (r->ops && r->ops->release) r->ops->release(r);
   redisFreeCommand(r->buf);
   free(r);

@@ -18,6 +18,7 @@
 
 #include "client.h"
 #include "lock.h"
+#include "ops.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -139,22 +140,28 @@ static void renew_done(rl_round *r) {
 
 static void renew_release(rl_round *r) { free(r->data); }
 
-static const rl_round_ops renew_ops = {classify_renew, renew_done, NULL,
+const rl_round_ops rl_renew_ops = {classify_renew, renew_done, NULL,
                                        renew_release};
+
+void *rl_renew_batch_new(size_t n) {
+  batch *b = calloc(1, sizeof *b + n * (sizeof(uint64_t) + 2 * sizeof(uint16_t)));
+  if (b == NULL) return NULL;
+  b->n = n;
+  b->gen = (uint64_t *)(b + 1);
+  b->ones = (uint16_t *)(b->gen + n);
+  b->zeros = b->ones + n;
+  return b;
+}
 
 static void send_batch(rl_watchdog *w, rl_hold **hs, size_t n) {
   rl_client *c = w->c;
   size_t argc = 2 + n + 1 + n;
-  batch *b = calloc(1, sizeof *b + n * (sizeof(uint64_t) + 2 * sizeof(uint16_t)));
+  batch *b = rl_renew_batch_new(n);
   const char **argv = malloc(argc * sizeof *argv);
   size_t *len = malloc(argc * sizeof *len);
   char lease[24], nkeys[24];
   rl_round *r = NULL;
   if (b != NULL && argv != NULL && len != NULL) {
-    b->n = n;
-    b->gen = (uint64_t *)(b + 1);
-    b->ones = (uint16_t *)(b->gen + n);
-    b->zeros = b->ones + n;
     int ll = snprintf(lease, sizeof lease, "%lld",
                       (long long)c->opts.watchdog_timeout_ms);
     int nl = snprintf(nkeys, sizeof nkeys, "%zu", n);
@@ -171,7 +178,7 @@ static void send_batch(rl_watchdog *w, rl_hold **hs, size_t n) {
     }
     argv[2 + n] = lease;
     len[2 + n] = (size_t)ll;
-    r = rl_round_new(c, &renew_ops, b, RL_SCRIPT_RENEW, (int)argc, argv, len);
+    r = rl_round_new(c, &rl_renew_ops, b, RL_SCRIPT_RENEW, (int)argc, argv, len);
   }
   free(argv);
   free(len);
