@@ -9,7 +9,11 @@
  * processes share, through shared memory. It prints figures; it does not
  * pass or fail.
  *
- *   contention [PROCS THREADS HOLD_MS SECONDS]   (defaults 4 4 1 5)
+ * After a release a worker pauses GAP_MS before it tries again, so that
+ * the lock goes to a waiter instead of straight back to the thread that
+ * released it: hand-off then measures waking, not re-acquiring.
+ *
+ *   contention [PROCS THREADS HOLD_MS SECONDS [GAP_MS]]   (defaults 4 4 1 5 2)
  */
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -36,7 +40,7 @@ typedef struct shared {
   uint64_t samples[MAX_SAMPLES]; /* hand-off latencies, ns */
 } shared;
 
-static int procs = 4, threads = 4, hold_ms = 1, seconds = 5;
+static int procs = 4, threads = 4, hold_ms = 1, seconds = 5, gap_ms = 2;
 static shared *sh;
 static uint64_t stop_ns;
 static rt_redis srv;
@@ -75,6 +79,7 @@ static void *worker(void *p) {
     if (hold_ms > 0) sleep_ms(hold_ms);
     atomic_store(&sh->released_ns, mono_ns());
     if (rlock_unlock(a->lock) != 0) atomic_fetch_add(&sh->errors, 1);
+    if (gap_ms > 0) sleep_ms(gap_ms);
   }
   return NULL;
 }
@@ -146,12 +151,12 @@ static void run(const char *name, int strategy) {
   if (ns > MAX_SAMPLES) ns = MAX_SAMPLES;
   qsort(sh->samples, (size_t)ns, sizeof sh->samples[0], cmp_u64);
   printf("{\"bench\":\"contention\",\"strategy\":\"%s\",\"procs\":%d,"
-         "\"threads\":%d,\"hold_ms\":%d,\"seconds\":%.2f,"
+         "\"threads\":%d,\"hold_ms\":%d,\"gap_ms\":%d,\"seconds\":%.2f,"
          "\"acquisitions\":%ld,\"acq_per_sec\":%.1f,"
          "\"handoff_p50_us\":%.1f,\"handoff_p99_us\":%.1f,"
          "\"worker_min\":%ld,\"worker_max\":%ld,\"errors\":%d,"
          "\"failed_procs\":%d}\n",
-         name, procs, threads, hold_ms, elapsed, total,
+         name, procs, threads, hold_ms, gap_ms, elapsed, total,
          (double)total / elapsed, pct_us(sh->samples, ns, 0.50),
          pct_us(sh->samples, ns, 0.99), mn, mx, atomic_load(&sh->errors),
          bad);
@@ -181,15 +186,17 @@ static void ping_baseline(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 5) {
+  if (argc == 5 || argc == 6) {
     procs = atoi(argv[1]);
     threads = atoi(argv[2]);
     hold_ms = atoi(argv[3]);
     seconds = atoi(argv[4]);
+    if (argc == 6) gap_ms = atoi(argv[5]);
   }
   if (procs < 1 || threads < 1 || procs * threads > MAX_WORKERS ||
-      hold_ms < 0 || seconds < 1 || seconds > 60) {
-    fprintf(stderr, "usage: contention [PROCS THREADS HOLD_MS SECONDS]\n");
+      hold_ms < 0 || seconds < 1 || seconds > 60 || gap_ms < 0) {
+    fprintf(stderr,
+            "usage: contention [PROCS THREADS HOLD_MS SECONDS [GAP_MS]]\n");
     return 2;
   }
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
