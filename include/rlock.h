@@ -93,6 +93,18 @@ typedef struct rlock_client rlock_client;
 typedef struct rlock rlock;
 struct uv_loop_s;
 
+/* Log levels, most severe first. */
+#define RLOCK_LOG_ERROR 0
+#define RLOCK_LOG_WARN 1
+#define RLOCK_LOG_INFO 2
+#define RLOCK_LOG_DEBUG 3
+
+/*
+ * A log line, without a newline. It runs on the loop thread and must not
+ * call blocking rlock functions; msg is valid during the call only.
+ */
+typedef void (*rlock_log_cb)(int level, const char *msg, void *arg);
+
 /* Options of a client. Fill with rlock_options_init(), then set fields. */
 typedef struct rlock_options {
   /*
@@ -163,6 +175,14 @@ typedef struct rlock_options {
    * had granted so far; 0: off; > 0: that many ms.
    */
   int64_t restart_quarantine_ms;
+  /*
+   * Logging. rlock prints nothing by itself; with log_cb set, it reports
+   * connection changes, restarts noticed, error replies, renewal failures
+   * and lost locks at log_level and above (default RLOCK_LOG_INFO).
+   */
+  rlock_log_cb log_cb;
+  void *log_arg;
+  int log_level;
 } rlock_options;
 
 #define RLOCK_QUARANTINE_AUTO (-1)
@@ -349,6 +369,72 @@ RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);
  * it answers at once, and the cancelled callback runs before it returns.
  */
 RLOCK_EXTERN int rlock_cancel_async(rlock *lock, uint64_t owner);
+
+/*
+ * Metrics, cheap enough to stay on: counters kept with relaxed atomics and
+ * read without stopping anything. A snapshot may be taken from any thread.
+ */
+#define RLOCK_HIST_BUCKETS 12
+#define RLOCK_METRICS_MASTERS 64
+
+/* A histogram of durations: buckets[i] counts the observations of at most
+ * le_ms[i] ms (cumulative, as Prometheus has it); the last bound is
+ * infinite (le_ms < 0). */
+typedef struct rlock_histogram {
+  double le_ms[RLOCK_HIST_BUCKETS];
+  uint64_t buckets[RLOCK_HIST_BUCKETS];
+  uint64_t count;
+  double sum_ms;
+} rlock_histogram;
+
+typedef struct rlock_master_metrics {
+  char address[272];   /* host:port or the socket path; no password */
+  int up;              /* the command connection is connected now */
+  uint64_t timeouts;   /* commands that passed the master timeout */
+  uint64_t errors;     /* error replies (OOM, READONLY, NOAUTH...) */
+  uint64_t reconnects; /* connections after the first */
+  uint64_t restarts;   /* restarts noticed (run_id changed) */
+} rlock_master_metrics;
+
+typedef struct rlock_metrics {
+  uint64_t acquisitions;         /* successful lock/trylock, async too */
+  uint64_t failed_timedout;      /* acquisitions ended by the wait */
+  uint64_t failed_noquorum;
+  uint64_t failed_redis;
+  uint64_t failed_closed;
+  uint64_t failed_canceled;
+  uint64_t failed_other;         /* invalid, out of memory */
+  uint64_t releases;             /* last unlocks that released a lock */
+  uint64_t renewals;             /* watchdog renewals that held */
+  uint64_t renewal_failures;     /* renewals that missed a majority */
+  uint64_t locks_lost;
+  int64_t locks_held;            /* (key, owner) holds right now */
+  int64_t waiters;               /* acquisitions waiting right now */
+  rlock_histogram wait;          /* request to acquisition */
+  rlock_histogram hold;          /* first acquisition to release or loss */
+  size_t nmasters;
+  rlock_master_metrics masters[RLOCK_METRICS_MASTERS];
+} rlock_metrics;
+
+/* Fills *m. 0, or RLOCK_EINVAL. */
+RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
+                                        rlock_metrics *m);
+
+/*
+ * Writes the metrics in the Prometheus text exposition format (version
+ * 0.0.4) to buf, NUL-terminated, like snprintf: returns the length the
+ * whole text needs (excluding the NUL), so a return >= size means it was
+ * cut; negative on error. Names: rlock_acquisitions_total,
+ * rlock_acquire_failures_total{reason}, rlock_releases_total,
+ * rlock_renewals_total, rlock_renewal_failures_total,
+ * rlock_locks_lost_total, rlock_locks_held, rlock_waiters,
+ * rlock_wait_seconds and rlock_hold_seconds (histograms), and per master
+ * rlock_master_up, rlock_master_timeouts_total, rlock_master_errors_total,
+ * rlock_master_reconnects_total, rlock_master_restarts_total, labelled
+ * master="<index>",address="<host:port>".
+ */
+RLOCK_EXTERN int rlock_metrics_prometheus(rlock_client *client, char *buf,
+                                          size_t size);
 
 #ifdef __cplusplus
 }

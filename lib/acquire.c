@@ -165,6 +165,7 @@ static void commit(rl_req *req) {
     h->token = req->token;
     h->acquired_ms = req->t_start;
     h->gen = ++c->hold_gen;
+    RL_ADD(c->metrics.locks_held, 1);
     h->owner_id = req->owner_id;
     h->owner_is_thread = req->owner_is_thread;
     h->lock = req->lock;

@@ -29,6 +29,7 @@ static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
   req->kind = RL_REQ_ACQUIRE;
   req->watchdog = lease_ms == RLOCK_WATCHDOG;
   req->lease_ms = req->watchdog ? c->opts.watchdog_timeout_ms : lease_ms;
+  req->t_post = rl_now_ms();
   if (wait_ms == RLOCK_WAIT_FOREVER) {
     req->deadline = RL_FOREVER;
   } else {

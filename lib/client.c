@@ -78,6 +78,22 @@ size_t rlock_client_last_error(rlock_client *c, char *buf, size_t size) {
   return len;
 }
 
+static void count_acquire(rl_client *c, rl_req *req, int status) {
+  rl_metrics *m = &c->metrics;
+  switch (status) {
+    case RLOCK_OK:
+      RL_ADD(m->acquisitions, 1);
+      rl_hist_observe(&m->wait, rl_now_ms() - req->t_post);
+      break;
+    case RLOCK_ETIMEDOUT: RL_ADD(m->failed_timedout, 1); break;
+    case RLOCK_ENOQUORUM: RL_ADD(m->failed_noquorum, 1); break;
+    case RLOCK_EREDIS: RL_ADD(m->failed_redis, 1); break;
+    case RLOCK_ECLOSED: RL_ADD(m->failed_closed, 1); break;
+    case RLOCK_ECANCELED: RL_ADD(m->failed_canceled, 1); break;
+    default: RL_ADD(m->failed_other, 1); break;
+  }
+}
+
 void rl_req_finish(rl_req *req, int status) {
   rl_list_remove(&req->node);
   if (req->round != NULL) {
@@ -87,6 +103,7 @@ void rl_req_finish(rl_req *req, int status) {
   }
   rl_sleep_cancel(req);
   req->status = status;
+  if (req->kind == RL_REQ_ACQUIRE) count_acquire(req->lock->client, req, status);
   if (req->waiter != NULL) {
     rl_waiter *w = req->waiter;
     uv_mutex_lock(&w->mu);
@@ -154,6 +171,14 @@ static void shutdown_loop_side(rl_client *c) {
    * are dropped (their wheel entries cancelled) before the wheel goes. */
   rl_release_all(c, close_connections);
   rl_watchdog_close(&c->watchdog, on_async_closed);
+}
+
+static void conn_log(rl_conn *conn, int level, const char *msg) {
+  rl_client *c = conn->data;
+  if (conn->url.kind == RL_URL_UNIX)
+    rl_log(c, level, "master %s: %s", conn->url.path, msg);
+  else
+    rl_log(c, level, "master %s:%d: %s", conn->url.host, conn->url.port, msg);
 }
 
 /* The quarantine of a master up for uptime_ms; see rlock_options. */
@@ -263,6 +288,7 @@ int rlock_client_open(rlock_client **out, const rlock_options *opts) {
   for (int i = 0; i < c->nmasters; i++) {
     c->conns[i].data = c;
     c->conns[i].quarantine_for = quarantine_for;
+    c->conns[i].on_log = conn_log;
     c->conns[i].on_closed = on_conn_closed;
     rl_conn_start(&c->conns[i], c->loop, &urls[i], &c->conn_cfg);
   }

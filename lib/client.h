@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "holds.h"
 #include "list.h"
+#include "metrics.h"
 #include "rlock.h"
 #include "watchdog.h"
 
@@ -59,6 +60,7 @@ typedef struct rl_req {
   int64_t lease_ms;      /* resolved: never RLOCK_WATCHDOG here */
   int watchdog;          /* lease_ms came from RLOCK_WATCHDOG */
   uint64_t deadline;     /* monotonic ms, RL_FOREVER for no deadline */
+  uint64_t t_post;       /* monotonic ms when the call was made */
   /* Completion. */
   rl_waiter *waiter;     /* blocking */
   int finished;          /* blocking: set under the waiter's mutex */
@@ -121,6 +123,7 @@ struct rlock_client {
   rl_holds holds;
   uint64_t hold_gen; /* the last rl_hold.gen handed out */
   uint64_t max_lease_granted; /* ms: the longest lease this client got */
+  rl_metrics metrics;
   rl_watchdog watchdog;
   int releasing;     /* close: release rounds still out */
   void (*release_done)(rl_client *c);

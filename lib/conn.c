@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "adapter.h"
+#include "rlock.h"
 #include "scripts.h"
 #include "util.h"
 
@@ -31,8 +32,20 @@ static void connect_now(rl_conn *conn);
 static void on_timer(uv_timer_t *t);
 static void on_retry(uv_timer_t *t);
 
+static void conn_log(rl_conn *conn, int level, const char *msg) {
+  if (conn->on_log) conn->on_log(conn, level, msg);
+}
+
 static void set_state(rl_conn *conn, int state) {
+  int was_up = conn->state == RL_CONN_READY;
   conn->state = state;
+  atomic_store(&conn->up, state == RL_CONN_READY);
+  if (state == RL_CONN_READY)
+    conn_log(conn, RLOCK_LOG_INFO, "connected");
+  else if (was_up && state == RL_CONN_DOWN)
+    conn_log(conn, RLOCK_LOG_WARN, conn->err[0] ? conn->err : "disconnected");
+  else if (state == RL_CONN_DOWN && conn->err[0])
+    conn_log(conn, RLOCK_LOG_DEBUG, conn->err);
   if (conn->on_state) conn->on_state(conn, state);
 }
 
@@ -169,6 +182,7 @@ static void on_setup_reply(redisAsyncContext *ac, void *r, void *privdata) {
   redisReply *reply = r;
   if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
     snprintf(conn->err, sizeof conn->err, "%s", reply->str);
+    conn_log(conn, RLOCK_LOG_ERROR, conn->err);
     redisAsyncDisconnect(ac);
   }
 }
@@ -201,6 +215,7 @@ static void on_info(redisAsyncContext *ac, void *r, void *privdata) {
     if (conn->run_id[0] != '\0' && strcmp(conn->run_id, now_id) != 0) {
       conn->restarts++;
       restarted = 1;
+      conn_log(conn, RLOCK_LOG_WARN, "restarted (run_id changed)");
     }
     memcpy(conn->run_id, now_id, n + 1);
   }
@@ -208,6 +223,12 @@ static void on_info(redisAsyncContext *ac, void *r, void *privdata) {
     uint64_t uptime_ms = strtoull(up + 18, NULL, 10) * 1000;
     uint64_t q = conn->quarantine_for(conn, uptime_ms);
     conn->quarantine_until = q > 0 ? rl_now_ms() + q : 0;
+    if (q > 0) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "quarantined for %llu ms after a restart",
+               (unsigned long long)q);
+      conn_log(conn, RLOCK_LOG_WARN, msg);
+    }
   }
 }
 

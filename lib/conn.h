@@ -13,6 +13,7 @@
 #define RL_CONN_H
 
 #include <hiredis/async.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -71,12 +72,15 @@ struct rl_conn {
   int handles_open;
   rl_list pending;
   uint64_t backoff_ms;
-  uint64_t connects;   /* successful connections so far */
-  uint64_t timeouts;   /* commands that passed their deadline */
+  /* Counters, read by metrics snapshots from any thread. */
+  atomic_uint_fast64_t connects; /* successful connections so far */
+  atomic_uint_fast64_t timeouts; /* commands that passed their deadline */
+  atomic_uint_fast64_t errors;   /* error replies */
+  atomic_int up;                 /* 1 while READY */
   /* Restart detection: the master's run_id at the last connection, and
    * until when (monotonic ms) its grants do not count (quarantine). */
   char run_id[48];
-  uint64_t restarts;
+  atomic_uint_fast64_t restarts;
   uint64_t quarantine_until;
   /* Returns the quarantine length for a master up for uptime_ms. */
   uint64_t (*quarantine_for)(rl_conn *conn, uint64_t uptime_ms);
@@ -84,6 +88,8 @@ struct rl_conn {
   rl_conn_state_cb on_state;
   void *data;
   void (*on_closed)(rl_conn *conn); /* after rl_conn_close's handles close */
+  /* Reports connection events for the client's log; optional. */
+  void (*on_log)(rl_conn *conn, int level, const char *msg);
 };
 
 /* Initializes and starts connecting. 0 or a negative libuv error. */

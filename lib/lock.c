@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "util.h"
 #include "pubsub.h"
 #include "wait.h"
 
@@ -86,6 +87,8 @@ void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
 
 void rl_hold_drop(rl_client *c, rl_hold *h) {
   rl_watchdog_cancel(&c->watchdog, h);
+  RL_ADD(c->metrics.locks_held, -1);
+  rl_hist_observe(&c->metrics.hold, rl_now_ms() - h->acquired_ms);
   rlock *lock = h->lock;
   rl_holds_remove(&c->holds, h);
   if (lock != NULL) rl_lock_unref(lock);

@@ -27,6 +27,7 @@ void rlock_options_init(rlock_options *o) {
   o->watchdog_batch = 100;
   o->max_extensions = 10;
   o->restart_quarantine_ms = RLOCK_QUARANTINE_AUTO;
+  o->log_level = RLOCK_LOG_INFO;
 }
 
 static int prefix_ok(const char *p) {

@@ -39,7 +39,10 @@ static void unlock_done(rl_round *r) {
   rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
                              req->owner, req->ownerlen);
   if (r->outcome == RL_VOTE_YES) {
-    if (h != NULL && --h->count <= 0) rl_hold_drop(c, h);
+    if (h != NULL && --h->count <= 0) {
+      RL_ADD(c->metrics.releases, 1);
+      rl_hold_drop(c, h);
+    }
     rl_req_finish(req, h != NULL ? RLOCK_OK : RLOCK_ENOTOWNER);
   } else if (r->no >= r->quorum) {
     if (h != NULL) rl_hold_drop(c, h);

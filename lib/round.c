@@ -119,6 +119,7 @@ static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
     if (reply != NULL) {
       if (reply->type == REDIS_REPLY_ERROR) {
         sl->error_reply = 1;
+        r->client->conns[i].errors++;
         rl_client_note_error(r->client, reply->str, reply->len);
       } else {
         vote = r->ops->classify(r, i, reply);

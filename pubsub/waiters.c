@@ -147,6 +147,7 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
   w->req = req;
   req->psw = w;
   rl_list_push_back(&ch->waiters, &w->node);
+  RL_ADD(c->metrics.waiters, 1);
   w->state = W_SLEEPING;
   uv_timer_start(&w->timer, on_timer, sleep_ms(req, holder_pttl), 0);
   /* Only now, with the waiter queued: a confirmation may come at once. */
@@ -169,6 +170,7 @@ void rl_pubsub_leave(rl_req *req) {
   int pass = (w->woken || w->state == W_WAKING || w->poked) &&
              !owner_holds(req) && !rl_client_closing(req->lock->client);
   rl_list_remove(&w->node);
+  RL_ADD(req->lock->client->metrics.waiters, -1);
   w->req = NULL;
   uv_close((uv_handle_t *)&w->timer, on_psw_closed);
   if (pass) wake_first(ch);

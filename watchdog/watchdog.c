@@ -61,6 +61,9 @@ void rl_hold_lost(rl_client *c, rl_hold *h) {
   if (h->lost) return;
   h->lost = 1;
   c->watchdog.lost++;
+  RL_ADD(c->metrics.locks_lost, 1);
+  rl_log(c, RLOCK_LOG_ERROR, "lock %.*s lost by %.*s", (int)h->keylen, h->key,
+         (int)h->ownerlen, h->owner);
   rl_watchdog_cancel(&c->watchdog, h);
   rlock *lock = h->lock;
   rlock_lost_cb cb = lock ? atomic_load(&lock->lost_cb) : NULL;
@@ -118,6 +121,7 @@ static void renew_done(rl_round *r) {
       continue; /* released, replaced, or already re-armed */
     if (b->ones[k] >= r->quorum && fresh) {
       w->renewed++;
+      RL_ADD(c->metrics.renewals, 1);
       h->valid_until_ms = r->t_start + (uint64_t)(lease - drift);
       arm(w, h, w->period_ms);
       continue;
@@ -127,6 +131,9 @@ static void renew_done(rl_round *r) {
       continue;
     }
     w->failed++;
+    RL_ADD(c->metrics.renewal_failures, 1);
+    rl_log(c, RLOCK_LOG_WARN, "renewal of %.*s missed a majority",
+           (int)h->keylen, h->key);
     uint64_t left = h->valid_until_ms > now ? h->valid_until_ms - now : 0;
     if (left <= 2 * mt) {
       rl_hold_lost(c, h); /* no time for another round: say so now */

@@ -1,0 +1,191 @@
+/*
+ * Metrics snapshots, the Prometheus text format, and the log helper. The
+ * exposition is written by hand (no allocation): an operator's scrape
+ * must not be able to disturb the locks.
+ */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+
+static const double bounds_ms[RLOCK_HIST_BUCKETS] = {
+    1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000, 30000, -1};
+
+void rl_hist_observe(rl_hist *h, uint64_t ms) {
+  int i = 0;
+  while (i < RLOCK_HIST_BUCKETS - 1 && (double)ms > bounds_ms[i]) i++;
+  RL_ADD(h->buckets[i], 1);
+  RL_ADD(h->count, 1);
+  RL_ADD(h->sum_us, ms * 1000);
+}
+
+void rl_log(rl_client *c, int level, const char *fmt, ...) {
+  if (c->opts.log_cb == NULL || level > c->opts.log_level) return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  c->opts.log_cb(level, msg, c->opts.log_arg);
+}
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+static void hist_snapshot(const rl_hist *h, rlock_histogram *out) {
+  uint64_t cum = 0;
+  for (int i = 0; i < RLOCK_HIST_BUCKETS; i++) {
+    cum += LOAD(h->buckets[i]);
+    out->buckets[i] = cum;
+    out->le_ms[i] = bounds_ms[i];
+  }
+  out->count = LOAD(h->count);
+  out->sum_ms = (double)LOAD(h->sum_us) / 1000.0;
+}
+
+int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
+  if (c == NULL || m == NULL) return RLOCK_EINVAL;
+  memset(m, 0, sizeof *m);
+  const rl_metrics *s = &c->metrics;
+  m->acquisitions = LOAD(s->acquisitions);
+  m->failed_timedout = LOAD(s->failed_timedout);
+  m->failed_noquorum = LOAD(s->failed_noquorum);
+  m->failed_redis = LOAD(s->failed_redis);
+  m->failed_closed = LOAD(s->failed_closed);
+  m->failed_canceled = LOAD(s->failed_canceled);
+  m->failed_other = LOAD(s->failed_other);
+  m->releases = LOAD(s->releases);
+  m->renewals = LOAD(s->renewals);
+  m->renewal_failures = LOAD(s->renewal_failures);
+  m->locks_lost = LOAD(s->locks_lost);
+  m->locks_held = LOAD(s->locks_held);
+  m->waiters = LOAD(s->waiters);
+  hist_snapshot(&s->wait, &m->wait);
+  hist_snapshot(&s->hold, &m->hold);
+  m->nmasters = (size_t)c->nmasters;
+  for (int i = 0; i < c->nmasters && i < RLOCK_METRICS_MASTERS; i++) {
+    const rl_conn *cn = &c->conns[i];
+    rlock_master_metrics *mm = &m->masters[i];
+    if (cn->url.kind == RL_URL_UNIX)
+      snprintf(mm->address, sizeof mm->address, "%.200s", cn->url.path);
+    else if (strchr(cn->url.host, ':') != NULL)
+      snprintf(mm->address, sizeof mm->address, "[%.255s]:%d", cn->url.host,
+               cn->url.port);
+    else
+      snprintf(mm->address, sizeof mm->address, "%.255s:%d", cn->url.host,
+               cn->url.port);
+    mm->up = LOAD(cn->up);
+    mm->timeouts = LOAD(cn->timeouts);
+    mm->errors = LOAD(cn->errors);
+    uint64_t connects = LOAD(cn->connects);
+    mm->reconnects = connects > 0 ? connects - 1 : 0;
+    mm->restarts = LOAD(cn->restarts);
+  }
+  return 0;
+}
+
+/* An snprintf that keeps counting past the end of the buffer. */
+typedef struct out {
+  char *buf;
+  size_t size, len;
+} out;
+
+static void put(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(out *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  size_t room = o->len < o->size ? o->size - o->len : 0;
+  int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
+  va_end(ap);
+  if (n > 0) o->len += (size_t)n;
+}
+
+static void counter(out *o, const char *name, const char *help, uint64_t v) {
+  put(o, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+      (unsigned long long)v);
+}
+
+static void gauge(out *o, const char *name, const char *help, int64_t v) {
+  put(o, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name, name,
+      (long long)v);
+}
+
+static void histogram(out *o, const char *name, const char *help,
+                      const rlock_histogram *h) {
+  put(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+  for (int i = 0; i < RLOCK_HIST_BUCKETS; i++) {
+    if (h->le_ms[i] < 0)
+      put(o, "%s_bucket{le=\"+Inf\"} %llu\n", name,
+          (unsigned long long)h->buckets[i]);
+    else
+      put(o, "%s_bucket{le=\"%g\"} %llu\n", name, h->le_ms[i] / 1000.0,
+          (unsigned long long)h->buckets[i]);
+  }
+  put(o, "%s_sum %.6f\n%s_count %llu\n", name, h->sum_ms / 1000.0, name,
+      (unsigned long long)h->count);
+}
+
+static void per_master(out *o, const rlock_metrics *m, const char *name,
+                       const char *type, const char *help, int which) {
+  put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  for (size_t i = 0; i < m->nmasters && i < RLOCK_METRICS_MASTERS; i++) {
+    const rlock_master_metrics *mm = &m->masters[i];
+    uint64_t v = which == 0   ? (uint64_t)mm->up
+                 : which == 1 ? mm->timeouts
+                 : which == 2 ? mm->errors
+                 : which == 3 ? mm->reconnects
+                              : mm->restarts;
+    put(o, "%s{master=\"%zu\",address=\"", name, i);
+    for (const char *p = mm->address; *p; p++) /* label escaping */
+      put(o, "%s%c", (*p == '"' || *p == '\\') ? "\\" : "", *p);
+    put(o, "\"} %llu\n", (unsigned long long)v);
+  }
+}
+
+int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
+  if (c == NULL || (buf == NULL && size > 0)) return RLOCK_EINVAL;
+  rlock_metrics m;
+  rlock_metrics_snapshot(c, &m);
+  out o = {buf, size, 0};
+  counter(&o, "rlock_acquisitions_total", "Successful acquisitions.",
+          m.acquisitions);
+  put(&o, "# HELP rlock_acquire_failures_total Acquisitions that failed, "
+          "by reason.\n# TYPE rlock_acquire_failures_total counter\n");
+  const struct {
+    const char *reason;
+    uint64_t v;
+  } f[] = {{"timeout", m.failed_timedout}, {"no_quorum", m.failed_noquorum},
+           {"redis", m.failed_redis},      {"closed", m.failed_closed},
+           {"canceled", m.failed_canceled}, {"other", m.failed_other}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    put(&o, "rlock_acquire_failures_total{reason=\"%s\"} %llu\n", f[i].reason,
+        (unsigned long long)f[i].v);
+  counter(&o, "rlock_releases_total", "Last unlocks that released a lock.",
+          m.releases);
+  counter(&o, "rlock_renewals_total", "Watchdog renewals that held.",
+          m.renewals);
+  counter(&o, "rlock_renewal_failures_total",
+          "Watchdog renewals that missed a majority.", m.renewal_failures);
+  counter(&o, "rlock_locks_lost_total", "Held locks found lost.",
+          m.locks_lost);
+  gauge(&o, "rlock_locks_held", "Locks held by this client now.",
+        m.locks_held);
+  gauge(&o, "rlock_waiters", "Acquisitions waiting now.", m.waiters);
+  histogram(&o, "rlock_wait_seconds", "From request to acquisition.",
+            &m.wait);
+  histogram(&o, "rlock_hold_seconds",
+            "From first acquisition to release or loss.", &m.hold);
+  per_master(&o, &m, "rlock_master_up", "gauge",
+             "1 if the command connection is up.", 0);
+  per_master(&o, &m, "rlock_master_timeouts_total", "counter",
+             "Commands that passed the master timeout.", 1);
+  per_master(&o, &m, "rlock_master_errors_total", "counter",
+             "Error replies.", 2);
+  per_master(&o, &m, "rlock_master_reconnects_total", "counter",
+             "Connections after the first.", 3);
+  per_master(&o, &m, "rlock_master_restarts_total", "counter",
+             "Restarts noticed (run_id changed).", 4);
+  return o.len > (size_t)INT32_MAX ? RLOCK_ENOMEM : (int)o.len;
+}

@@ -1,0 +1,39 @@
+/*
+ * Metrics and logging inside the library. Counters are relaxed atomics:
+ * the loop thread writes them and any thread may read a snapshot, with no
+ * lock and no cost worth measuring on the paths that count.
+ */
+#ifndef RL_METRICS_H
+#define RL_METRICS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "rlock.h"
+
+typedef struct rl_hist {
+  atomic_uint_fast64_t buckets[RLOCK_HIST_BUCKETS]; /* not cumulative */
+  atomic_uint_fast64_t count;
+  atomic_uint_fast64_t sum_us;
+} rl_hist;
+
+typedef struct rl_metrics {
+  atomic_uint_fast64_t acquisitions, releases;
+  atomic_uint_fast64_t failed_timedout, failed_noquorum, failed_redis,
+      failed_closed, failed_canceled, failed_other;
+  atomic_uint_fast64_t renewals, renewal_failures, locks_lost;
+  atomic_int_fast64_t locks_held, waiters;
+  rl_hist wait, hold;
+} rl_metrics;
+
+#define RL_ADD(field, n) \
+  atomic_fetch_add_explicit(&(field), (n), memory_order_relaxed)
+
+void rl_hist_observe(rl_hist *h, uint64_t ms);
+
+struct rlock_client;
+/* Logs at level if the client's log callback wants it. */
+void rl_log(struct rlock_client *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
