@@ -99,6 +99,15 @@ static void cleanup(void *p) {
   uv_close((uv_handle_t *)&a->poll, on_close);
 }
 
+void rl_adapter_flush(redisAsyncContext *ac) {
+  rl_adapter *a = ac->ev.data;
+  if (a == NULL || !(a->events & UV_WRITABLE)) return;
+  if (a->guard_sigpipe)
+    guarded_write(a);
+  else
+    redisAsyncHandleWrite(ac);
+}
+
 int rl_adapter_attach(redisAsyncContext *ac, uv_loop_t *loop,
                       int guard_sigpipe) {
   if (ac->ev.data != NULL) return UV_EEXIST;

@@ -22,4 +22,11 @@
 int rl_adapter_attach(redisAsyncContext *ac, uv_loop_t *loop,
                       int guard_sigpipe);
 
+/*
+ * Writes what hiredis has buffered for ac now, instead of at the next
+ * writable event of the loop (one poll round later), honouring the
+ * SIGPIPE guard. For a context this adapter is attached to.
+ */
+void rl_adapter_flush(redisAsyncContext *ac);
+
 #endif

@@ -137,6 +137,10 @@ static void on_async(uv_async_t *a) {
     else
       rl_req_start(req);
   }
+  /* Everything this batch queued goes out now, in one write per master,
+   * rather than one poll round later. */
+  if (!c->shut_down)
+    for (int i = 0; i < c->nmasters; i++) rl_conn_flush(&c->conns[i]);
   if (close) shutdown_loop_side(c);
 }
 

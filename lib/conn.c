@@ -143,6 +143,11 @@ int rl_conn_send(rl_conn *conn, const char *buf, size_t len,
   return 0;
 }
 
+void rl_conn_flush(rl_conn *conn) {
+  if (conn->state == RL_CONN_READY && conn->ac != NULL)
+    rl_adapter_flush(conn->ac);
+}
+
 /* Reads replies already waiting in the socket, without blocking. */
 static void drain_socket(rl_conn *conn) {
   if (conn->ac == NULL || conn->state != RL_CONN_READY) return;

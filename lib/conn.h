@@ -108,6 +108,10 @@ int rl_conn_send(rl_conn *conn, const char *buf, size_t len,
 /* 1 while the master's grants must not count toward a quorum. */
 int rl_conn_quarantined(const rl_conn *conn);
 
+/* Writes the commands sent since the last flush now (see
+ * rl_adapter_flush). */
+void rl_conn_flush(rl_conn *conn);
+
 /* 1 if commands can be sent now. */
 static inline int rl_conn_ready(const rl_conn *conn) {
   return conn->state == RL_CONN_READY;
