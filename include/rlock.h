@@ -263,6 +263,12 @@ RLOCK_EXTERN int rlock_trylock(rlock *lock, int64_t wait_ms,
  * key and publishes an unlock message. Returns RLOCK_ENOTOWNER if the
  * thread holds no lock here (and leaves another's lock alone), RLOCK_ELOST
  * if it held it but the lock has since expired or been taken away.
+ *
+ * If a majority cannot be reached (RLOCK_ENOQUORUM, RLOCK_EREDIS), the
+ * hold ends anyway and must not be retried: rlock sends a release to
+ * every master, best effort, and forgets the hold; outer reentrant levels
+ * are lost (a later rlock_unlock says RLOCK_ELOST), and the lock is free at
+ * the latest when its lease runs out (it is no longer renewed).
  */
 RLOCK_EXTERN int rlock_unlock(rlock *lock);
 

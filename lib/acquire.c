@@ -63,18 +63,17 @@ static void sleep_then_attempt(rl_req *req, uint64_t ms) {
 }
 
 /* Argument positions in an acquire round (after EVALSHA sha). */
-enum { A_KEY = 3, A_LEASE = 5, A_OWNER = 6 };
+enum { A_KEY = 3, A_OWNER = 6 };
 
 void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
-                   const char *owner, size_t ownerlen, const char *lease,
-                   int idx) {
+                   const char *owner, size_t ownerlen, int idx) {
   char channel[RL_OWNER_MAX + 600];
   if (keylen + 4 > sizeof channel) return;
   memcpy(channel, key, keylen);
   memcpy(channel + keylen, ":ch", 4);
-  const char *argv[] = {NULL, "1", key, lease, owner, channel};
-  size_t len[] = {0, 1, keylen, strlen(lease), ownerlen, keylen + 3};
-  rl_round *u = rl_round_new(c, NULL, NULL, RL_SCRIPT_UNLOCK, 6, argv, len);
+  const char *argv[] = {NULL, "1", key, owner, channel};
+  size_t len[] = {0, 1, keylen, ownerlen, keylen + 3};
+  rl_round *u = rl_round_new(c, NULL, NULL, RL_SCRIPT_UNDO, 5, argv, len);
   if (u != NULL) rl_round_send_one(u, idx);
   /* Out of memory: the grant expires with its lease. */
 }
@@ -83,7 +82,7 @@ static void undo_slot(rl_round *r, int i) {
   const rl_argv *a = &r->args;
   r->slot[i].granted = 0;
   rl_undo_grant(r->client, a->argv[A_KEY], a->argvlen[A_KEY],
-                a->argv[A_OWNER], a->argvlen[A_OWNER], a->argv[A_LEASE], i);
+                a->argv[A_OWNER], a->argvlen[A_OWNER], i);
 }
 
 /* Undoes every grant of a round whose acquisition is not kept. */
@@ -154,10 +153,8 @@ static void commit(rl_req *req) {
     if (h == NULL) {
       for (int i = 0; i < c->nmasters; i++)
         if (req->granted_mask & (1ull << i)) {
-          char lease[24];
-          snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
           rl_undo_grant(c, req->lock->key, req->lock->keylen, req->owner,
-                        req->ownerlen, lease, i);
+                        req->ownerlen, i);
         }
       rl_req_finish(req, RLOCK_ENOMEM);
       return;
@@ -172,20 +169,19 @@ static void commit(rl_req *req) {
     rl_lock_ref(h->lock);
     rl_wheel_node_init(&h->wd);
   }
+  /* Grants never shorten a TTL, so a reentrant acquisition keeps the
+   * longer of the two leases, and the watchdog once it has it. */
+  int first = h->count == 0;
   h->count++;
-  h->lease_ms = req->lease_ms;
+  if (first || req->lease_ms > h->lease_ms) h->lease_ms = req->lease_ms;
   if ((uint64_t)req->lease_ms > c->max_lease_granted)
     c->max_lease_granted = (uint64_t)req->lease_ms;
-  h->watchdog = req->watchdog;
-  h->extensions = 0;
-  /* The latest acquisition set the key's TTL, so it decides whether the
-   * watchdog keeps the lock. */
-  if (h->watchdog && !h->wd.armed)
-    rl_watchdog_start(&c->watchdog, h);
-  else if (!h->watchdog)
-    rl_watchdog_cancel(&c->watchdog, h);
-  h->valid_until_ms =
+  if (first) h->extensions = 0;
+  h->watchdog = h->watchdog || req->watchdog;
+  if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, h);
+  uint64_t valid =
       req->t_start + (uint64_t)(req->lease_ms - drift_ms(c, req->lease_ms));
+  if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
   req->out_u64 = h->token;
   req->count = h->count;
   rl_req_finish(req, RLOCK_OK);
@@ -199,12 +195,10 @@ static int validity_left(rl_req *req) {
 
 static void undo_mask(rl_req *req) {
   rl_client *c = req->lock->client;
-  char lease[24];
-  snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
   for (int i = 0; i < c->nmasters; i++)
     if (req->granted_mask & (1ull << i))
       rl_undo_grant(c, req->lock->key, req->lock->keylen, req->owner,
-                    req->ownerlen, lease, i);
+                    req->ownerlen, i);
   req->granted_mask = 0;
 }
 
@@ -262,6 +256,18 @@ static void acquire_won(rl_req *req, rl_round *r) {
   req->token = (uint64_t)token;
   rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
                              req->owner, req->ownerlen);
+  int fresh = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].granted && r->slot[i].v[1] == 1) fresh++;
+  if (h != NULL && !h->lost && fresh >= r->quorum) {
+    /* The masters granted a first acquisition to an owner this client
+     * thought was holding: its hold had expired or been taken (perhaps
+     * by another holder since). That hold is lost; this is a new one,
+     * with a new token. */
+    rl_hold_lost(c, h);
+    rl_hold_drop(c, h);
+    h = NULL;
+  }
   int first = h == NULL || h->lost;
   /* With N = 1, or when a majority already stores this very token, there
    * is nothing to write back. */
@@ -356,4 +362,24 @@ static void attempt(rl_req *req) {
   rl_round_send(r);
 }
 
-void rl_acquire_start(rl_req *req) { attempt(req); }
+void rl_acquire_retry(rl_req *req) { attempt(req); }
+
+void rl_acquire_start(rl_req *req) {
+  rl_client *c = req->lock->client;
+  if (!req->owner_is_thread) {
+    /* An async owner may have one acquisition of a lock in flight: two at
+     * once would race on its count and its token. */
+    if (rl_holds_find(&c->pending, req->lock->key, req->lock->keylen,
+                      req->owner, req->ownerlen) != NULL) {
+      rl_req_finish(req, RLOCK_EINVAL);
+      return;
+    }
+    req->pending = rl_holds_add(&c->pending, req->lock->key,
+                                req->lock->keylen, req->owner, req->ownerlen);
+    if (req->pending == NULL) {
+      rl_req_finish(req, RLOCK_ENOMEM);
+      return;
+    }
+  }
+  attempt(req);
+}

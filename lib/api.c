@@ -15,8 +15,16 @@
 /* The longest lease accepted: 30 days, far beyond any sane lock. */
 #define RL_LEASE_MAX_MS (30LL * 86400000LL)
 
-static int check_lease(int64_t lease_ms) {
-  return lease_ms == RLOCK_WATCHDOG || (lease_ms > 0 && lease_ms <= RL_LEASE_MAX_MS);
+/* A lease must be able to leave validity at all: longer than the drift
+ * allowance (lease * drift_factor + 2 ms). */
+static int lease_ok(const rlock *lock, int64_t lease_ms) {
+  if (lease_ms <= 0 || lease_ms > RL_LEASE_MAX_MS) return 0;
+  double drift = (double)lease_ms * lock->client->opts.drift_factor + 2;
+  return (double)lease_ms > drift;
+}
+
+static int check_lease(const rlock *lock, int64_t lease_ms) {
+  return lease_ms == RLOCK_WATCHDOG || lease_ok(lock, lease_ms);
 }
 
 static int check_wait(int64_t wait_ms) {
@@ -63,7 +71,7 @@ static int call_thread(rlock *lock, rl_req *req) {
 }
 
 int rlock_trylock(rlock *lock, int64_t wait_ms, int64_t lease_ms) {
-  if (lock == NULL || !check_wait(wait_ms) || !check_lease(lease_ms))
+  if (lock == NULL || !check_wait(wait_ms) || !check_lease(lock, lease_ms))
     return RLOCK_EINVAL;
   rl_req req;
   memset(&req, 0, sizeof req);
@@ -124,7 +132,10 @@ static rl_hold *owner_hold(rlock *lock, uint64_t owner) {
 static int owner_query(rlock *lock, uint64_t owner, int kind, uint64_t *out) {
   rl_client *c = lock->client;
   if (rl_client_on_loop(c)) {
-    if (c->shut_down) return RLOCK_ECLOSED;
+    uv_mutex_lock(&c->qmu);
+    int closed = c->closed;
+    uv_mutex_unlock(&c->qmu);
+    if (closed) return RLOCK_ECLOSED;
     rl_hold *h = owner_hold(lock, owner);
     if (kind == RL_REQ_HOLD_COUNT) return h ? (int)h->count : 0;
     if (h == NULL) return RLOCK_ENOTOWNER;
@@ -168,7 +179,7 @@ static int post_async(rlock *lock, rl_req *req, uint64_t owner, rlock_cb cb,
 int rlock_lock_async(rlock *lock, uint64_t owner, int64_t wait_ms,
                      int64_t lease_ms, rlock_cb cb, void *arg) {
   if (lock == NULL || cb == NULL || !check_wait(wait_ms) ||
-      !check_lease(lease_ms))
+      !check_lease(lock, lease_ms))
     return RLOCK_EINVAL;
   rl_req *req = calloc(1, sizeof *req);
   if (req == NULL) return RLOCK_ENOMEM;
@@ -185,8 +196,7 @@ int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb, void *arg) {
 }
 
 int rlock_extend(rlock *lock, int64_t lease_ms) {
-  if (lock == NULL || lease_ms <= 0 || lease_ms > RL_LEASE_MAX_MS)
-    return RLOCK_EINVAL;
+  if (lock == NULL || !lease_ok(lock, lease_ms)) return RLOCK_EINVAL;
   rl_req req;
   memset(&req, 0, sizeof req);
   req.kind = RL_REQ_EXTEND;
@@ -196,8 +206,7 @@ int rlock_extend(rlock *lock, int64_t lease_ms) {
 
 int rlock_extend_async(rlock *lock, uint64_t owner, int64_t lease_ms,
                        rlock_cb cb, void *arg) {
-  if (lock == NULL || cb == NULL || lease_ms <= 0 ||
-      lease_ms > RL_LEASE_MAX_MS)
+  if (lock == NULL || cb == NULL || !lease_ok(lock, lease_ms))
     return RLOCK_EINVAL;
   rl_req *req = calloc(1, sizeof *req);
   if (req == NULL) return RLOCK_ENOMEM;
@@ -222,7 +231,10 @@ int rlock_cancel_async(rlock *lock, uint64_t owner) {
   req.kind = RL_REQ_CANCEL;
   rl_owner_async(c, owner, &req);
   if (rl_client_on_loop(c)) {
-    if (c->shut_down) return RLOCK_ECLOSED;
+    uv_mutex_lock(&c->qmu);
+    int closed = c->closed;
+    uv_mutex_unlock(&c->qmu);
+    if (closed) return RLOCK_ECLOSED;
     return rl_pubsub_cancel(lock, req.owner, req.ownerlen);
   }
   return call(lock, &req);

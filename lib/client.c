@@ -29,6 +29,7 @@
 
 static void client_free(rl_client *c) {
   rl_holds_free(&c->holds);
+  rl_holds_free(&c->pending);
   free(c->conns);
   free(c->prefix);
   uv_mutex_destroy(&c->qmu);
@@ -104,6 +105,10 @@ void rl_req_finish(rl_req *req, int status) {
   rl_sleep_cancel(req);
   req->status = status;
   if (req->kind == RL_REQ_ACQUIRE) count_acquire(req->lock->client, req, status);
+  if (req->pending != NULL) {
+    rl_holds_remove(&req->lock->client->pending, req->pending);
+    req->pending = NULL;
+  }
   if (req->waiter != NULL) {
     rl_waiter *w = req->waiter;
     uv_mutex_lock(&w->mu);
@@ -234,7 +239,8 @@ static int client_init(rl_client *c, const rlock_options *opts) {
   c->conns = calloc(opts->nmasters, sizeof *c->conns);
   if (c->prefix == NULL || c->conns == NULL) return RLOCK_ENOMEM;
   c->opts.key_prefix = c->prefix;
-  if (rl_holds_init(&c->holds) != 0) return RLOCK_ENOMEM;
+  if (rl_holds_init(&c->holds) != 0 || rl_holds_init(&c->pending) != 0)
+    return RLOCK_ENOMEM;
   c->conn_cfg.command_timeout_ms = (uint64_t)opts->master_timeout_ms;
   c->conn_cfg.connect_timeout_ms = (uint64_t)opts->connect_timeout_ms;
   c->conn_cfg.guard_sigpipe = opts->loop != NULL;
@@ -328,19 +334,22 @@ void rlock_client_close(rlock_client *c) {
   }
   c->closed = 1;
   c->close_requested = 1;
-  if (c->own_thread) uv_async_send(&c->async);
+  /* The shutdown itself always runs in the async callback, on a clean
+   * stack: called from inside one of rlock's callbacks (a lost-lock or
+   * completion callback), it must not free what that callback's callers
+   * are still using. */
+  uv_async_send(&c->async);
   uv_mutex_unlock(&c->qmu);
   if (c->own_thread && rl_client_on_loop(c)) {
     c->detached = 1;
     pthread_detach(c->thread);
-    shutdown_loop_side(c);
     return; /* loop_main drops the opener's reference */
   }
   if (c->own_thread) {
     uv_thread_join(&c->thread);
     uv_loop_close(c->loop);
-  } else {
-    shutdown_loop_side(c);
   }
+  /* On a caller's loop, the shutdown runs when the caller next runs it;
+   * the open handles keep the memory until they have closed. */
   rl_client_unref(c);
 }

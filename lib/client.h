@@ -77,6 +77,7 @@ typedef struct rl_req {
   uint64_t granted_mask;  /* masters that granted the current acquisition */
   uint64_t token;
   int64_t count;
+  rl_hold *pending;      /* async: this acquisition's mark in c->pending */
   uint64_t t_start;
 } rl_req;
 
@@ -121,6 +122,7 @@ struct rlock_client {
   /* Loop thread only. */
   rl_list active;
   rl_holds holds;
+  rl_holds pending; /* (key, async owner) with an acquisition in flight */
   uint64_t hold_gen; /* the last rl_hold.gen handed out */
   uint64_t max_lease_granted; /* ms: the longest lease this client got */
   rl_metrics metrics;

@@ -178,6 +178,7 @@ static void on_timer(uv_timer_t *t) {
     cmd->timed_out = 1;
     conn->timeouts++;
     cmd->cb(cmd, NULL, RL_CMD_TIMEOUT);
+    if (conn->state == RL_CONN_CLOSED) return; /* freed what n points to */
   }
   arm_timer(conn);
 }

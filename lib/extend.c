@@ -39,10 +39,11 @@ static void extend_done(rl_round *r) {
   int64_t elapsed = (int64_t)(rl_now_ms() - r->t_start);
   if (r->outcome == RL_VOTE_YES && req->lease_ms - elapsed - drift > 0) {
     h->extensions++;
-    h->lease_ms = req->lease_ms;
+    if (req->lease_ms > h->lease_ms) h->lease_ms = req->lease_ms;
     if ((uint64_t)req->lease_ms > c->max_lease_granted)
       c->max_lease_granted = (uint64_t)req->lease_ms;
-    h->valid_until_ms = r->t_start + (uint64_t)(req->lease_ms - drift);
+    uint64_t valid = r->t_start + (uint64_t)(req->lease_ms - drift);
+    if (valid > h->valid_until_ms) h->valid_until_ms = valid; /* never shortened */
     rl_req_finish(req, RLOCK_OK);
   } else if (r->no > r->n - r->quorum) {
     rl_hold_lost(c, h);

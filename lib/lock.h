@@ -18,6 +18,8 @@ void rl_owner_thread(rl_client *c, rl_req *req);
 void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req);
 
 void rl_acquire_start(rl_req *req);
+/* Another attempt of an acquisition already started (a woken waiter). */
+void rl_acquire_retry(rl_req *req);
 void rl_unlock_start(rl_req *req);
 void rl_force_start(rl_req *req);
 void rl_query_start(rl_req *req);
@@ -37,7 +39,6 @@ void rl_sleep_cancel(rl_req *req);
 
 /* Sends the unlock script to one master, to undo a grant there. */
 void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
-                   const char *owner, size_t ownerlen, const char *lease,
-                   int idx);
+                   const char *owner, size_t ownerlen, int idx);
 
 #endif

@@ -31,6 +31,19 @@ int rl_round_error(const rl_round *r) {
   return RLOCK_ENOQUORUM;
 }
 
+/* Sends the owner-conditional release to every master, expecting no
+ * answer: commands on one connection run in order, so it lands after the
+ * unlock it follows. */
+static void release_everywhere(rl_client *c, const rl_hold *h) {
+  for (int i = 0; i < c->nmasters; i++) {
+    const char *argv[] = {NULL, "1", h->key, h->owner};
+    size_t len[] = {0, 1, h->keylen, h->ownerlen};
+    rl_round *u =
+        rl_round_new(c, NULL, NULL, RL_SCRIPT_RELEASE, 4, argv, len);
+    if (u != NULL) rl_round_send_one(u, i);
+  }
+}
+
 static void unlock_done(rl_round *r) {
   rl_req *req = r->data;
   if (req == NULL) return;
@@ -48,10 +61,21 @@ static void unlock_done(rl_round *r) {
     if (h != NULL) rl_hold_drop(c, h);
     rl_req_finish(req, RLOCK_ELOST);
   } else {
-    /* Still held as far as anyone knows: keep it alive so that the owner
-     * can retry the unlock. */
-    if (h != NULL && h->watchdog && !h->lost && !h->wd.armed)
-      rl_watchdog_start(&c->watchdog, h);
+    /* No majority either way: the decrement may have landed on some
+     * masters (perhaps late) and not on others, and a retry could take it
+     * off twice. So the hold ends here: it is released everywhere, best
+     * effort, and forgotten; outer reentrant levels are lost (their owner
+     * hears RLOCK_ELOST), and whatever is not released expires with its
+     * lease, no longer renewed. */
+    if (h != NULL) {
+      release_everywhere(c, h);
+      if (h->count > 1) {
+        rl_watchdog_cancel(&c->watchdog, h);
+        h->lost = 1;
+      } else {
+        rl_hold_drop(c, h);
+      }
+    }
     rl_req_finish(req, rl_round_error(r));
   }
 }

@@ -22,7 +22,9 @@
 #include "sha1.h"
 
 /* KEYS[1] lock hash, KEYS[2] fence counter.
- * ARGV[1] lease ms, ARGV[2] owner, ARGV[3] fence TTL ms. */
+ * ARGV[1] lease ms, ARGV[2] owner, ARGV[3] fence TTL ms.
+ * A reentrant grant never shortens the lock's TTL: an attempt with a
+ * shorter lease, undone or not, must not cut the holder's time. */
 static const char acquire_lua[] =
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hset', KEYS[1], ARGV[2], 1)\n"
@@ -39,18 +41,25 @@ static const char acquire_lua[] =
     "end\n"
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
     "  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
-    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
-    "  return {1, 0, n}\n"
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
+    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  end\n"
+    "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n}\n"
     "end\n"
     "return {0, redis.call('pttl', KEYS[1])}\n";
 
 /* KEYS[1] lock hash. ARGV[1] lease ms, ARGV[2] owner, ARGV[3] channel.
- * Replies 0 not owner, 1 released, 2 still held (count decremented). */
+ * Replies 0 not owner, 1 released, 2 still held (count decremented). The
+ * TTL is never shortened. An unlock is never retried (one that cannot
+ * reach a majority ends the hold: see release.c), so a decrement cannot
+ * be applied twice. */
 static const char unlock_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return 0 end\n"
     "local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)\n"
     "if n > 0 then\n"
-    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
+    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  end\n"
     "  return 2\n"
     "end\n"
     "redis.call('del', KEYS[1])\n"
@@ -78,13 +87,16 @@ static const char fence_max_lua[] =
     "return f\n";
 
 /* KEYS[1..n] lock hashes. ARGV[1] lease ms, ARGV[2..n+1] their owners.
- * Replies an array: 1 where the owner still held the lock and its lease
- * was renewed, 0 where it no longer held it. */
+ * Replies an array: 1 where the owner still holds the lock (its TTL is
+ * now at least the lease: never shortened), 0 where it no longer does. */
 static const char renew_lua[] =
     "local r = {}\n"
+    "local lease = tonumber(ARGV[1])\n"
     "for i = 1, #KEYS do\n"
     "  if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then\n"
-    "    redis.call('pexpire', KEYS[i], ARGV[1])\n"
+    "    if redis.call('pttl', KEYS[i]) < lease then\n"
+    "      redis.call('pexpire', KEYS[i], lease)\n"
+    "    end\n"
     "    r[i] = 1\n"
     "  else\n"
     "    r[i] = 0\n"
@@ -106,9 +118,20 @@ static const char release_lua[] =
     "end\n"
     "return n\n";
 
+/* KEYS[1] lock hash. ARGV[1] owner, ARGV[2] channel. Takes back exactly
+ * one grant: by the time it lands, the same owner may hold the lock
+ * through a later attempt that counted on this grant, so it decrements
+ * (never sets) the count, and leaves the TTL alone. Replies as unlock. */
+static const char undo_lua[] =
+    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end\n"
+    "if redis.call('hincrby', KEYS[1], ARGV[1], -1) > 0 then return 2 end\n"
+    "redis.call('del', KEYS[1])\n"
+    "redis.call('publish', ARGV[2], '0')\n"
+    "return 1\n";
+
 static const char *const bodies[RL_SCRIPT_COUNT] = {
     acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua,
-    release_lua};
+    release_lua, undo_lua};
 
 static char shas[RL_SCRIPT_COUNT][41];
 static pthread_once_t shas_once = PTHREAD_ONCE_INIT;

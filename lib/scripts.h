@@ -14,6 +14,7 @@ typedef enum rl_script_id {
   RL_SCRIPT_FENCE_MAX,
   RL_SCRIPT_RENEW,
   RL_SCRIPT_RELEASE,
+  RL_SCRIPT_UNDO,
   RL_SCRIPT_COUNT
 } rl_script_id;
 

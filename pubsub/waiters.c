@@ -56,7 +56,7 @@ static void on_timer(uv_timer_t *t) {
   if (w->req == NULL || w->state == W_ATTEMPTING) return;
   w->woken = w->state == W_WAKING;
   w->state = W_ATTEMPTING;
-  rl_acquire_start(w->req);
+  rl_acquire_retry(w->req);
 }
 
 /* Chooses w for the next attempt, on the next loop iteration. */
@@ -193,12 +193,10 @@ int rl_pubsub_cancel(rlock *lock, const char *owner, size_t ownerlen) {
     if (r->round != NULL && r->granted_mask != 0) {
       /* Cancelled while writing back its fencing token: the grants it
        * already has are given back rather than left to expire. */
-      char lease[24];
-      snprintf(lease, sizeof lease, "%" PRId64, r->lease_ms);
       for (int i = 0; i < c->nmasters; i++)
         if (r->granted_mask & (1ull << i))
           rl_undo_grant(c, r->lock->key, r->lock->keylen, r->owner,
-                        r->ownerlen, lease, i);
+                        r->ownerlen, i);
       r->granted_mask = 0;
     }
     rl_req_finish(r, RLOCK_ECANCELED);

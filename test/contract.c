@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
   EXPECT(rlock_get(c, "contract", &l) == 0);
   EXPECT(strcmp(rlock_name(l), "contract") == 0);
   rlock_set_lost_cb(l, on_lost, NULL);
-  EXPECT(rlock_trylock(l, 5000, RLOCK_WATCHDOG) == 0);
+  EXPECT(rlock_trylock(l, 5000, 10000) == 0);
   EXPECT(rlock_lock(l, 10000) == 0);
   EXPECT(rlock_hold_count(l) == 2);
   EXPECT(rlock_is_locked(l) == 1);
@@ -75,13 +75,14 @@ int main(int argc, char **argv) {
   EXPECT(rlock_extend(l, 20000) == 0);
   EXPECT(rlock_unlock(l) == 0 && rlock_unlock(l) == 0);
   EXPECT(rlock_thread_id() > 0);
-  EXPECT(rlock_lock_async(l, 42, RLOCK_WAIT_FOREVER, 10000, on_done, NULL) == 0);
+  EXPECT(rlock_lock_async(l, 42, RLOCK_WAIT_FOREVER, RLOCK_WATCHDOG, on_done, NULL) == 0);
   for (int i = 0; i < 500 && async_calls < 1; i++) sleep_ms(10);
   EXPECT(async_status == 0);
   EXPECT(rlock_owner_fencing_token(l, 42, &token) == 0);
   EXPECT(rlock_owner_hold_count(l, 42) == 1);
   EXPECT(rlock_extend_async(l, 42, 10000, on_done, NULL) == 0);
   for (int i = 0; i < 500 && async_calls < 2; i++) sleep_ms(10);
+  EXPECT(async_status == RLOCK_EINVAL); /* the watchdog extends that one */
   EXPECT(rlock_unlock_async(l, 42, on_done, NULL) == 0);
   for (int i = 0; i < 500 && async_calls < 3; i++) sleep_ms(10);
   EXPECT(async_calls == 3 && async_status == 0);
