@@ -108,7 +108,7 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
   redisReply *reply = r;
   rl_list_remove(&cmd->node);
   if (reply != NULL && cmd->args != NULL && cmd->args->script >= 0 &&
-      !cmd->fallback && is_noscript(reply)) {
+      !cmd->args->no_resend && !cmd->fallback && is_noscript(reply)) {
     if (resend_as_eval(conn, cmd) == 0) return;
     reply = NULL;
   }
@@ -263,6 +263,12 @@ static void on_connect(const redisAsyncContext *cac, int status) {
   if (conn->url.db != 0)
     redisAsyncCommand(ac, on_setup_reply, conn, "SELECT %d", conn->url.db);
   redisAsyncCommand(ac, on_info, conn, "INFO server");
+  /* Every script is loaded before any command that uses it (replies and
+   * commands keep their order), so EVALSHA finds it and NOSCRIPT only
+   * follows a SCRIPT FLUSH, never a fresh or restarted master. */
+  for (int s = 0; s < RL_SCRIPT_COUNT; s++)
+    redisAsyncCommand(ac, on_setup_reply, conn, "SCRIPT LOAD %s",
+                      rl_script_body((rl_script_id)s));
   set_state(conn, RL_CONN_READY);
 }
 

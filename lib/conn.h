@@ -41,6 +41,11 @@ typedef struct rl_argv {
   const char **argv;
   size_t *argvlen;
   int script; /* an rl_script_id when argv[0] is EVALSHA, else -1 */
+  /* After NOSCRIPT, a resent EVAL runs after every command sent since:
+   * fine when the sender waits for this reply before sending anything
+   * else about the lock, wrong for a fire-and-forget undo or release,
+   * which could then land after the same owner's next acquisition. */
+  int no_resend;
 } rl_argv;
 
 struct rl_cmd {

@@ -185,6 +185,7 @@ static void send_release(rl_client *c, rl_hold **hs, size_t n) {
   free(len);
   if (r == NULL) return; /* out of memory: these expire with their lease */
   r->wait_all = 1; /* bounded by the master timeout */
+  r->args.no_resend = 1; /* at close: a lock not released expires */
   c->releasing++;
   rl_round_send(r);
 }

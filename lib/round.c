@@ -153,6 +153,7 @@ void rl_round_send(rl_round *r) {
 
 void rl_round_send_one(rl_round *r, int idx) {
   r->t_start = rl_now_ms();
+  r->args.no_resend = 1; /* nobody waits for it: it must not be reordered */
   r->decided = 1;
   r->outcome = RL_VOTE_NO;
   if (rl_conn_send(&r->client->conns[idx], r->buf, r->len, &r->args, on_cmd,
