@@ -1,0 +1,1220 @@
+/*
+ * The torture test: many holders, one lock, real faults, and a checker
+ * that reads what happened afterwards. It owns nothing of the library; it
+ * only drives the public API and judges the outcome.
+ *
+ * Why this shape: the guarantees in the README are about time ("at most one
+ * holder within its validity") and about fencing ("a holder paused past its
+ * lease is stopped by the storage, not by the lock"). Neither can be seen
+ * from one call; both can be checked from a log. So PROCS forked worker
+ * processes, each with its own client and THREADS threads, take one lock
+ * again and again (watchdog and fixed leases, blocking and async calls,
+ * waiting and not), and inside every critical section stamp
+ * [enter, leave] on CLOCK_MONOTONIC (one clock for every process of the
+ * machine) and write three times to a fenced register. The register is a
+ * thread of the parent (a worker stopped by SIGSTOP must never be able to
+ * hold it up), reached over one SOCK_SEQPACKET pair per worker thread; it
+ * accepts a write whose token is at least the highest it has accepted,
+ * rejects the others, and logs every attempt with a sequence number.
+ *
+ * Meanwhile the parent's main thread injects faults from a seeded random
+ * generator: it stops and resumes masters, kills and restarts them (never
+ * more than a minority faulty at once), and stops a worker process for
+ * longer than any lease, preferably one inside a critical section, so that
+ * its lock expires, another worker takes it, and the stopped one resumes
+ * to write with a stale token. With one master only worker stops and brief
+ * master stops (which every client must survive with errors, not hangs)
+ * are injected.
+ *
+ * The checker's definitions (also printed in the report):
+ *
+ *   section   one successful acquisition: attempt = time before the
+ *             acquiring call, enter = time after it returned (or after its
+ *             callback ran), leave = time after its last register write;
+ *             three writes with the hold's fencing token.
+ *   stale     a section whose holder may legitimately have lost the lock
+ *             inside it: its process was stopped by the injector at some
+ *             moment within [attempt, leave]; or the holder was told of
+ *             the loss inside the section (the lost-lock callback ran
+ *             before leave, or its token could not be read); or, for a
+ *             fixed lease, leave came after attempt + lease * (1 - drift)
+ *             - 2 ms (it may have outlived its validity, measured from a
+ *             point no later than the start of the acquiring round). An
+ *             unlock that returns RLOCK_ELOST does not make a section
+ *             stale: learning of a loss after the fact is not being told
+ *             in time, so such a section's overlaps count.
+ *   valid     not stale.
+ *   overlap   two sections whose [enter, leave] intersect.
+ *
+ *   (1a) No two valid sections overlap (mutual exclusion within validity;
+ *        a violation is "double holder").
+ *   (1b) Every overlap is resolved by the register: for an overlapping
+ *        pair, every write of the lower-token section that reached the
+ *        register after the higher-token section's first write was
+ *        rejected (else "unresolved overlap"). A pair where the lower-token
+ *        section wrote only before that is counted as benign.
+ *   (2)  Tokens strictly increase in acquisition order: a section that
+ *        entered after another left has a larger token, and no two
+ *        sections share a token.
+ *   (3)  Every write of a stale section that reached the register after
+ *        an accepted write of a section that entered later than it was
+ *        rejected (else "stale write accepted"); and no write of a valid
+ *        section was rejected (else "valid write rejected", a token
+ *        inversion).
+ *   (4)  Every worker exits by the end of the run plus a grace period,
+ *        every async callback arrives within a bound, and every status
+ *        returned is a documented one for its call: acquire OK,
+ *        RLOCK_ETIMEDOUT, RLOCK_ENOQUORUM, RLOCK_EREDIS; unlock OK,
+ *        RLOCK_ELOST, RLOCK_ENOTOWNER (only after a loss), RLOCK_ENOQUORUM,
+ *        RLOCK_EREDIS; token OK, RLOCK_ENOTOWNER, RLOCK_ELOST.
+ *
+ * Environment: RLOCK_TORTURE_SECONDS (default 20) is the length of each
+ * case; RLOCK_TORTURE_SEED fixes the seed (printed either way);
+ * RLOCK_TORTURE_RESTART=0 leaves out the kill-and-restart fault.
+ * RLOCK_TORTURE_BREAK shows that the checker can fail: "fence" makes the
+ * register accept every write (checks 1b and 3 must fire), "quarantine"
+ * opens the clients with restart_quarantine_ms = 0 (Redlock's restart
+ * hazard; check 1a may fire when a restart and a stop line up), "force"
+ * has a thread of one worker call rlock_force_unlock every 20 ms, taking
+ * the lock from holders that are never told (check 1a must fire).
+ * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most.
+ * A long
+ * run also needs RT_TEST_TIMEOUT raised (or 0), the runner's per-case
+ * bound.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define PROCS 4
+#define THREADS 3
+#define NTHREADS (PROCS * THREADS)
+#define MAX_MASTERS 5
+#define WATCHDOG_MS 1500
+#define LEASE_MIN_MS 800
+#define LEASE_MAX_MS 2000
+#define WAIT_MAX_MS 400
+#define MASTER_TIMEOUT_MS 150
+#define DRIFT 0.01
+/* Longer than any lease, so that a stopped holder's lock expires. */
+#define WORKER_STOP_MS (LEASE_MAX_MS + 600)
+#define WRITES_PER_SECTION 3
+#define ASYNC_BOUND_MS 30000 /* an async callback later than this is a hang */
+#define GRACE_MS 30000       /* workers must exit this long after the end */
+#define SECTIONS_PER_SECOND 4000
+#define NCODES 16 /* status codes 0 .. -15, indexed by -status */
+#define MAX_EVENTS 4096
+#define MAX_REPORTED 8
+
+static rt_redis srv[MAX_MASTERS];
+
+/* RLOCK_TORTURE_BREAK: a deliberate defect, to see the checker fail. */
+static int break_fence, break_quarantine, break_force;
+
+/* Operations whose statuses are counted. */
+enum { OP_LOCK, OP_LOCK_ASYNC, OP_UNLOCK, OP_UNLOCK_ASYNC, OP_TOKEN, NOPS };
+static const char *const op_names[NOPS] = {"lock", "lock_async", "unlock",
+                                           "unlock_async", "token"};
+
+/* What a worker thread is doing, for the report of a hang. */
+enum { ST_IDLE, ST_LOCK, ST_LOCK_ASYNC, ST_TOKEN, ST_WRITE, ST_UNLOCK,
+       ST_UNLOCK_ASYNC, ST_DONE, ST_HUNG };
+
+/* A critical section, written by its worker, read by the checker. */
+typedef struct section {
+  int32_t proc, thread;
+  int32_t async, lease_ms; /* lease_ms -1: watchdog */
+  int64_t attempt_ns, enter_ns, leave_ns;
+  uint64_t token;
+  int32_t token_rc, unlock_rc;
+  int32_t lost_cb; /* the lost-lock callback ran before leave */
+  int32_t unlock_tries; /* unlock calls made (always 1: never retried) */
+  int64_t unlocked_ns;  /* when the last unlock call returned */
+  int32_t done;    /* leave and unlock recorded */
+} section;
+
+/* The memory the worker processes share with the parent. */
+typedef struct shared {
+  int64_t start_ns, end_ns;
+  int32_t cap;           /* capacity of sections[] */
+  int32_t nsections;     /* allocated so far (may pass cap: truncated) */
+  int32_t in_section[PROCS];
+  int32_t state[NTHREADS];
+  int64_t status[NOPS][NCODES];
+  int64_t odd_status;    /* a status outside 0 .. -15 */
+  int64_t async_hangs;
+  int64_t setup_errors;
+  section sections[];
+} shared;
+
+/* One register write, logged by the register thread. */
+typedef struct wlog {
+  int64_t t_ns;
+  uint64_t token;
+  int32_t section, writer, accepted;
+} wlog;
+
+typedef struct wmsg {
+  uint64_t token;
+  int32_t section;
+} wmsg;
+
+/* An injected fault, for the report. */
+typedef struct event {
+  int64_t t_ns;
+  char what[48];
+} event;
+
+/* Time a worker process was stopped, as the injector saw it: from just
+ * before SIGSTOP to just after SIGCONT. */
+typedef struct stop_span {
+  int proc;
+  int64_t from_ns, to_ns;
+} stop_span;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_us(int64_t us) {
+  struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) continue;
+}
+
+/* splitmix64: small, seedable, good enough for choosing faults. */
+static uint64_t rnd(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* A uniform integer in [lo, hi]. */
+static int64_t rnd_in(uint64_t *s, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(rnd(s) % (uint64_t)(hi - lo + 1));
+}
+
+static int64_t env_int(const char *name, int64_t dflt) {
+  const char *e = getenv(name);
+  if (e == NULL || *e == '\0') return dflt;
+  char *end = NULL;
+  long long v = strtoll(e, &end, 0);
+  return end && *end == '\0' ? (int64_t)v : dflt;
+}
+
+/* Part 1: the workers. */
+
+typedef struct worker {
+  shared *sh;
+  int proc, thread, fd;
+  rlock *lock;
+  uint64_t owner; /* async owner id */
+  uint64_t rng;
+  int poll_wait;
+  volatile int lost; /* lost-lock callbacks so far, counted on the loop */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int cb_seq, cb_status; /* async completions so far, and the last status */
+} worker;
+
+static void count_status(shared *sh, int op, int rc) {
+  if (rc <= 0 && rc > -NCODES)
+    __atomic_add_fetch(&sh->status[op][-rc], 1, __ATOMIC_RELAXED);
+  else
+    __atomic_add_fetch(&sh->odd_status, 1, __ATOMIC_RELAXED);
+}
+
+static void set_state(worker *w, int st) {
+  __atomic_store_n(&w->sh->state[w->proc * THREADS + w->thread], st,
+                   __ATOMIC_RELAXED);
+}
+
+static void on_lost(rlock *lock, uint64_t owner, int is_thread, void *arg) {
+  (void)lock, (void)owner, (void)is_thread;
+  worker *w = arg;
+  __atomic_add_fetch(&w->lost, 1, __ATOMIC_SEQ_CST);
+}
+
+static void on_async(rlock *lock, int status, void *arg) {
+  (void)lock;
+  worker *w = arg;
+  pthread_mutex_lock(&w->mu);
+  w->cb_status = status;
+  w->cb_seq++;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Waits for async completion number seq; returns its status, or 1 on a
+ * hang (no callback within the bound). */
+static int wait_async(worker *w, int seq) {
+  struct timespec dl;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  dl.tv_sec += ASYNC_BOUND_MS / 1000;
+  pthread_mutex_lock(&w->mu);
+  int rc = 0;
+  while (w->cb_seq < seq && rc != ETIMEDOUT)
+    rc = pthread_cond_timedwait(&w->cv, &w->mu, &dl);
+  int status = w->cb_seq >= seq ? w->cb_status : 1;
+  pthread_mutex_unlock(&w->mu);
+  return status;
+}
+
+/* One write to the register: 1 accepted, 0 rejected, -1 broken channel. */
+static int reg_write(worker *w, uint64_t token, int32_t section) {
+  wmsg m = {token, section};
+  if (send(w->fd, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m) return -1;
+  int32_t verdict = -1;
+  ssize_t n;
+  while ((n = recv(w->fd, &verdict, sizeof verdict, 0)) < 0 && errno == EINTR)
+    continue;
+  return n == (ssize_t)sizeof verdict ? verdict : -1;
+}
+
+/* Acquires with the async API; returns the status, or 1 on a hang. */
+static int acquire_async(worker *w, int64_t wait_ms, int64_t lease) {
+  set_state(w, ST_LOCK_ASYNC);
+  pthread_mutex_lock(&w->mu);
+  int seq = w->cb_seq + 1;
+  pthread_mutex_unlock(&w->mu);
+  int rc = rlock_lock_async(w->lock, w->owner, wait_ms, lease, on_async, w);
+  if (rc != 0) return rc;
+  return wait_async(w, seq);
+}
+
+static int release(worker *w, int async) {
+  if (!async) {
+    set_state(w, ST_UNLOCK);
+    return rlock_unlock(w->lock);
+  }
+  set_state(w, ST_UNLOCK_ASYNC);
+  pthread_mutex_lock(&w->mu);
+  int seq = w->cb_seq + 1;
+  pthread_mutex_unlock(&w->mu);
+  int rc = rlock_unlock_async(w->lock, w->owner, on_async, w);
+  if (rc != 0) return rc;
+  return wait_async(w, seq);
+}
+
+/* Work inside a section: mostly sub-millisecond to 3 ms, sometimes 10 to
+ * 40 ms (the injector's favourite moment to stop a process). */
+static void work(worker *w) {
+  if (rnd(&w->rng) % 100 < 5)
+    sleep_us(rnd_in(&w->rng, 10000, 40000));
+  else
+    sleep_us(rnd_in(&w->rng, 100, 1500));
+}
+
+static void *worker_thread(void *p) {
+  worker *w = p;
+  shared *sh = w->sh;
+  while (now_ns() < sh->end_ns) {
+    int async = rnd(&w->rng) % 2;
+    int64_t lease = rnd(&w->rng) % 2
+                        ? RLOCK_WATCHDOG
+                        : rnd_in(&w->rng, LEASE_MIN_MS, LEASE_MAX_MS);
+    int64_t wait_ms = rnd(&w->rng) % 3 == 0 ? 0 : rnd_in(&w->rng, 1, WAIT_MAX_MS);
+    int lost0 = __atomic_load_n(&w->lost, __ATOMIC_SEQ_CST);
+    int64_t attempt = now_ns();
+    int rc;
+    if (async) {
+      rc = acquire_async(w, wait_ms, lease);
+    } else {
+      set_state(w, ST_LOCK);
+      rc = rlock_trylock(w->lock, wait_ms, lease);
+    }
+    if (rc == 1) { /* no callback: a hang, reported by the parent */
+      __atomic_add_fetch(&sh->async_hangs, 1, __ATOMIC_SEQ_CST);
+      set_state(w, ST_HUNG);
+      return NULL;
+    }
+    count_status(sh, async ? OP_LOCK_ASYNC : OP_LOCK, rc);
+    set_state(w, ST_IDLE);
+    if (rc != 0) {
+      sleep_us(rnd_in(&w->rng, 0, 2000));
+      continue;
+    }
+    int64_t enter = now_ns();
+    __atomic_add_fetch(&sh->in_section[w->proc], 1, __ATOMIC_SEQ_CST);
+    set_state(w, ST_TOKEN);
+    uint64_t token = 0;
+    int trc = async ? rlock_owner_fencing_token(w->lock, w->owner, &token)
+                    : rlock_fencing_token(w->lock, &token);
+    count_status(sh, OP_TOKEN, trc);
+    int32_t idx = __atomic_fetch_add(&sh->nsections, 1, __ATOMIC_SEQ_CST);
+    section *s = idx < sh->cap ? &sh->sections[idx] : NULL;
+    if (s) {
+      s->proc = w->proc;
+      s->thread = w->thread;
+      s->async = async;
+      s->lease_ms = (int32_t)lease;
+      s->attempt_ns = attempt;
+      s->enter_ns = enter;
+      s->token = token;
+      s->token_rc = trc;
+    }
+    set_state(w, ST_WRITE);
+    int broken = 0;
+    for (int k = 0; k < WRITES_PER_SECTION && s; k++) {
+      if (k > 0) work(w);
+      if (reg_write(w, token, idx) < 0) broken = 1;
+    }
+    int64_t leave = now_ns();
+    int told = __atomic_load_n(&w->lost, __ATOMIC_SEQ_CST) != lost0;
+    __atomic_sub_fetch(&sh->in_section[w->proc], 1, __ATOMIC_SEQ_CST);
+    /* One unlock, never retried: one that cannot reach a majority ends
+     * the hold (rlock releases it everywhere, best effort), as rlock.h
+     * documents. */
+    int urc, tries = 1;
+    urc = release(w, async);
+    if (urc == 1) {
+      __atomic_add_fetch(&sh->async_hangs, 1, __ATOMIC_SEQ_CST);
+      set_state(w, ST_HUNG);
+      return NULL;
+    }
+    count_status(sh, async ? OP_UNLOCK_ASYNC : OP_UNLOCK, urc);
+    set_state(w, ST_IDLE);
+    if (s) {
+      s->leave_ns = leave;
+      s->unlock_rc = urc;
+      s->unlock_tries = tries;
+      s->unlocked_ns = now_ns();
+      s->lost_cb = told;
+      __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+    } else {
+      break; /* the section log is full: the run is truncated */
+    }
+    if (broken) break;
+    sleep_us(rnd_in(&w->rng, 0, 1500));
+  }
+  set_state(w, ST_DONE);
+  return NULL;
+}
+
+/* RLOCK_TORTURE_BREAK=force: takes the lock away from whoever holds it. */
+static void *breaker_thread(void *p) {
+  worker *w = p;
+  while (now_ns() < w->sh->end_ns) {
+    rlock_force_unlock(w->lock);
+    sleep_us(20000);
+  }
+  return NULL;
+}
+
+static int worker_main(shared *sh, int proc, int n, const int *fds,
+                       uint64_t seed) {
+  const char *m[MAX_MASTERS];
+  for (int i = 0; i < n; i++) m[i] = srv[i].url;
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = (size_t)n;
+  o.master_timeout_ms = MASTER_TIMEOUT_MS;
+  o.watchdog_timeout_ms = WATCHDOG_MS;
+  o.drift_factor = DRIFT;
+  o.retry_delay_ms = 10;
+  o.retry_jitter_ms = 20;
+  /* Half the processes wait by pub/sub (the default), half by polling. */
+  o.wait_strategy = proc % 2 ? RLOCK_WAIT_POLL : RLOCK_WAIT_PUBSUB;
+  if (break_quarantine) o.restart_quarantine_ms = 0;
+  rlock_client *c = NULL;
+  if (rlock_client_open(&c, &o) != 0) {
+    __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
+    return 2;
+  }
+  worker ws[THREADS];
+  pthread_t th[THREADS];
+  int started = 0;
+  for (int t = 0; t < THREADS; t++) {
+    worker *w = &ws[t];
+    memset(w, 0, sizeof *w);
+    w->sh = sh;
+    w->proc = proc;
+    w->thread = t;
+    w->fd = fds[t];
+    w->owner = 1000 + (uint64_t)t;
+    w->rng = seed ^ ((uint64_t)(proc * THREADS + t + 1) * 0x100000001b3ull);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rlock_get(c, "torture", &w->lock) != 0) {
+      __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
+      break;
+    }
+    rlock_set_lost_cb(w->lock, on_lost, w);
+    if (pthread_create(&th[t], NULL, worker_thread, w) != 0) {
+      rlock_free(w->lock);
+      __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
+      break;
+    }
+    started++;
+  }
+  pthread_t bt;
+  int breaking = break_force && proc == 0 && started > 0 &&
+                 pthread_create(&bt, NULL, breaker_thread, &ws[0]) == 0;
+  if (breaking) pthread_join(bt, NULL);
+  int hung = 0;
+  for (int t = 0; t < started; t++) {
+    pthread_join(th[t], NULL);
+    hung |= __atomic_load_n(&sh->state[proc * THREADS + t], __ATOMIC_SEQ_CST) ==
+            ST_HUNG;
+  }
+  /* A thread that gave up on a callback may still get it: do not free
+   * what the callback uses, just leave. */
+  if (hung) _exit(4);
+  for (int t = 0; t < started; t++) rlock_free(ws[t].lock);
+  rlock_client_close(c);
+  for (int t = 0; t < started; t++) {
+    pthread_mutex_destroy(&ws[t].mu);
+    pthread_cond_destroy(&ws[t].cv);
+  }
+  return started == THREADS ? 0 : 3;
+}
+
+/* Part 2: the register, a thread of the parent. */
+
+typedef struct reg {
+  int fds[NTHREADS];
+  volatile int stop;
+  uint64_t highest;
+  wlog *log;
+  size_t nlog, caplog;
+  int oom;
+} reg;
+
+static void *reg_thread(void *p) {
+  reg *r = p;
+  struct pollfd pf[NTHREADS];
+  for (int i = 0; i < NTHREADS; i++) pf[i] = (struct pollfd){r->fds[i], POLLIN, 0};
+  while (!__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
+    int n = poll(pf, NTHREADS, 20);
+    if (n <= 0) continue;
+    for (int i = 0; i < NTHREADS; i++) {
+      if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      wmsg m;
+      ssize_t got = recv(pf[i].fd, &m, sizeof m, MSG_DONTWAIT);
+      if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        pf[i].fd = -1; /* the worker closed its end */
+        continue;
+      }
+      if (got != (ssize_t)sizeof m) continue;
+      int32_t accepted = m.token >= r->highest || break_fence;
+      if (accepted && m.token > r->highest) r->highest = m.token;
+      if (r->nlog == r->caplog) {
+        size_t cap = r->caplog ? r->caplog * 2 : 65536;
+        wlog *nl = realloc(r->log, cap * sizeof *nl);
+        if (nl == NULL) {
+          r->oom = 1;
+        } else {
+          r->log = nl;
+          r->caplog = cap;
+        }
+      }
+      if (r->nlog < r->caplog)
+        r->log[r->nlog++] = (wlog){now_ns(), m.token, m.section, i, accepted};
+      send(pf[i].fd, &accepted, sizeof accepted, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+  }
+  return NULL;
+}
+
+/* Part 3: the injector, on the test's main thread (the harness wants
+ * servers started and signalled there). */
+
+typedef struct run {
+  int n;
+  uint64_t seed;
+  int restarts;
+  shared *sh;
+  pid_t pids[PROCS];
+  int exit_status[PROCS];
+  int exited[PROCS];
+  /* Faults. */
+  int m_state[MAX_MASTERS]; /* 0 up, 1 stopped, 2 killed */
+  int64_t m_until[MAX_MASTERS];
+  int w_stopped[PROCS];
+  int64_t w_until[PROCS];
+  int64_t f_master_stop, f_master_kill, f_worker_stop, f_restart_failed;
+  int64_t f_worker_stop_in_section;
+  event events[MAX_EVENTS];
+  int nevents;
+  stop_span spans[MAX_EVENTS];
+  int nspans;
+  int open_span[PROCS];
+} run;
+
+__attribute__((format(printf, 2, 3))) static void log_event(run *r,
+                                                           const char *fmt,
+                                                           ...) {
+  if (r->nevents >= MAX_EVENTS) return;
+  event *e = &r->events[r->nevents++];
+  e->t_ns = now_ns();
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->what, sizeof e->what, fmt, ap);
+  va_end(ap);
+}
+
+static int masters_faulty(const run *r) {
+  int k = 0;
+  for (int i = 0; i < r->n; i++) k += r->m_state[i] != 0;
+  return k;
+}
+
+static int workers_stopped(const run *r) {
+  int k = 0;
+  for (int p = 0; p < PROCS; p++) k += r->w_stopped[p];
+  return k;
+}
+
+/* Notes a worker that exited (or died) while we looked at it. */
+static void note_exit(run *r, int p, int st) {
+  r->exited[p] = 1;
+  r->exit_status[p] = st;
+}
+
+static void stop_worker(run *r, int p, int64_t ms) {
+  int in = __atomic_load_n(&r->sh->in_section[p], __ATOMIC_SEQ_CST) > 0;
+  int64_t t = now_ns();
+  if (kill(r->pids[p], SIGSTOP) != 0) return;
+  int st = 0;
+  pid_t got;
+  while ((got = waitpid(r->pids[p], &st, WUNTRACED)) < 0 && errno == EINTR)
+    continue;
+  if (got == r->pids[p] && !WIFSTOPPED(st)) {
+    note_exit(r, p, st);
+    return;
+  }
+  r->w_stopped[p] = 1;
+  r->w_until[p] = t + ms * 1000000;
+  r->f_worker_stop++;
+  r->f_worker_stop_in_section += in;
+  if (r->nspans < MAX_EVENTS) {
+    r->open_span[p] = r->nspans;
+    r->spans[r->nspans++] = (stop_span){p, t, INT64_MAX};
+  }
+  log_event(r, in ? "stop worker %d for %d ms (in section)"
+                  : "stop worker %d for %d ms", p, (int)ms);
+}
+
+static void resume_worker(run *r, int p) {
+  kill(r->pids[p], SIGCONT);
+  r->w_stopped[p] = 0;
+  if (r->open_span[p] >= 0) r->spans[r->open_span[p]].to_ns = now_ns();
+  r->open_span[p] = -1;
+  log_event(r, "resume worker %d", p);
+}
+
+static void master_back(run *r, int i) {
+  if (r->m_state[i] == 1) {
+    rt_redis_resume(&srv[i]);
+    log_event(r, "resume master %d", i);
+    r->m_state[i] = 0;
+  } else if (r->m_state[i] == 2) {
+    if (rt_redis_restart(&srv[i]) == 0) {
+      log_event(r, "restart master %d (empty)", i);
+      r->m_state[i] = 0;
+    } else {
+      /* The port may be taken for a moment; try again soon. */
+      r->f_restart_failed++;
+      log_event(r, "restart of master %d failed", i);
+      r->m_until[i] = now_ns() + 200 * 1000000;
+    }
+  }
+}
+
+static void inject_one(run *r, uint64_t *rng) {
+  int64_t now = now_ns();
+  int minority = (r->n - 1) / 2;
+  int kind = (int)(rnd(rng) % 100);
+  if (r->n == 1) {
+    /* Only worker stops, and now and then a brief stop of the master. */
+    if (kind < 15 && r->m_state[0] == 0) {
+      int64_t ms = rnd_in(rng, 50, 300);
+      if (rt_redis_pause(&srv[0]) == 0) {
+        r->m_state[0] = 1;
+        r->m_until[0] = now + ms * 1000000;
+        r->f_master_stop++;
+        log_event(r, "stop master %d for %d ms", 0, (int)ms);
+      }
+      return;
+    }
+    kind = 99;
+  }
+  if (kind < 35 || (kind < 60 && !r->restarts)) {
+    int i = (int)(rnd(rng) % (uint64_t)r->n);
+    if (r->m_state[i] != 0 || masters_faulty(r) >= minority) return;
+    int64_t ms = rnd_in(rng, 100, 1500);
+    if (rt_redis_pause(&srv[i]) == 0) {
+      r->m_state[i] = 1;
+      r->m_until[i] = now + ms * 1000000;
+      r->f_master_stop++;
+      log_event(r, "stop master %d for %d ms", i, (int)ms);
+    }
+  } else if (kind < 60) {
+    int i = (int)(rnd(rng) % (uint64_t)r->n);
+    if (r->m_state[i] != 0 || masters_faulty(r) >= minority) return;
+    int64_t ms = rnd_in(rng, 100, 1200);
+    if (rt_redis_kill(&srv[i]) == 0) {
+      r->m_state[i] = 2;
+      r->m_until[i] = now + ms * 1000000;
+      r->f_master_kill++;
+      log_event(r, "kill master %d, restart in %d ms", i, (int)ms);
+    }
+  } else {
+    int64_t ms = WORKER_STOP_MS + rnd_in(rng, 0, 500);
+    if (workers_stopped(r) >= PROCS / 2) return;
+    if (now + (ms + 500) * 1000000 > r->sh->end_ns) return;
+    /* Prefer a process inside a critical section: look for up to 100 ms. */
+    int p = -1;
+    for (int k = 0; k < 100 && p < 0; k++) {
+      int first = (int)(rnd(rng) % PROCS);
+      for (int j = 0; j < PROCS && p < 0; j++) {
+        int q = (first + j) % PROCS;
+        if (!r->w_stopped[q] && !r->exited[q] &&
+            __atomic_load_n(&r->sh->in_section[q], __ATOMIC_SEQ_CST) > 0)
+          p = q;
+      }
+      if (p < 0) sleep_us(1000);
+    }
+    if (p < 0) p = (int)(rnd(rng) % PROCS);
+    if (r->w_stopped[p] || r->exited[p]) return;
+    stop_worker(r, p, ms);
+  }
+}
+
+static void inject(run *r) {
+  uint64_t rng = r->seed * 0x2545F4914F6CDD1Dull + 7;
+  int64_t next = now_ns() + 300 * 1000000;
+  for (;;) {
+    int64_t now = now_ns();
+    for (int i = 0; i < r->n; i++)
+      if (r->m_state[i] != 0 && now >= r->m_until[i]) master_back(r, i);
+    for (int p = 0; p < PROCS; p++)
+      if (r->w_stopped[p] && now >= r->w_until[p]) resume_worker(r, p);
+    if (now >= r->sh->end_ns) break;
+    if (now >= next) {
+      inject_one(r, &rng);
+      next = now_ns() + rnd_in(&rng, 150, 600) * 1000000;
+    }
+    sleep_us(5000);
+  }
+  /* Undo every fault still in place. */
+  for (int p = 0; p < PROCS; p++)
+    if (r->w_stopped[p]) resume_worker(r, p);
+  for (int tries = 0; tries < 50 && masters_faulty(r) > 0; tries++) {
+    for (int i = 0; i < r->n; i++)
+      if (r->m_state[i] != 0) master_back(r, i);
+    if (masters_faulty(r) > 0) sleep_us(100000);
+  }
+}
+
+/* Part 4: the checker. */
+
+typedef struct secx {
+  int idx;
+  int stale, paused, lost, exceeded;
+  int64_t first_write_seq; /* -1: none */
+  int nwrites, nrejected;
+  int64_t seq[WRITES_PER_SECTION]; /* register order of its writes */
+} secx;
+
+typedef struct check {
+  run *r;
+  section *s;
+  secx *x;
+  int ns;
+  wlog *log;
+  size_t nlog;
+  int64_t violations;
+  int reported;
+  int64_t overlaps, resolved, benign, stale_rejected, stale_accepted,
+      stale_accepted_before_newer, valid_rejected, stale_sections, paused,
+      lost, exceeded, token_regressions, token_duplicates, bad_status,
+      writes, unexplained_losses, unlock_retried, max_unlock_tries,
+      lost_after;
+} check;
+
+static void print_events_near(const run *r, int64_t t) {
+  for (int i = 0; i < r->nevents; i++) {
+    const event *e = &r->events[i];
+    if (e->t_ns >= t - 5000000000ll && e->t_ns <= t + 1000000000ll)
+      fprintf(stderr, "      %+.3f s  %s\n",
+              (double)(e->t_ns - r->sh->start_ns) / 1e9, e->what);
+  }
+}
+
+static void print_section(const check *c, const char *label, int i) {
+  const section *s = &c->s[i];
+  const secx *x = &c->x[i];
+  int64_t t0 = c->r->sh->start_ns;
+  fprintf(stderr,
+          "    %s: #%d worker %d.%d %s lease %d token %" PRIu64
+          " attempt %+.3f enter %+.3f leave %+.3f unlock %d lost_cb %d "
+          "writes %d rejected %d stale %d (paused %d lost %d exceeded %d) "
+          "unlock tries %d until %+.3f\n",
+          label, x->idx, s->proc, s->thread, s->async ? "async" : "blocking",
+          s->lease_ms, s->token, (double)(s->attempt_ns - t0) / 1e9,
+          (double)(s->enter_ns - t0) / 1e9, (double)(s->leave_ns - t0) / 1e9,
+          s->unlock_rc, s->lost_cb, x->nwrites, x->nrejected, x->stale,
+          x->paused, x->lost, x->exceeded, s->unlock_tries,
+          (double)(s->unlocked_ns - t0) / 1e9);
+}
+
+/* Records a violation, with details for the first few. */
+static void violation(check *c, const char *what, int a, int b) {
+  c->violations++;
+  if (c->reported++ >= MAX_REPORTED) return;
+  fprintf(stderr, "  VIOLATION: %s (seed %" PRIu64 ")\n", what, c->r->seed);
+  if (a >= 0) print_section(c, "A", a);
+  if (b >= 0) print_section(c, "B", b);
+  int64_t t = a >= 0 ? c->s[a].enter_ns : now_ns();
+  if (b >= 0 && c->s[b].enter_ns > t) t = c->s[b].enter_ns;
+  fprintf(stderr, "    faults from 5 s before to 1 s after:\n");
+  print_events_near(c->r, t);
+}
+
+static int by_enter(const void *a, const void *b, void *arg) {
+  const section *s = arg;
+  int64_t x = s[*(const int *)a].enter_ns, y = s[*(const int *)b].enter_ns;
+  return x < y ? -1 : x > y;
+}
+
+static int by_leave(const void *a, const void *b, void *arg) {
+  const section *s = arg;
+  int64_t x = s[*(const int *)a].leave_ns, y = s[*(const int *)b].leave_ns;
+  return x < y ? -1 : x > y;
+}
+
+static int by_token(const void *a, const void *b, void *arg) {
+  const section *s = arg;
+  uint64_t x = s[*(const int *)a].token, y = s[*(const int *)b].token;
+  return x < y ? -1 : x > y;
+}
+
+static int was_stopped(const run *r, const section *s) {
+  for (int i = 0; i < r->nspans; i++) {
+    const stop_span *sp = &r->spans[i];
+    if (sp->proc == s->proc && sp->from_ns <= s->leave_ns &&
+        sp->to_ns >= s->attempt_ns)
+      return 1;
+  }
+  return 0;
+}
+
+static int master_fault_near(const run *r, const section *s) {
+  for (int i = 0; i < r->nevents; i++)
+    if (strstr(r->events[i].what, "master") &&
+        r->events[i].t_ns >= s->attempt_ns - 5000000000ll &&
+        r->events[i].t_ns <= s->leave_ns)
+      return 1;
+  return 0;
+}
+
+static int status_ok(int op, int code) {
+  switch (op) {
+  case OP_LOCK:
+  case OP_LOCK_ASYNC:
+    return code == 0 || code == RLOCK_ETIMEDOUT || code == RLOCK_ENOQUORUM ||
+           code == RLOCK_EREDIS;
+  case OP_UNLOCK:
+  case OP_UNLOCK_ASYNC:
+    return code == 0 || code == RLOCK_ELOST || code == RLOCK_ENOTOWNER ||
+           code == RLOCK_ENOQUORUM || code == RLOCK_EREDIS;
+  default:
+    return code == 0 || code == RLOCK_ENOTOWNER || code == RLOCK_ELOST;
+  }
+}
+
+/* Classifies the sections and fills the per-section write figures. */
+static void classify(check *c) {
+  for (int i = 0; i < c->ns; i++) {
+    c->x[i] = (secx){.idx = i, .first_write_seq = -1};
+  }
+  for (size_t k = 0; k < c->nlog; k++) {
+    const wlog *w = &c->log[k];
+    if (w->section < 0 || w->section >= c->ns) continue;
+    secx *x = &c->x[w->section];
+    if (x->first_write_seq < 0) x->first_write_seq = (int64_t)k;
+    if (x->nwrites < WRITES_PER_SECTION) x->seq[x->nwrites] = (int64_t)k;
+    x->nwrites++;
+    x->nrejected += !w->accepted;
+  }
+  for (int i = 0; i < c->ns; i++) {
+    const section *s = &c->s[i];
+    secx *x = &c->x[i];
+    x->paused = was_stopped(c->r, s);
+    x->lost = s->lost_cb || s->token_rc != 0;
+    c->lost_after += !x->lost && (s->unlock_rc == RLOCK_ELOST ||
+                                  s->unlock_rc == RLOCK_ENOTOWNER);
+    x->exceeded =
+        s->lease_ms > 0 &&
+        s->leave_ns > s->attempt_ns +
+                          (int64_t)((double)s->lease_ms * (1 - DRIFT) * 1e6) -
+                          2000000;
+    x->stale = x->paused || x->lost || x->exceeded;
+    c->stale_sections += x->stale;
+    c->unlock_retried += s->unlock_tries > 1;
+    if (s->unlock_tries > c->max_unlock_tries) {
+      c->max_unlock_tries = s->unlock_tries;
+      if (getenv("RLOCK_TORTURE_DEBUG")) print_section(c, "retried", i);
+    }
+    c->paused += x->paused;
+    c->lost += x->lost;
+    c->exceeded += x->exceeded;
+    int lost_any = x->lost || s->unlock_rc == RLOCK_ELOST ||
+                   s->unlock_rc == RLOCK_ENOTOWNER;
+    if (lost_any && !x->paused && !x->exceeded && !master_fault_near(c->r, s))
+      c->unexplained_losses++;
+    if (s->unlock_rc == RLOCK_ENOTOWNER && !x->paused && !s->lost_cb &&
+        !x->exceeded && !master_fault_near(c->r, s))
+      violation(c, "RLOCK_ENOTOWNER from unlock with no loss to explain it", i,
+                -1);
+  }
+}
+
+/* (1a) and (1b). */
+static void check_overlaps(check *c, const int *order) {
+  for (int a = 0; a < c->ns; a++) {
+    int i = order[a];
+    for (int b = a + 1; b < c->ns; b++) {
+      int j = order[b];
+      if (c->s[j].enter_ns > c->s[i].leave_ns) break;
+      c->overlaps++;
+      if (!c->x[i].stale && !c->x[j].stale)
+        violation(c, "double holder: two valid sections overlap", i, j);
+      int lo = c->s[i].token < c->s[j].token ? i : j, hi = lo == i ? j : i;
+      int64_t from = c->x[hi].first_write_seq;
+      int late = 0, bad = 0;
+      for (int k = 0; k < c->x[lo].nwrites && k < WRITES_PER_SECTION; k++)
+        if (from >= 0 && c->x[lo].seq[k] > from) {
+          late++;
+          bad += c->log[c->x[lo].seq[k]].accepted;
+        }
+      if (bad)
+        violation(c, "unresolved overlap: a stale write landed after the "
+                     "newer holder's", lo, hi);
+      else if (late)
+        c->resolved++;
+      else
+        c->benign++;
+    }
+  }
+}
+
+/* (2): tokens increase in acquisition order, and are unique. */
+static void check_tokens(check *c, const int *order) {
+  int *lv = malloc((size_t)c->ns * sizeof *lv);
+  int *tk = malloc((size_t)c->ns * sizeof *tk);
+  if (lv == NULL || tk == NULL) {
+    free(lv);
+    free(tk);
+    violation(c, "checker out of memory", -1, -1);
+    return;
+  }
+  for (int i = 0; i < c->ns; i++) lv[i] = tk[i] = i;
+  qsort_r(lv, (size_t)c->ns, sizeof *lv, by_leave, c->s);
+  qsort_r(tk, (size_t)c->ns, sizeof *tk, by_token, c->s);
+  /* Sweep sections by enter; max_tok is the largest token of those that
+   * left before this one entered. */
+  uint64_t max_tok = 0;
+  int max_of = -1;
+  for (int a = 0, l = 0; a < c->ns; a++) {
+    int j = order[a];
+    while (l < c->ns && c->s[lv[l]].leave_ns < c->s[j].enter_ns) {
+      if (c->s[lv[l]].token_rc == 0 && c->s[lv[l]].token >= max_tok) {
+        max_tok = c->s[lv[l]].token;
+        max_of = lv[l];
+      }
+      l++;
+    }
+    if (max_of >= 0 && c->s[j].token_rc == 0 && c->s[j].token <= max_tok) {
+      c->token_regressions++;
+      violation(c, "token not above an earlier holder's", max_of, j);
+    }
+  }
+  for (int a = 1; a < c->ns; a++)
+    if (c->s[tk[a]].token_rc == 0 && c->s[tk[a - 1]].token_rc == 0 &&
+        c->s[tk[a]].token == c->s[tk[a - 1]].token) {
+      c->token_duplicates++;
+      violation(c, "two sections share a token", tk[a - 1], tk[a]);
+    }
+  free(lv);
+  free(tk);
+}
+
+/* (3): writes in register order. */
+static void check_writes(check *c) {
+  int64_t newest_enter = INT64_MIN; /* largest enter of an accepted writer */
+  for (size_t k = 0; k < c->nlog; k++) {
+    const wlog *w = &c->log[k];
+    c->writes++;
+    if (w->section < 0 || w->section >= c->ns) {
+      violation(c, "a write from an unrecorded section", -1, -1);
+      continue;
+    }
+    const section *s = &c->s[w->section];
+    const secx *x = &c->x[w->section];
+    if (x->stale) {
+      if (!w->accepted)
+        c->stale_rejected++;
+      else if (newest_enter > s->enter_ns) {
+        c->stale_accepted++;
+        violation(c, "stale write accepted after a newer holder's write",
+                  w->section, -1);
+      } else {
+        c->stale_accepted_before_newer++;
+      }
+    } else if (!w->accepted) {
+      c->valid_rejected++;
+      violation(c, "valid write rejected (token inversion)", w->section, -1);
+    }
+    if (w->accepted && s->enter_ns > newest_enter) newest_enter = s->enter_ns;
+  }
+}
+
+/* (4): statuses and exits. */
+static void check_statuses(check *c) {
+  shared *sh = c->r->sh;
+  for (int op = 0; op < NOPS; op++)
+    for (int k = 0; k < NCODES; k++)
+      if (sh->status[op][k] > 0 && !status_ok(op, -k)) {
+        c->bad_status += sh->status[op][k];
+        char what[96];
+        snprintf(what, sizeof what, "%s returned %d (%s) %" PRId64 " times",
+                 op_names[op], -k, rlock_strerror(-k), sh->status[op][k]);
+        violation(c, what, -1, -1);
+      }
+  if (sh->odd_status > 0) violation(c, "a status outside the codes", -1, -1);
+  if (sh->async_hangs > 0) violation(c, "an async callback never came", -1, -1);
+  if (sh->setup_errors > 0) violation(c, "a worker could not start", -1, -1);
+}
+
+static void print_figures(const check *c, double secs, int truncated) {
+  const run *r = c->r;
+  const shared *sh = r->sh;
+  int64_t acq = 0;
+  for (int op = OP_LOCK; op <= OP_LOCK_ASYNC; op++) acq += sh->status[op][0];
+  fprintf(stderr,
+          "{\"case\":\"torture_n%d\",\"seed\":%" PRIu64 ",\"duration_s\":%.1f,"
+          "\"masters\":%d,\"procs\":%d,\"threads\":%d,\"acquisitions\":%" PRId64
+          ",\"sections\":%d,\"truncated\":%d,\"writes\":%" PRId64
+          ",\"overlaps\":%" PRId64 ",\"overlaps_resolved\":%" PRId64
+          ",\"overlaps_benign\":%" PRId64 ",\"stale_sections\":%" PRId64
+          ",\"stale_paused\":%" PRId64 ",\"stale_told_lost\":%" PRId64
+          ",\"stale_exceeded\":%" PRId64 ",\"lost_learned_at_unlock\":%" PRId64
+          ",\"unexplained_losses\":%" PRId64
+          ",\"stale_writes_rejected\":%" PRId64
+          ",\"stale_writes_accepted\":%" PRId64
+          ",\"stale_writes_accepted_before_newer\":%" PRId64
+          ",\"valid_writes_rejected\":%" PRId64 ",\"token_regressions\":%" PRId64
+          ",\"unlock_retried_sections\":%" PRId64 ",\"max_unlock_tries\":%" PRId64
+          ",\"faults\":{\"master_stop\":%" PRId64 ",\"master_kill\":%" PRId64
+          ",\"worker_stop\":%" PRId64 ",\"worker_stop_in_section\":%" PRId64
+          ",\"restart_failed\":%" PRId64 "},\"errors\":{",
+          r->n, r->seed, secs, r->n, PROCS, THREADS, acq, c->ns, truncated,
+          c->writes, c->overlaps, c->resolved, c->benign, c->stale_sections,
+          c->paused, c->lost, c->exceeded, c->lost_after, c->unexplained_losses,
+          c->stale_rejected, c->stale_accepted, c->stale_accepted_before_newer,
+          c->valid_rejected, c->token_regressions, c->unlock_retried,
+          c->max_unlock_tries, r->f_master_stop,
+          r->f_master_kill, r->f_worker_stop, r->f_worker_stop_in_section,
+          r->f_restart_failed);
+  for (int op = 0; op < NOPS; op++) {
+    fprintf(stderr, "%s\"%s\":{", op ? "," : "", op_names[op]);
+    int first = 1;
+    for (int k = 0; k < NCODES; k++)
+      if (sh->status[op][k] > 0) {
+        fprintf(stderr, "%s\"%s\":%" PRId64, first ? "" : ",",
+                k == 0 ? "OK" : rlock_strerror(-k), sh->status[op][k]);
+        first = 0;
+      }
+    fprintf(stderr, "}");
+  }
+  fprintf(stderr, "},\"violations\":%" PRId64 "}\n", c->violations);
+}
+
+/* Part 5: one case. */
+
+static void torture(int n) {
+  static run rr;
+  run *r = &rr;
+  memset(r, 0, sizeof *r);
+  r->n = n;
+  int64_t secs = env_int("RLOCK_TORTURE_SECONDS", 20);
+  if (secs < 1) secs = 1;
+  r->restarts = env_int("RLOCK_TORTURE_RESTART", 1) != 0;
+  const char *brk = getenv("RLOCK_TORTURE_BREAK");
+  break_fence = brk && strcmp(brk, "fence") == 0;
+  break_quarantine = brk && strcmp(brk, "quarantine") == 0;
+  break_force = brk && strcmp(brk, "force") == 0;
+  if (brk && *brk)
+    fprintf(stderr, "torture_n%d: RLOCK_TORTURE_BREAK=%s: this run must fail\n",
+            n, brk);
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  uint64_t dflt = ((uint64_t)rt.tv_nsec ^ ((uint64_t)rt.tv_sec << 20) ^
+                   (uint64_t)getpid()) % 1000000000u;
+  r->seed = (uint64_t)env_int("RLOCK_TORTURE_SEED", (int64_t)dflt);
+  fprintf(stderr, "torture_n%d: seed %" PRIu64 " (RLOCK_TORTURE_SEED), %" PRId64
+          " s (RLOCK_TORTURE_SECONDS), restarts %s (RLOCK_TORTURE_RESTART)\n",
+          n, r->seed, secs, r->restarts ? "on" : "off");
+  for (int p = 0; p < PROCS; p++) r->open_span[p] = -1;
+
+  RT_REQUIRE(rt_redis_start_many(srv, n) == 0);
+  int cap = (int)(secs * SECTIONS_PER_SECOND + 1000);
+  size_t shsize = sizeof(shared) + (size_t)cap * sizeof(section);
+  shared *sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  RT_REQUIRE(sh != MAP_FAILED);
+  r->sh = sh;
+  sh->cap = cap;
+
+  static reg g;
+  memset(&g, 0, sizeof g);
+  int child_fds[NTHREADS];
+  for (int i = 0; i < NTHREADS; i++) {
+    int sv[2];
+    RT_REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    g.fds[i] = sv[0];
+    child_fds[i] = sv[1];
+  }
+  /* Workers start a moment after forking, all at once. */
+  sh->start_ns = now_ns() + 300 * 1000000;
+  sh->end_ns = sh->start_ns + secs * 1000000000;
+  fflush(NULL);
+  for (int p = 0; p < PROCS; p++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      for (int i = 0; i < NTHREADS; i++) {
+        close(g.fds[i]);
+        if (i / THREADS != p) close(child_fds[i]);
+      }
+      while (now_ns() < sh->start_ns) sleep_us(1000);
+      int rc = worker_main(sh, p, n, &child_fds[p * THREADS], r->seed);
+      for (int t = 0; t < THREADS; t++) close(child_fds[p * THREADS + t]);
+      exit(rc);
+    }
+    r->pids[p] = pid;
+    if (pid < 0) {
+      RT_CHECK(pid > 0);
+      r->exited[p] = 1;
+      r->exit_status[p] = -1;
+    }
+  }
+  for (int i = 0; i < NTHREADS; i++) close(child_fds[i]);
+  pthread_t rth;
+  RT_REQUIRE(pthread_create(&rth, NULL, reg_thread, &g) == 0);
+  while (now_ns() < sh->start_ns) sleep_us(1000);
+
+  inject(r);
+
+  /* (4) Every worker exits, within a bound. */
+  int64_t bound = sh->end_ns + (int64_t)GRACE_MS * 1000000;
+  int hung = 0;
+  for (int p = 0; p < PROCS; p++) {
+    while (!r->exited[p]) {
+      int st = 0;
+      pid_t got = waitpid(r->pids[p], &st, WNOHANG);
+      if (got == r->pids[p]) {
+        note_exit(r, p, st);
+      } else if (got < 0 && errno != EINTR) {
+        note_exit(r, p, -1);
+      } else if (now_ns() > bound) {
+        fprintf(stderr, "  worker %d hangs; thread states:", p);
+        for (int t = 0; t < THREADS; t++)
+          fprintf(stderr, " %d", sh->state[p * THREADS + t]);
+        fprintf(stderr, "\n");
+        kill(r->pids[p], SIGKILL);
+        waitpid(r->pids[p], &st, 0);
+        note_exit(r, p, st);
+        hung++;
+      } else {
+        sleep_us(20000);
+      }
+    }
+  }
+  __atomic_store_n(&g.stop, 1, __ATOMIC_SEQ_CST);
+  pthread_join(rth, NULL);
+  for (int i = 0; i < NTHREADS; i++) close(g.fds[i]);
+  double took = (double)(now_ns() - sh->start_ns) / 1e9;
+
+  check c = {.r = r, .s = sh->sections};
+  int truncated = sh->nsections > sh->cap;
+  c.ns = truncated ? sh->cap : sh->nsections;
+  c.log = g.log;
+  c.nlog = g.nlog;
+  for (int p = 0; p < PROCS; p++) {
+    int st = r->exit_status[p];
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+      char what[64];
+      snprintf(what, sizeof what, "worker %d ended with status 0x%x", p, st);
+      violation(&c, what, -1, -1);
+    }
+  }
+  if (hung) violation(&c, "a worker hung past the end of the run", -1, -1);
+  int incomplete = 0;
+  for (int i = 0; i < c.ns; i++) incomplete += !sh->sections[i].done;
+  if (incomplete > 0) violation(&c, "sections never finished", -1, -1);
+  if (g.oom) violation(&c, "the register ran out of memory", -1, -1);
+
+  c.x = calloc((size_t)c.ns + 1, sizeof *c.x);
+  int *order = malloc(((size_t)c.ns + 1) * sizeof *order);
+  if (c.x && order && incomplete == 0) {
+    classify(&c);
+    for (int i = 0; i < c.ns; i++) order[i] = i;
+    qsort_r(order, (size_t)c.ns, sizeof *order, by_enter, c.s);
+    check_overlaps(&c, order);
+    check_tokens(&c, order);
+    check_writes(&c);
+  }
+  check_statuses(&c);
+  print_figures(&c, took, truncated);
+  /* A run that did nothing proves nothing. */
+  int64_t acq = sh->status[OP_LOCK][0] + sh->status[OP_LOCK_ASYNC][0];
+  RT_CHECK(acq > 0);
+  RT_CHECK(c.ns > 0);
+  /* Long enough runs must have stopped a worker (the fencing scenario). */
+  if (secs >= 8) RT_CHECK(r->f_worker_stop > 0);
+  RT_CHECK_EQ_INT(c.stale_accepted, 0);
+  RT_CHECK_EQ_INT(c.violations, 0);
+  free(c.x);
+  free(order);
+  free(g.log);
+  munmap(sh, shsize);
+  rt_redis_stop_many(srv, n);
+}
+
+static void torture_n1(void) { torture(1); }
+static void torture_n3(void) { torture(3); }
+static void torture_n5(void) { torture(5); }
+
+int main(int argc, char **argv) {
+  /* A worker that dies mid-write must not kill the register's process. */
+  signal(SIGPIPE, SIG_IGN);
+  static const rt_test tests[] = {
+      {"torture_n1", torture_n1},
+      {"torture_n3", torture_n3},
+      {"torture_n5", torture_n5},
+  };
+  return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
