@@ -1,0 +1,740 @@
+/*
+ * Integration tests of the rlock command-line tool (tools/rlock), run as a
+ * real program: each case forks and execs the built binary (its path comes
+ * from meson in $RLOCK_TOOL) against real redis-server processes, and
+ * checks exit codes, output, timing and what is left in Redis. The test
+ * program itself is single-threaded and links no rlock code, so under
+ * valgrind only the test is checked; the tool runs natively.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static rt_redis srv[1];
+static const char *tool;
+static char tmp[256]; /* a private directory for outputs and marker files */
+
+/* Every wait is bounded by this much, to turn a hang into a failure. */
+#define BOUND_MS 15000
+
+/* --- running the tool -------------------------------------------------- */
+
+/* Tool processes still running; killed after each test. */
+#define MAX_PIDS 16
+static pid_t live[MAX_PIDS];
+
+static void track(pid_t pid) {
+  for (int i = 0; i < MAX_PIDS; i++)
+    if (live[i] == 0) {
+      live[i] = pid;
+      return;
+    }
+}
+
+static void untrack(pid_t pid) {
+  for (int i = 0; i < MAX_PIDS; i++)
+    if (live[i] == pid) live[i] = 0;
+}
+
+static void kill_leftovers(void) {
+  for (int i = 0; i < MAX_PIDS; i++)
+    if (live[i] > 0) {
+      kill(live[i], SIGKILL);
+      waitpid(live[i], NULL, 0);
+      live[i] = 0;
+    }
+}
+
+static void path_of(char *buf, size_t size, const char *name) {
+  snprintf(buf, size, "%s/%s", tmp, name);
+}
+
+/*
+ * Starts the tool with args (NULL-terminated) after "--masters URL" for
+ * the shared server, or with exactly args when masters is 0. stdout goes
+ * to tmp/<out>.out and stderr to tmp/<out>.err. Returns the pid or -1.
+ */
+static pid_t spawn_argv(const char *out, int masters, char **args) {
+  char *argv[64];
+  int n = 0;
+  argv[n++] = (char *)tool;
+  if (masters) {
+    argv[n++] = "--masters";
+    argv[n++] = srv[0].url;
+  }
+  for (int i = 0; args[i] != NULL && n < 63; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  char o[512], e[512];
+  snprintf(o, sizeof o, "%s/%s.out", tmp, out);
+  snprintf(e, sizeof e, "%s/%s.err", tmp, out);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fo < 0 || fe < 0) _exit(120);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    close(fo);
+    close(fe);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execv(tool, argv);
+    _exit(121);
+  }
+  track(pid);
+  return pid;
+}
+
+static pid_t spawn(const char *out, ...) {
+  char *args[48];
+  int n = 0;
+  va_list ap;
+  va_start(ap, out);
+  char *a;
+  while ((a = va_arg(ap, char *)) != NULL && n < 47) args[n++] = a;
+  va_end(ap);
+  args[n] = NULL;
+  return spawn_argv(out, 1, args);
+}
+
+/*
+ * Waits at most timeout_ms for pid. Returns its exit code, 1000 + N if it
+ * died of signal N, or -1 on timeout (it is then killed).
+ */
+static int wait_exit(pid_t pid, int timeout_ms) {
+  if (pid <= 0) return -2;
+  uint64_t end = rt_now_ms() + (uint64_t)timeout_ms;
+  for (;;) {
+    int st;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) {
+      untrack(pid);
+      return WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : WEXITSTATUS(st);
+    }
+    if (r < 0 && errno != EINTR) return -3;
+    if (rt_now_ms() >= end) {
+      fprintf(stderr, "  tool pid %d did not exit in %d ms\n", (int)pid,
+              timeout_ms);
+      kill(pid, SIGKILL);
+      waitpid(pid, NULL, 0);
+      untrack(pid);
+      return -1;
+    }
+    rt_sleep_ms(5);
+  }
+}
+
+/* Reads tmp/<name> into buf (NUL-terminated); "" if missing. */
+static const char *slurp(const char *name, char *buf, size_t size) {
+  char p[512];
+  path_of(p, sizeof p, name);
+  buf[0] = '\0';
+  FILE *f = fopen(p, "r");
+  if (f == NULL) return buf;
+  size_t n = fread(buf, 1, size - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* Runs the tool to completion with the shared master; returns as
+ * wait_exit, and on an unexpected result the caller can print out.err. */
+#define RUN(out, ...) wait_exit(spawn(out, __VA_ARGS__, (char *)NULL), BOUND_MS)
+
+static int file_exists(const char *name) {
+  char p[512];
+  path_of(p, sizeof p, name);
+  return access(p, F_OK) == 0;
+}
+
+static void remove_file(const char *name) {
+  char p[512];
+  path_of(p, sizeof p, name);
+  unlink(p);
+}
+
+/* Polls until tmp/<name> exists and is not empty; 0, or -1 after ms. */
+static int wait_file(const char *name, int ms) {
+  char p[512];
+  path_of(p, sizeof p, name);
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  while (rt_now_ms() < end) {
+    struct stat sb;
+    if (stat(p, &sb) == 0 && sb.st_size > 0) return 0;
+    rt_sleep_ms(5);
+  }
+  return -1;
+}
+
+/* Polls until the key exists (1) or not (0) on the shared server. */
+static int wait_key(const char *key, int want, int ms) {
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  while (rt_now_ms() < end) {
+    if (rt_redis_int(&srv[0], "EXISTS %s", key) == want) return 0;
+    rt_sleep_ms(5);
+  }
+  return -1;
+}
+
+/* --- a tiny JSON syntax checker -------------------------------------------- */
+
+static const char *js_ws(const char *p) {
+  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+  return p;
+}
+
+static const char *js_value(const char *p, int depth);
+
+static const char *js_string(const char *p) {
+  if (*p++ != '"') return NULL;
+  while (*p != '"') {
+    if ((unsigned char)*p < 0x20) return NULL;
+    if (*p == '\\') {
+      p++;
+      if (*p == 'u') {
+        for (int i = 1; i <= 4; i++)
+          if (!strchr("0123456789abcdefABCDEF", p[i]) || p[i] == '\0')
+            return NULL;
+        p += 4;
+      } else if (!strchr("\"\\/bfnrt", *p) || *p == '\0') {
+        return NULL;
+      }
+    }
+    p++;
+  }
+  return p + 1;
+}
+
+static const char *js_value(const char *p, int depth) {
+  if (depth > 32) return NULL;
+  p = js_ws(p);
+  if (*p == '{' || *p == '[') {
+    char close = *p == '{' ? '}' : ']';
+    int obj = *p == '{';
+    p = js_ws(p + 1);
+    if (*p == close) return p + 1;
+    for (;;) {
+      if (obj) {
+        p = js_string(js_ws(p));
+        if (p == NULL) return NULL;
+        p = js_ws(p);
+        if (*p++ != ':') return NULL;
+      }
+      p = js_value(p, depth + 1);
+      if (p == NULL) return NULL;
+      p = js_ws(p);
+      if (*p == ',') {
+        p++;
+        continue;
+      }
+      if (*p == close) return p + 1;
+      return NULL;
+    }
+  }
+  if (*p == '"') return js_string(p);
+  if (strncmp(p, "true", 4) == 0) return p + 4;
+  if (strncmp(p, "false", 5) == 0) return p + 5;
+  if (strncmp(p, "null", 4) == 0) return p + 4;
+  const char *s = p;
+  if (*p == '-') p++;
+  while (*p >= '0' && *p <= '9') p++;
+  return p > s && p[-1] != '-' ? p : NULL;
+}
+
+/* 1 if s is exactly one JSON value (and whitespace). */
+static int json_valid(const char *s) {
+  const char *e = js_value(s, 0);
+  return e != NULL && *js_ws(e) == '\0';
+}
+
+/* --- cases --------------------------------------------------------------- */
+
+static void exit_codes(void) {
+  RT_CHECK_EQ_INT(RUN("ec0", "exec", "codes", "--", "sh", "-c", "exit 0"), 0);
+  RT_CHECK_EQ_INT(RUN("ec13", "exec", "codes", "--", "sh", "-c", "exit 13"),
+                  13);
+  /* Death by a signal is reported as a shell would: 128 + N. */
+  RT_CHECK_EQ_INT(
+      RUN("ec9", "exec", "codes", "--", "sh", "-c", "kill -KILL $$"), 137);
+  /* Without "--" after NAME as well. */
+  RT_CHECK_EQ_INT(RUN("ecf", "exec", "codes", "false"), 1);
+  RT_CHECK_EQ_INT(RUN("ecnf", "exec", "codes", "--", "/nonexistent/cmd"),
+                  127);
+  /* Every run released its lock. */
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{codes}"), 0);
+}
+
+/* A lock held by someone else, planted directly in Redis. */
+static int plant(const char *key, int ttl_ms) {
+  redisReply *r = rt_redis_cmd(&srv[0], "HSET %s other:1 1", key);
+  if (r == NULL) return -1;
+  freeReplyObject(r);
+  if (ttl_ms > 0 &&
+      rt_redis_int(&srv[0], "PEXPIRE %s %d", key, ttl_ms) != 1)
+    return -1;
+  return 0;
+}
+
+static void nowait_held(void) {
+  RT_REQUIRE(plant("rlock:{busy}", 30000) == 0);
+  uint64_t t0 = rt_now_ms();
+  int rc = RUN("nw", "exec", "-n", "busy", "--", "sh", "-c", "exit 5");
+  uint64_t el = rt_now_ms() - t0;
+  RT_CHECK_EQ_INT(rc, 1);
+  RT_CHECK(el < 3000); /* at once, not after the 30 s lease */
+  RT_CHECK_EQ_INT(
+      RUN("nw42", "exec", "-n", "-E", "42", "busy", "--", "true"), 42);
+  char err[1024];
+  RT_CHECK(strstr(slurp("nw42.err", err, sizeof err), "held") != NULL);
+  /* The holder's lock is untouched. */
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "HEXISTS rlock:{busy} other:1"), 1);
+  rt_redis_int(&srv[0], "DEL rlock:{busy}");
+}
+
+static void wait_timeout(void) {
+  RT_REQUIRE(plant("rlock:{slow}", 30000) == 0);
+  uint64_t t0 = rt_now_ms();
+  int rc = RUN("wt", "exec", "-w", "0.3", "-E", "42", "slow", "--", "true");
+  uint64_t el = rt_now_ms() - t0;
+  RT_CHECK_EQ_INT(rc, 42);
+  RT_CHECK(el >= 280);
+  RT_CHECK(el < 3000);
+  /* And a wait that ends because the holder lets go. */
+  rt_redis_int(&srv[0], "PEXPIRE rlock:{slow} 500");
+  t0 = rt_now_ms();
+  rc = RUN("wt2", "exec", "-w", "5", "slow", "--", "true");
+  el = rt_now_ms() - t0;
+  RT_CHECK_EQ_INT(rc, 0);
+  RT_CHECK(el < 4000);
+  rt_redis_int(&srv[0], "DEL rlock:{slow}");
+}
+
+static void env_token(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "printf '%%s %%s' \"$RLOCK_TOKEN\" \"$RLOCK_NAME\" > %s/tok", tmp);
+  RT_REQUIRE(RUN("tok", "exec", "tokens", "--", "sh", "-c", cmd) == 0);
+  char buf[256];
+  slurp("tok", buf, sizeof buf);
+  unsigned long long token = 0;
+  char name[64] = "";
+  RT_REQUIRE(sscanf(buf, "%llu %63s", &token, name) == 2);
+  RT_CHECK(token > 0);
+  RT_CHECK(strcmp(name, "tokens") == 0);
+  redisReply *r = rt_redis_cmd(&srv[0], "GET rlock:{tokens}:fence");
+  RT_REQUIRE(r != NULL && r->type == REDIS_REPLY_STRING);
+  RT_CHECK_EQ_INT(strtoull(r->str, NULL, 10), token);
+  freeReplyObject(r);
+  /* The next holder gets a larger token. */
+  RT_REQUIRE(RUN("tok2", "exec", "tokens", "--", "sh", "-c", cmd) == 0);
+  unsigned long long token2 = 0;
+  RT_REQUIRE(sscanf(slurp("tok", buf, sizeof buf), "%llu", &token2) == 1);
+  RT_CHECK(token2 > token);
+}
+
+static void mutual_exclusion(void) {
+  char log[512], cmd[1200];
+  path_of(log, sizeof log, "mx.log");
+  unlink(log);
+  snprintf(cmd, sizeof cmd,
+           "echo start$0 >> %s; sleep 0.4; echo end$0 >> %s", log, log);
+  pid_t a = spawn("mxa", "exec", "mx", "--", "sh", "-c", cmd, "1", (char *)NULL);
+  RT_REQUIRE(wait_file("mx.log", BOUND_MS) == 0); /* a holds the lock */
+  uint64_t t0 = rt_now_ms();
+  pid_t b = spawn("mxb", "exec", "mx", "--", "sh", "-c", cmd, "2", (char *)NULL);
+  RT_CHECK_EQ_INT(wait_exit(a, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(b, BOUND_MS), 0);
+  uint64_t el = rt_now_ms() - t0;
+  char buf[256];
+  slurp("mx.log", buf, sizeof buf);
+  RT_CHECK(strcmp(buf, "start1\nend1\nstart2\nend2\n") == 0);
+  if (strcmp(buf, "start1\nend1\nstart2\nend2\n") != 0)
+    fprintf(stderr, "  log: %s\n", buf);
+  RT_CHECK(el >= 500); /* b waited for a's remaining sleep, then slept */
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{mx}"), 0);
+}
+
+static void lost_lock(void) {
+  /* A short watchdog timeout: renewals every 300 ms. */
+  pid_t p = spawn("lost", "exec", "--watchdog-timeout", "900", "--grace", "2",
+                  "lostlock", "--", "sleep", "30", (char *)NULL);
+  RT_REQUIRE(wait_key("rlock:{lostlock}", 1, BOUND_MS) == 0);
+  rt_sleep_ms(100);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(RUN("lostfu", "unlock", "--force", "lostlock"), 0);
+  int rc = wait_exit(p, BOUND_MS);
+  uint64_t el = rt_now_ms() - t0;
+  RT_CHECK_EQ_INT(rc, 75);
+  RT_CHECK(el < 5000); /* about one renewal period, far from 30 s */
+  char err[1024];
+  RT_CHECK(strstr(slurp("lost.err", err, sizeof err), "lost") != NULL);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{lostlock}"), 0);
+}
+
+static void lost_grace_kill(void) {
+  /* The child ignores SIGTERM: SIGKILL follows after --grace. */
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "trap '' TERM; touch %s/gk.ready; i=0; "
+           "while [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done",
+           tmp);
+  remove_file("gk.ready");
+  pid_t p = spawn("gk", "exec", "--watchdog-timeout", "900", "--grace", "0.5",
+                  "gracelock", "--", "sh", "-c", cmd, (char *)NULL);
+  RT_REQUIRE(wait_key("rlock:{gracelock}", 1, BOUND_MS) == 0);
+  uint64_t t1 = rt_now_ms();
+  while (!file_exists("gk.ready") && rt_now_ms() - t1 < BOUND_MS)
+    rt_sleep_ms(5);
+  rt_redis_int(&srv[0], "DEL rlock:{gracelock}");
+  uint64_t t0 = rt_now_ms();
+  int rc = wait_exit(p, BOUND_MS);
+  uint64_t el = rt_now_ms() - t0;
+  RT_CHECK_EQ_INT(rc, 75);
+  RT_CHECK(el >= 400); /* the grace period was given */
+  RT_CHECK(el < 6000);
+}
+
+static void lease_runs_out(void) {
+  uint64_t t0 = rt_now_ms();
+  int rc = RUN("lease", "exec", "--lease", "500", "leased", "--", "sleep",
+               "30");
+  uint64_t el = rt_now_ms() - t0;
+  RT_CHECK_EQ_INT(rc, 75);
+  RT_CHECK(el >= 300);
+  RT_CHECK(el < 8000);
+  /* A command that ends within its lease is not disturbed. */
+  RT_CHECK_EQ_INT(RUN("lease2", "exec", "--lease", "5000", "leased", "--",
+                      "sh", "-c", "exit 4"),
+                  4);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{leased}"), 0);
+}
+
+static void signal_forwarding(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "trap 'exit 7' TERM; touch %s/sig.ready; "
+           "while :; do sleep 0.05; done",
+           tmp);
+  remove_file("sig.ready");
+  pid_t p = spawn("sig", "exec", "fwd", "--", "sh", "-c", cmd, (char *)NULL);
+  uint64_t t0 = rt_now_ms();
+  while (!file_exists("sig.ready") && rt_now_ms() - t0 < BOUND_MS)
+    rt_sleep_ms(5);
+  RT_REQUIRE(file_exists("sig.ready"));
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{fwd}"), 1);
+  kill(p, SIGTERM);
+  RT_CHECK_EQ_INT(wait_exit(p, BOUND_MS), 7);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{fwd}"), 0);
+}
+
+static void signal_while_waiting(void) {
+  /* A signal while waiting for the lock cancels the wait: rlock dies of
+   * it, the command never runs, and the holder's lock is untouched. */
+  RT_REQUIRE(plant("rlock:{sigwait}", 30000) == 0);
+  remove_file("sw.ran");
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "touch %s/sw.ran", tmp);
+  pid_t p = spawn("sw", "exec", "sigwait", "--", "sh", "-c", cmd, (char *)NULL);
+  rt_sleep_ms(300);
+  kill(p, SIGTERM);
+  RT_CHECK_EQ_INT(wait_exit(p, BOUND_MS), 1000 + SIGTERM);
+  RT_CHECK(!file_exists("sw.ran"));
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "HLEN rlock:{sigwait}"), 1);
+  rt_redis_int(&srv[0], "DEL rlock:{sigwait}");
+}
+
+static void status_json(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "echo \"$RLOCK_TOKEN\" > %s/st.tok; "
+           "while [ ! -e %s/st.stop ]; do sleep 0.05; done",
+           tmp, tmp);
+  remove_file("st.tok");
+  remove_file("st.stop");
+  pid_t p = spawn("sth", "exec", "stat", "--", "sh", "-c", cmd, (char *)NULL);
+  RT_REQUIRE(wait_file("st.tok", BOUND_MS) == 0);
+  char tok[64];
+  slurp("st.tok", tok, sizeof tok);
+  tok[strcspn(tok, "\n")] = '\0';
+  RT_CHECK(tok[0] != '\0');
+
+  RT_CHECK_EQ_INT(RUN("stj", "status", "--json", "stat"), 0);
+  static char out[8192];
+  slurp("stj.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"name\":\"stat\"") != NULL);
+  RT_CHECK(strstr(out, "\"key\":\"rlock:{stat}\"") != NULL);
+  RT_CHECK(strstr(out, "\"ok\":true") != NULL);
+  RT_CHECK(strstr(out, "\"held\":true") != NULL);
+  RT_CHECK(strstr(out, "\"count\":1") != NULL);
+  RT_CHECK(strstr(out, "\"answered\":1") != NULL);
+  RT_CHECK(strstr(out, "\"held_on\":1") != NULL);
+  char want[128];
+  snprintf(want, sizeof want, "\"token\":\"%s\"", tok);
+  RT_CHECK(strstr(out, want) != NULL);
+  /* The holder is the field in Redis, the async owner 1 of the tool. */
+  redisReply *r = rt_redis_cmd(&srv[0], "HKEYS rlock:{stat}");
+  RT_REQUIRE(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+  char holder[256];
+  snprintf(holder, sizeof holder, "\"owner\":\"%s\"", r->element[0]->str);
+  RT_CHECK(strstr(out, holder) != NULL);
+  RT_CHECK(strstr(r->element[0]->str, ":a1") != NULL);
+  freeReplyObject(r);
+  const char *pt = strstr(out, "\"pttl_ms\":");
+  RT_REQUIRE(pt != NULL);
+  long pttl = strtol(pt + 10, NULL, 10);
+  RT_CHECK(pttl > 0 && pttl <= 30000);
+
+  /* The human form says the same. */
+  RT_CHECK_EQ_INT(RUN("sth2", "status", "stat"), 0);
+  slurp("sth2.out", out, sizeof out);
+  RT_CHECK(strstr(out, "held by") != NULL);
+  RT_CHECK(strstr(out, tok) != NULL);
+
+  /* Let the holder finish; then the lock shows free, token kept. */
+  char stop[512];
+  path_of(stop, sizeof stop, "st.stop");
+  fclose(fopen(stop, "w"));
+  RT_CHECK_EQ_INT(wait_exit(p, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(RUN("stj2", "status", "--json", "stat"), 0);
+  slurp("stj2.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"held\":false") != NULL);
+  RT_CHECK(strstr(out, "\"pttl_ms\":-2") != NULL);
+  RT_CHECK(strstr(out, want) != NULL);
+}
+
+static void status_unreachable(void) {
+  char masters[400];
+  snprintf(masters, sizeof masters, "127.0.0.1:1,%s", srv[0].url);
+  char *args[] = {"--masters", masters, "status", "--json", "nothing", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("su", 0, args), BOUND_MS), 0);
+  static char out[8192];
+  slurp("su.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"ok\":false,\"error\":\"") != NULL);
+  RT_CHECK(strstr(out, "\"ok\":true") != NULL);
+  RT_CHECK(strstr(out, "\"answered\":1") != NULL);
+  /* No master at all answering: exit 2, still valid JSON. */
+  char *args2[] = {"--masters", "127.0.0.1:1", "status", "--json", "x", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("su2", 0, args2), BOUND_MS), 2);
+  RT_CHECK(json_valid(slurp("su2.out", out, sizeof out)));
+}
+
+static void password_db(void) {
+  rt_redis pw;
+  RT_REQUIRE(rt_redis_start(&pw, "sesame") == 0);
+  char url[400];
+  snprintf(url, sizeof url, "redis://:sesame@127.0.0.1:%d/3", pw.port);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "echo \"$RLOCK_TOKEN\" > %s/pw.tok; "
+           "while [ ! -e %s/pw.stop ]; do sleep 0.05; done",
+           tmp, tmp);
+  remove_file("pw.tok");
+  remove_file("pw.stop");
+  char *ex[] = {"--masters", url, "exec", "pwlock", "--", "sh", "-c", cmd,
+                NULL};
+  pid_t p = spawn_argv("pwh", 0, ex);
+  RT_REQUIRE(wait_file("pw.tok", BOUND_MS) == 0);
+  char *st[] = {"status", "--json", "--masters", url, "pwlock", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("pws", 0, st), BOUND_MS), 0);
+  static char out[8192];
+  slurp("pws.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"held\":true") != NULL);
+  RT_CHECK(strstr(out, "sesame") == NULL); /* the password is masked */
+  RT_CHECK(strstr(out, "redis://:***@127.0.0.1") != NULL);
+  /* The lock is in db 3, not db 0. */
+  RT_CHECK_EQ_INT(rt_redis_int(&pw, "EXISTS rlock:{pwlock}"), 0);
+  redisReply *r = rt_redis_cmd(&pw, "SELECT 3");
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(rt_redis_int(&pw, "EXISTS rlock:{pwlock}"), 1);
+  /* A wrong password is an error for that master. */
+  char bad[400];
+  snprintf(bad, sizeof bad, "redis://:wrong@127.0.0.1:%d/3", pw.port);
+  char *st2[] = {"status", "--json", "--masters", bad, "pwlock", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("pws2", 0, st2), BOUND_MS), 2);
+  RT_CHECK(strstr(slurp("pws2.out", out, sizeof out), "\"ok\":false") != NULL);
+  char stop[512];
+  path_of(stop, sizeof stop, "pw.stop");
+  fclose(fopen(stop, "w"));
+  RT_CHECK_EQ_INT(wait_exit(p, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&pw, "EXISTS rlock:{pwlock}"), 0);
+  rt_redis_stop(&pw);
+}
+
+static void scan_leaks(void) {
+  static char out[16384];
+  /* Clean: only fencing counters (with TTLs) may be left by other cases. */
+  int rc = RUN("sc0", "scan");
+  RT_CHECK_EQ_INT(rc, 0);
+  if (rc != 0) fprintf(stderr, "  %s", slurp("sc0.out", out, sizeof out));
+
+  redisReply *r = rt_redis_cmd(&srv[0], "HSET rlock:{leak} x 1");
+  RT_REQUIRE(r != NULL);
+  freeReplyObject(r);
+  RT_CHECK_EQ_INT(RUN("sc1", "scan"), 1);
+  RT_CHECK(strstr(slurp("sc1.out", out, sizeof out), "rlock:{leak}") != NULL);
+  RT_CHECK_EQ_INT(RUN("sc2", "scan", "--json"), 1);
+  slurp("sc2.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"key\":\"rlock:{leak}\",\"pttl_ms\":-1") != NULL);
+  RT_CHECK(strstr(out, "\"leak\":true") != NULL);
+  RT_CHECK(strstr(out, "\"leaks\":1") != NULL);
+  /* Another prefix's pattern does not see it. */
+  RT_CHECK_EQ_INT(RUN("sc3", "scan", "--pattern", "other:*"), 0);
+  rt_redis_int(&srv[0], "DEL rlock:{leak}");
+  RT_CHECK_EQ_INT(RUN("sc4", "scan"), 0);
+
+  /* A long remaining lease is reported only with --lease-over. */
+  RT_REQUIRE(plant("rlock:{long}", 100000) == 0);
+  RT_CHECK_EQ_INT(RUN("sc5", "scan"), 0);
+  RT_CHECK_EQ_INT(RUN("sc6", "scan", "--lease-over", "50"), 1);
+  RT_CHECK(strstr(slurp("sc6.out", out, sizeof out), "rlock:{long}") != NULL);
+  RT_CHECK_EQ_INT(RUN("sc7", "scan", "--lease-over", "500"), 0);
+  rt_redis_int(&srv[0], "DEL rlock:{long}");
+  /* --older-than is refused, with the reason. */
+  RT_CHECK_EQ_INT(RUN("sc8", "scan", "--older-than", "60"), 64);
+  RT_CHECK(strstr(slurp("sc8.err", out, sizeof out), "not supported") !=
+           NULL);
+}
+
+static void force_unlock(void) {
+  RT_REQUIRE(plant("rlock:{forced}", 30000) == 0);
+  /* Without --force nothing happens. */
+  RT_CHECK_EQ_INT(RUN("fu0", "unlock", "forced"), 64);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{forced}"), 1);
+  RT_CHECK_EQ_INT(RUN("fu1", "unlock", "--force", "forced"), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{forced}"), 0);
+  /* Then the lock can be had at once. */
+  RT_CHECK_EQ_INT(RUN("fu2", "exec", "-n", "forced", "--", "true"), 0);
+}
+
+static void no_quorum(void) {
+  char *args[] = {"--masters", "127.0.0.1:1", "exec", "--connect-timeout",
+                  "300", "-E", "9", "nq", "--", "true", NULL};
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("nq", 0, args), BOUND_MS), 9);
+  RT_CHECK(rt_now_ms() - t0 < 5000);
+  char *args2[] = {"--masters", "127.0.0.1:1", "unlock", "--force",
+                   "--connect-timeout", "300", "nq", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("nq2", 0, args2), BOUND_MS), 1);
+}
+
+static void usage(void) {
+  char *h[] = {"--help", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("h", 0, h), BOUND_MS), 0);
+  char out[4096];
+  RT_CHECK(strstr(slurp("h.out", out, sizeof out), "usage:") != NULL);
+  char *h2[] = {"exec", "--help", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("h2", 0, h2), BOUND_MS), 0);
+  RT_CHECK(strstr(slurp("h2.out", out, sizeof out), "--grace") != NULL);
+  char *b1[] = {"frobnicate", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("b1", 0, b1), BOUND_MS), 64);
+  char *b2[] = {"exec", "-w", "soon", "x", "--", "true", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("b2", 0, b2), BOUND_MS), 64);
+  char *b3[] = {"exec", "x", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("b3", 0, b3), BOUND_MS), 64);
+  char *b4[] = {"--masters", "http://x:1", "status", "x", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("b4", 0, b4), BOUND_MS), 64);
+  RT_CHECK_EQ_INT(RUN("b5", "exec", "bad{name}", "--", "true"), 64);
+}
+
+/* Each case, then whatever tool process it left running is killed. */
+#define CASE(fn)                                                              \
+  static void fn##_case(void) {                                               \
+    fn();                                                                     \
+    kill_leftovers();                                                         \
+  }
+CASE(exit_codes)
+CASE(nowait_held)
+CASE(wait_timeout)
+CASE(env_token)
+CASE(mutual_exclusion)
+CASE(lost_lock)
+CASE(lost_grace_kill)
+CASE(lease_runs_out)
+CASE(signal_forwarding)
+CASE(signal_while_waiting)
+CASE(status_json)
+CASE(status_unreachable)
+CASE(password_db)
+CASE(scan_leaks)
+CASE(force_unlock)
+CASE(no_quorum)
+CASE(usage)
+
+static void remove_tmp(void) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
+}
+
+int main(int argc, char **argv) {
+  /* From meson, or next to this program in the build tree when run by
+   * hand. */
+  static char guess[4096];
+  tool = getenv("RLOCK_TOOL");
+  if (tool == NULL || *tool == '\0') {
+    const char *slash = strrchr(argv[0], '/');
+    int dirlen = slash ? (int)(slash - argv[0]) : 1;
+    snprintf(guess, sizeof guess, "%.*s/../tools/rlock", dirlen,
+             slash ? argv[0] : ".");
+    tool = guess;
+  }
+  if (access(tool, X_OK) != 0) {
+    fprintf(stderr, "RLOCK_TOOL must name the built rlock tool\n");
+    printf("FAIL: setup (RLOCK_TOOL not set or not executable)\n");
+    return 1;
+  }
+  const char *t = getenv("TMPDIR");
+  snprintf(tmp, sizeof tmp, "%s/rlock-tool-XXXXXX", t && *t ? t : "/tmp");
+  if (mkdtemp(tmp) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
+  if (rt_redis_start_many(srv, 1) != 0) {
+    fprintf(stderr, "cannot start redis-server\n");
+    remove_tmp();
+    return 1;
+  }
+  static const rt_test tests[] = {
+      {"exit_codes", exit_codes_case},
+      {"nowait_held", nowait_held_case},
+      {"wait_timeout", wait_timeout_case},
+      {"env_token", env_token_case},
+      {"mutual_exclusion", mutual_exclusion_case},
+      {"lost_lock", lost_lock_case},
+      {"lost_grace_kill", lost_grace_kill_case},
+      {"lease_runs_out", lease_runs_out_case},
+      {"signal_forwarding", signal_forwarding_case},
+      {"signal_while_waiting", signal_while_waiting_case},
+      {"status_json", status_json_case},
+      {"status_unreachable", status_unreachable_case},
+      {"password_db", password_db_case},
+      {"scan_leaks", scan_leaks_case},
+      {"force_unlock", force_unlock_case},
+      {"no_quorum", no_quorum_case},
+      {"usage", usage_case},
+  };
+  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+  rt_redis_stop_many(srv, 1);
+  remove_tmp();
+  return rc;
+}

@@ -1,0 +1,720 @@
+/*
+ * The read-only subcommands of the rlock tool, `status` and `scan`. They
+ * talk to each master directly with synchronous hiredis (one connection per
+ * master, with a timeout, AUTH and SELECT from the URL) and only ever read:
+ * a tool that helps diagnose a lock must not change it. They parse the
+ * master URLs themselves because the library's parser is internal; the
+ * accepted forms are the library's ("host:port",
+ * "redis://[:password@]host[:port][/db]", "unix:///path").
+ *
+ * Both print either a human report or one JSON object (--json); the field
+ * names are documented in tools/rlock.1 and must stay stable.
+ */
+#include <ctype.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "tool.h"
+
+/* --- master URLs ------------------------------------------------------ */
+
+typedef struct master_url {
+  int unix_socket;
+  char host[256];
+  int port;
+  char path[108];
+  char password[256];
+  int has_password;
+  int db;
+  char display[600]; /* the URL with its password masked, for output */
+} master_url;
+
+static int parse_port(const char *s, const char *e, int *out) {
+  long v = 0;
+  if (s == e || e - s > 5) return -1;
+  for (const char *p = s; p < e; p++) {
+    if (!isdigit((unsigned char)*p)) return -1;
+    v = v * 10 + (*p - '0');
+  }
+  if (v < 1 || v > 65535) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int copy_span(char *dst, size_t size, const char *s, const char *e) {
+  size_t n = (size_t)(e - s);
+  if (n == 0 || n >= size) return -1;
+  memcpy(dst, s, n);
+  dst[n] = '\0';
+  return 0;
+}
+
+/* Parses "host[:port]" or "[v6]:port" in [s, e). */
+static int parse_hostport(const char *s, const char *e, int port_required,
+                          master_url *u) {
+  const char *host_end, *colon = NULL;
+  if (s < e && *s == '[') {
+    host_end = memchr(s, ']', (size_t)(e - s));
+    if (host_end == NULL) return -1;
+    if (copy_span(u->host, sizeof u->host, s + 1, host_end) != 0) return -1;
+    if (host_end + 1 < e) {
+      if (host_end[1] != ':') return -1;
+      colon = host_end + 1;
+    }
+  } else {
+    for (const char *p = s; p < e; p++)
+      if (*p == ':') colon = p;
+    host_end = colon ? colon : e;
+    if (copy_span(u->host, sizeof u->host, s, host_end) != 0) return -1;
+  }
+  if (colon == NULL) {
+    if (port_required) return -1;
+    u->port = 6379;
+    return 0;
+  }
+  return parse_port(colon + 1, e, &u->port);
+}
+
+/* Parses one master address. Returns 0, or -1 if it is malformed. */
+static int parse_master(const char *s, master_url *u) {
+  memset(u, 0, sizeof *u);
+  size_t len = strlen(s);
+  const char *end = s + len;
+  if (strncmp(s, "unix://", 7) == 0) {
+    u->unix_socket = 1;
+    if (s[7] != '/' || copy_span(u->path, sizeof u->path, s + 7, end) != 0)
+      return -1;
+    snprintf(u->display, sizeof u->display, "%s", s);
+    return 0;
+  }
+  if (strncmp(s, "redis://", 8) != 0) {
+    if (strstr(s, "://") != NULL) return -1;
+    if (parse_hostport(s, end, 1, u) != 0) return -1;
+    snprintf(u->display, sizeof u->display, "%s", s);
+    return 0;
+  }
+  const char *p = s + 8, *at = NULL;
+  for (const char *q = end; q > p; q--)
+    if (q[-1] == '@') {
+      at = q - 1;
+      break;
+    }
+  if (at != NULL) {
+    /* Only ":password" userinfo, as the library accepts. */
+    if (*p != ':') return -1;
+    if (copy_span(u->password, sizeof u->password, p + 1, at) != 0) return -1;
+    u->has_password = 1;
+    p = at + 1;
+  }
+  const char *slash = memchr(p, '/', (size_t)(end - p));
+  if (parse_hostport(p, slash ? slash : end, 0, u) != 0) return -1;
+  if (slash != NULL && slash + 1 < end) {
+    long long db;
+    if (rt_parse_ll(slash + 1, 0, 1000000, &db) != 0) return -1;
+    u->db = (int)db;
+  }
+  int v6 = strchr(u->host, ':') != NULL;
+  snprintf(u->display, sizeof u->display, "redis://%s%s%s%s:%d/%d",
+           u->has_password ? ":***@" : "", v6 ? "[" : "", u->host,
+           v6 ? "]" : "", u->port, u->db);
+  return 0;
+}
+
+/* Checks every master URL up front, so that a typo is a usage error
+ * rather than an unreachable master. */
+static int parse_masters(const rt_global *g, master_url **out) {
+  master_url *us = calloc(g->nmasters, sizeof *us);
+  if (us == NULL) return -1;
+  for (size_t i = 0; i < g->nmasters; i++) {
+    if (parse_master(g->masters[i], &us[i]) != 0) {
+      fprintf(stderr, "rlock: bad master address '%s'\n", g->masters[i]);
+      free(us);
+      return -1;
+    }
+  }
+  *out = us;
+  return 0;
+}
+
+/*
+ * Connects to one master with a timeout on the connect and on every
+ * command, then authenticates and selects the database. Returns the
+ * context, or NULL with a message in err.
+ */
+static redisContext *connect_master(const master_url *u, long long timeout_ms,
+                                    char *err, size_t errsize) {
+  struct timeval tv = {.tv_sec = timeout_ms / 1000,
+                       .tv_usec = (timeout_ms % 1000) * 1000};
+  redisContext *c = u->unix_socket ? redisConnectUnixWithTimeout(u->path, tv)
+                                   : redisConnectWithTimeout(u->host, u->port,
+                                                             tv);
+  if (c == NULL) {
+    snprintf(err, errsize, "out of memory");
+    return NULL;
+  }
+  if (c->err) {
+    snprintf(err, errsize, "%s", c->errstr);
+    redisFree(c);
+    return NULL;
+  }
+  if (redisSetTimeout(c, tv) != REDIS_OK) {
+    snprintf(err, errsize, "cannot set timeout");
+    redisFree(c);
+    return NULL;
+  }
+  redisReply *r = NULL;
+  if (u->has_password) {
+    r = redisCommand(c, "AUTH %s", u->password);
+    if (r == NULL || r->type == REDIS_REPLY_ERROR) goto fail;
+    freeReplyObject(r);
+  }
+  if (u->db != 0) {
+    r = redisCommand(c, "SELECT %d", u->db);
+    if (r == NULL || r->type == REDIS_REPLY_ERROR) goto fail;
+    freeReplyObject(r);
+  }
+  return c;
+fail:
+  snprintf(err, errsize, "%s",
+           r != NULL ? r->str : (c->err ? c->errstr : "no reply"));
+  if (r != NULL) freeReplyObject(r);
+  redisFree(c);
+  return NULL;
+}
+
+/* --- JSON output ----------------------------------------------------------- */
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  size_t len;
+  unsigned min;
+  unsigned cp;
+  if (s[0] < 0x80) return 1;
+  if ((s[0] & 0xe0) == 0xc0) len = 2, min = 0x80, cp = s[0] & 0x1f;
+  else if ((s[0] & 0xf0) == 0xe0) len = 3, min = 0x800, cp = s[0] & 0x0f;
+  else if ((s[0] & 0xf8) == 0xf0) len = 4, min = 0x10000, cp = s[0] & 0x07;
+  else return 0;
+  if (len > n) return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (s[i] & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return len;
+}
+
+/* Writes s as a JSON string. Bytes that are not valid UTF-8 (Redis keys
+ * are binary) are written as \u00XX, their Latin-1 reading, so the output
+ * always parses. */
+static void json_str(FILE *f, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  fputc('"', f);
+  for (size_t i = 0; i < n;) {
+    unsigned char ch = p[i];
+    if (ch == '"' || ch == '\\') {
+      fputc('\\', f);
+      fputc(ch, f);
+      i++;
+    } else if (ch < 0x20 || ch == 0x7f) {
+      fprintf(f, "\\u%04x", ch);
+      i++;
+    } else {
+      size_t l = utf8_len(p + i, n - i);
+      if (l == 0) {
+        fprintf(f, "\\u%04x", ch);
+        i++;
+      } else {
+        fwrite(p + i, 1, l, f);
+        i += l;
+      }
+    }
+  }
+  fputc('"', f);
+}
+
+static void json_cstr(FILE *f, const char *s) {
+  if (s == NULL) fputs("null", f);
+  else json_str(f, s, strlen(s));
+}
+
+/* Prints s for a human, with control bytes escaped. */
+static void human_str(FILE *f, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\x%02x", ch);
+    else fputc(ch, f);
+  }
+}
+
+/* --- shared option parsing ------------------------------------------------- */
+
+enum { OPT_MASTERS = 256, OPT_PREFIX, OPT_JSON, OPT_TIMEOUT, OPT_PATTERN,
+       OPT_OLDER, OPT_LEASE_OVER, OPT_ALL, OPT_HELP };
+
+/* Checks the key prefix as the library does: at most 64 bytes, no braces. */
+static int prefix_ok(const char *p) {
+  return strlen(p) <= 64 && strchr(p, '{') == NULL && strchr(p, '}') == NULL;
+}
+
+/* --- status --------------------------------------------------------------- */
+
+static const char status_usage[] =
+    "usage: rlock status [--json] [--timeout MS] [--masters URL,...]\n"
+    "                    [--prefix P] NAME\n"
+    "Shows, for each master, who holds the lock NAME, their hold counts, the\n"
+    "remaining lease (PTTL, ms) and the last fencing token. Read-only.\n"
+    "Exit 0 if at least one master answered, 2 if none did, 64 on bad usage.\n";
+
+/* Reads one string reply that is a decimal integer, or reports it absent. */
+static int reply_ll(const redisReply *r, long long *out) {
+  if (r == NULL) return -1;
+  if (r->type == REDIS_REPLY_INTEGER) {
+    *out = r->integer;
+    return 0;
+  }
+  if (r->type == REDIS_REPLY_STRING)
+    return rt_parse_ll(r->str, -(1LL << 62), 1LL << 62, out);
+  return -1;
+}
+
+int rt_cmd_status(rt_global *g, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"masters", required_argument, NULL, OPT_MASTERS},
+      {"prefix", required_argument, NULL, OPT_PREFIX},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int json = 0, c;
+  long long timeout_ms = 1000;
+  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_JSON: json = 1; break;
+    case OPT_TIMEOUT:
+      if (rt_parse_ll(optarg, 1, 600000, &timeout_ms) != 0) {
+        fprintf(stderr, "rlock status: bad --timeout '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_MASTERS:
+      if (rt_set_masters(g, optarg) != 0) {
+        fprintf(stderr, "rlock status: bad --masters '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_PREFIX: g->prefix = optarg; break;
+    case 'h': fputs(status_usage, stdout); return RT_EXIT_OK;
+    default: fputs(status_usage, stderr); return RT_EXIT_USAGE;
+    }
+  }
+  if (optind != argc - 1) {
+    fputs(status_usage, stderr);
+    return RT_EXIT_USAGE;
+  }
+  const char *name = argv[optind];
+  size_t nlen = strlen(name);
+  if (nlen == 0 || nlen > 512 || strchr(name, '{') || strchr(name, '}')) {
+    fprintf(stderr, "rlock status: bad lock name\n");
+    return RT_EXIT_USAGE;
+  }
+  if (!prefix_ok(g->prefix)) {
+    fprintf(stderr, "rlock status: bad --prefix\n");
+    return RT_EXIT_USAGE;
+  }
+  master_url *us;
+  if (parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
+
+  size_t klen = strlen(g->prefix) + nlen + 3;
+  char *key = malloc(klen), *fkey = malloc(klen + 6);
+  if (key == NULL || fkey == NULL) {
+    free(key);
+    free(fkey);
+    free(us);
+    return RT_EXIT_OSERR;
+  }
+  snprintf(key, klen, "%s{%s}", g->prefix, name);
+  snprintf(fkey, klen + 6, "%s:fence", key);
+
+  FILE *f = stdout;
+  size_t answered = 0, held_on = 0;
+  if (json) {
+    fputs("{\"name\":", f);
+    json_cstr(f, name);
+    fputs(",\"key\":", f);
+    json_cstr(f, key);
+    fputs(",\"fence_key\":", f);
+    json_cstr(f, fkey);
+    fprintf(f, ",\"quorum\":%zu,\"masters\":[", g->nmasters / 2 + 1);
+  } else {
+    fprintf(f, "lock ");
+    human_str(f, key, strlen(key));
+    fprintf(f, " (quorum %zu of %zu)\n", g->nmasters / 2 + 1, g->nmasters);
+  }
+  for (size_t i = 0; i < g->nmasters; i++) {
+    char err[512] = "";
+    redisReply *r[4] = {NULL, NULL, NULL, NULL};
+    redisContext *ctx = connect_master(&us[i], timeout_ms, err, sizeof err);
+    if (ctx != NULL) {
+      redisAppendCommand(ctx, "HGETALL %s", key);
+      redisAppendCommand(ctx, "PTTL %s", key);
+      redisAppendCommand(ctx, "GET %s", fkey);
+      redisAppendCommand(ctx, "PTTL %s", fkey);
+      for (int k = 0; k < 4; k++) {
+        void *rep = NULL;
+        if (redisGetReply(ctx, &rep) != REDIS_OK) {
+          snprintf(err, sizeof err, "%s", ctx->errstr);
+          break;
+        }
+        r[k] = rep;
+        if (r[k]->type == REDIS_REPLY_ERROR && err[0] == '\0')
+          snprintf(err, sizeof err, "%s", r[k]->str);
+      }
+      redisFree(ctx);
+    }
+    int ok = err[0] == '\0';
+    if (ok && (r[0] == NULL || r[0]->type != REDIS_REPLY_ARRAY)) {
+      ok = 0;
+      snprintf(err, sizeof err, "unexpected reply to HGETALL");
+    }
+    long long pttl = -2, fpttl = -2;
+    if (ok) {
+      answered++;
+      reply_ll(r[1], &pttl);
+      reply_ll(r[3], &fpttl);
+      if (r[0]->elements > 0) held_on++;
+    }
+    const char *token = ok && r[2] != NULL && r[2]->type == REDIS_REPLY_STRING
+                            ? r[2]->str
+                            : NULL;
+    if (json) {
+      fputs(i ? ",{" : "{", f);
+      fputs("\"master\":", f);
+      json_cstr(f, us[i].display);
+      fprintf(f, ",\"ok\":%s,\"error\":", ok ? "true" : "false");
+      json_cstr(f, ok ? NULL : err);
+      if (ok) {
+        fprintf(f, ",\"held\":%s,\"holders\":[",
+                r[0]->elements > 0 ? "true" : "false");
+        for (size_t k = 0; k + 1 < r[0]->elements; k += 2) {
+          long long cnt = 0;
+          fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+          json_str(f, r[0]->element[k]->str, r[0]->element[k]->len);
+          if (reply_ll(r[0]->element[k + 1], &cnt) == 0)
+            fprintf(f, ",\"count\":%lld}", cnt);
+          else
+            fputs(",\"count\":null}", f);
+        }
+        fprintf(f, "],\"pttl_ms\":%lld,\"token\":", pttl);
+        json_cstr(f, token);
+        fprintf(f, ",\"fence_pttl_ms\":%lld}", fpttl);
+      } else {
+        fputs(",\"held\":null,\"holders\":null,\"pttl_ms\":null,"
+              "\"token\":null,\"fence_pttl_ms\":null}",
+              f);
+      }
+    } else {
+      fprintf(f, "  %s: ", us[i].display);
+      if (!ok) {
+        fprintf(f, "error: %s\n", err);
+      } else {
+        if (r[0]->elements == 0) {
+          fputs("free", f);
+        } else {
+          fputs("held by", f);
+          for (size_t k = 0; k + 1 < r[0]->elements; k += 2) {
+            fputs(k ? ", " : " ", f);
+            human_str(f, r[0]->element[k]->str, r[0]->element[k]->len);
+            fprintf(f, " (count %s)", r[0]->element[k + 1]->str
+                                          ? r[0]->element[k + 1]->str
+                                          : "?");
+          }
+          if (pttl == -1) fputs(", NO TTL (leaked)", f);
+          else fprintf(f, ", lease %lld ms left", pttl);
+        }
+        if (token != NULL) {
+          fprintf(f, ", last token %s", token);
+          if (fpttl >= 0) fprintf(f, " (kept %lld s more)", fpttl / 1000);
+        } else {
+          fputs(", no token yet", f);
+        }
+        fputc('\n', f);
+      }
+    }
+    for (int k = 0; k < 4; k++)
+      if (r[k] != NULL) freeReplyObject(r[k]);
+  }
+  if (json)
+    fprintf(f, "],\"answered\":%zu,\"held_on\":%zu}\n", answered, held_on);
+  else
+    fprintf(f, "  held on %zu of %zu masters, %zu answered\n", held_on,
+            g->nmasters, answered);
+  fflush(f);
+  free(key);
+  free(fkey);
+  free(us);
+  return answered > 0 ? RT_EXIT_OK : RT_EXIT_NOMASTER;
+}
+
+/* --- scan ----------------------------------------------------------------- */
+
+static const char scan_usage[] =
+    "usage: rlock scan [--json] [--all] [--pattern P] [--lease-over SECONDS]\n"
+    "                  [--timeout MS] [--masters URL,...] [--prefix P]\n"
+    "SCANs every master for lock keys (PREFIX* by default, minus the :fence\n"
+    "counters; only hashes count as locks) and reports locks with no TTL\n"
+    "(leaks) and, with --lease-over, locks whose remaining lease exceeds\n"
+    "SECONDS. --all lists every lock. Read-only.\n"
+    "Exit 0 if clean, 1 if anything was reported, 2 if a master could not\n"
+    "be scanned, 64 on bad usage.\n"
+    "--older-than is refused: Redis keeps no held-since time for a lock (the\n"
+    "watchdog keeps refreshing the TTL), so how long a lock has been held\n"
+    "cannot be known from Redis.\n";
+
+/* Escapes glob metacharacters of the prefix for SCAN MATCH. */
+static char *glob_prefix(const char *prefix) {
+  size_t n = strlen(prefix);
+  char *out = malloc(2 * n + 2), *o = out;
+  if (out == NULL) return NULL;
+  for (const char *p = prefix; *p; p++) {
+    if (strchr("*?[]\\", *p)) *o++ = '\\';
+    *o++ = *p;
+  }
+  *o++ = '*';
+  *o = '\0';
+  return out;
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix) {
+  size_t m = strlen(suffix);
+  return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+typedef struct scan_totals {
+  long long locks, leaks, long_leases, other;
+} scan_totals;
+
+/*
+ * Scans one connected master, printing each reported key as it goes (the
+ * JSON array of keys is open while this runs). Returns 0, or -1 with a
+ * message in err after a failed command.
+ */
+static int scan_master(redisContext *ctx, const master_url *u,
+                       const char *pattern, long long lease_over_ms, int all,
+                       int json, int *first_key, scan_totals *t, char *err,
+                       size_t errsize) {
+  char cursor[32] = "0";
+  do {
+    redisReply *r = redisCommand(ctx, "SCAN %s MATCH %s COUNT 1000", cursor,
+                                 pattern);
+    if (r == NULL) {
+      snprintf(err, errsize, "%s", ctx->errstr);
+      return -1;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_ARRAY) {
+      snprintf(err, errsize, "%s",
+               r->type == REDIS_REPLY_ERROR ? r->str : "bad SCAN reply");
+      freeReplyObject(r);
+      return -1;
+    }
+    snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+    redisReply *keys = r->element[1];
+    size_t sent = 0;
+    for (size_t i = 0; i < keys->elements; i++) {
+      redisReply *k = keys->element[i];
+      if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
+        continue;
+      redisAppendCommand(ctx, "TYPE %b", k->str, k->len);
+      redisAppendCommand(ctx, "PTTL %b", k->str, k->len);
+      redisAppendCommand(ctx, "HLEN %b", k->str, k->len);
+      sent++;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < keys->elements && sent > 0; i++) {
+      redisReply *k = keys->element[i];
+      if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
+        continue;
+      sent--;
+      redisReply *rr[3] = {NULL, NULL, NULL};
+      for (int j = 0; j < 3; j++) {
+        void *rep = NULL;
+        if (redisGetReply(ctx, &rep) != REDIS_OK) {
+          if (!failed) snprintf(err, errsize, "%s", ctx->errstr);
+          failed = 1;
+          break;
+        }
+        rr[j] = rep;
+      }
+      if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
+          strcmp(rr[0]->str, "hash") == 0 &&
+          rr[1]->type == REDIS_REPLY_INTEGER &&
+          rr[1]->integer != -2) { /* -2: it went away meanwhile */
+        long long pttl = rr[1]->integer;
+        long long fields = rr[2]->type == REDIS_REPLY_INTEGER
+                               ? rr[2]->integer : -1;
+        int leak = pttl == -1;
+        int over = lease_over_ms >= 0 && pttl > lease_over_ms;
+        t->locks++;
+        t->leaks += leak;
+        t->long_leases += over;
+        if (leak || over || all) {
+          if (json) {
+            fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
+            json_str(stdout, k->str, k->len);
+            fprintf(stdout,
+                    ",\"pttl_ms\":%lld,\"holders\":%lld,\"leak\":%s,"
+                    "\"lease_over\":%s}",
+                    pttl, fields, leak ? "true" : "false",
+                    over ? "true" : "false");
+          } else {
+            fprintf(stdout, "%s ", u->display);
+            human_str(stdout, k->str, k->len);
+            if (leak)
+              fprintf(stdout, ": NO TTL (leak), %lld holder(s)\n", fields);
+            else
+              fprintf(stdout, ": lease %lld ms left%s, %lld holder(s)\n", pttl,
+                      over ? " (over threshold)" : "", fields);
+          }
+          *first_key = 0;
+        }
+      } else if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
+                 strcmp(rr[0]->str, "none") != 0) {
+        t->other++;
+      }
+      for (int j = 0; j < 3; j++)
+        if (rr[j] != NULL) freeReplyObject(rr[j]);
+      if (failed) break;
+    }
+    freeReplyObject(r);
+    if (failed) return -1;
+  } while (strcmp(cursor, "0") != 0);
+  return 0;
+}
+
+int rt_cmd_scan(rt_global *g, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"all", no_argument, NULL, OPT_ALL},
+      {"pattern", required_argument, NULL, OPT_PATTERN},
+      {"older-than", required_argument, NULL, OPT_OLDER},
+      {"lease-over", required_argument, NULL, OPT_LEASE_OVER},
+      {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"masters", required_argument, NULL, OPT_MASTERS},
+      {"prefix", required_argument, NULL, OPT_PREFIX},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int json = 0, all = 0, c;
+  long long timeout_ms = 1000, lease_over_ms = -1;
+  const char *pattern_opt = NULL;
+  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_JSON: json = 1; break;
+    case OPT_ALL: all = 1; break;
+    case OPT_PATTERN: pattern_opt = optarg; break;
+    case OPT_OLDER:
+      fprintf(stderr,
+              "rlock scan: --older-than is not supported: Redis keeps no\n"
+              "record of when a lock was taken (the watchdog keeps resetting\n"
+              "its TTL), so how long a lock has been held cannot be read\n"
+              "from Redis. Use --lease-over SECONDS to find locks whose\n"
+              "remaining lease is longer than SECONDS.\n");
+      return RT_EXIT_USAGE;
+    case OPT_LEASE_OVER:
+      if (rt_parse_seconds(optarg, &lease_over_ms) != 0) {
+        fprintf(stderr, "rlock scan: bad --lease-over '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_TIMEOUT:
+      if (rt_parse_ll(optarg, 1, 600000, &timeout_ms) != 0) {
+        fprintf(stderr, "rlock scan: bad --timeout '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_MASTERS:
+      if (rt_set_masters(g, optarg) != 0) {
+        fprintf(stderr, "rlock scan: bad --masters '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_PREFIX: g->prefix = optarg; break;
+    case 'h': fputs(scan_usage, stdout); return RT_EXIT_OK;
+    default: fputs(scan_usage, stderr); return RT_EXIT_USAGE;
+    }
+  }
+  if (optind != argc) {
+    fputs(scan_usage, stderr);
+    return RT_EXIT_USAGE;
+  }
+  if (!prefix_ok(g->prefix)) {
+    fprintf(stderr, "rlock scan: bad --prefix\n");
+    return RT_EXIT_USAGE;
+  }
+  master_url *us;
+  if (parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
+  char *pattern = pattern_opt ? strdup(pattern_opt) : glob_prefix(g->prefix);
+  if (pattern == NULL) {
+    free(us);
+    return RT_EXIT_OSERR;
+  }
+  scan_totals t = {0, 0, 0, 0};
+  size_t failed = 0;
+  if (json) {
+    fputs("{\"pattern\":", stdout);
+    json_cstr(stdout, pattern);
+    fputs(",\"lease_over_ms\":", stdout);
+    if (lease_over_ms >= 0) fprintf(stdout, "%lld", lease_over_ms);
+    else fputs("null", stdout);
+    fputs(",\"masters\":[", stdout);
+  }
+  for (size_t i = 0; i < g->nmasters; i++) {
+    char err[512] = "";
+    int first_key = 1, rc = -1;
+    if (json) {
+      fputs(i ? ",{\"master\":" : "{\"master\":", stdout);
+      json_cstr(stdout, us[i].display);
+      fputs(",\"keys\":[", stdout);
+    }
+    redisContext *ctx = connect_master(&us[i], timeout_ms, err, sizeof err);
+    if (ctx != NULL) {
+      rc = scan_master(ctx, &us[i], pattern, lease_over_ms, all, json,
+                       &first_key, &t, err, sizeof err);
+      redisFree(ctx);
+    }
+    if (rc != 0) failed++;
+    if (json) {
+      fprintf(stdout, "],\"ok\":%s,\"error\":", rc == 0 ? "true" : "false");
+      json_cstr(stdout, rc == 0 ? NULL : err);
+      fputc('}', stdout);
+    } else if (rc != 0) {
+      fprintf(stdout, "%s: error: %s\n", us[i].display, err);
+    }
+  }
+  if (json) {
+    fprintf(stdout,
+            "],\"locks\":%lld,\"leaks\":%lld,\"lease_over\":%lld,"
+            "\"other_keys\":%lld,\"failed_masters\":%zu}\n",
+            t.locks, t.leaks, t.long_leases, t.other, failed);
+  } else {
+    fprintf(stdout, "%lld lock(s) on %zu master(s): %lld without TTL", t.locks,
+            g->nmasters - failed, t.leaks);
+    if (lease_over_ms >= 0)
+      fprintf(stdout, ", %lld with a lease over %lld ms", t.long_leases,
+              lease_over_ms);
+    if (failed) fprintf(stdout, "; %zu master(s) failed", failed);
+    fputc('\n', stdout);
+  }
+  fflush(stdout);
+  free(pattern);
+  free(us);
+  if (t.leaks > 0 || t.long_leases > 0) return RT_EXIT_FOUND;
+  return failed ? RT_EXIT_NOMASTER : RT_EXIT_OK;
+}

@@ -1,0 +1,797 @@
+/*
+ * rlock(1): to distributed locks what flock(1) is to local ones. This file
+ * owns the command line (global options, subcommand dispatch, help), the
+ * `exec` subcommand (take a lock, run a command under it, release it) and
+ * `unlock --force`; the read-only `status` and `scan` live in inspect.c.
+ *
+ * It uses only the public API of rlock.h. `exec` drives the async API from
+ * one thread: library callbacks (acquired, released, lost) run on the
+ * library's loop thread and do nothing but store a status and write one
+ * byte to a self-pipe; signal handlers likewise write the signal number to
+ * a second self-pipe. The main thread polls both pipes, so every decision
+ * (forward a signal, terminate the child, release) is made in one place,
+ * never in a handler or on the loop thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rlock.h"
+#include "tool.h"
+
+extern char **environ;
+
+/* The async owner id rlock exec holds its lock as (field <client-id>:a1). */
+#define EXEC_OWNER 1
+
+/* --- small helpers ------------------------------------------------------- */
+
+int rt_parse_ll(const char *s, long long lo, long long hi, long long *out) {
+  char *end;
+  if (s == NULL || *s == '\0') return -1;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+int rt_parse_seconds(const char *s, long long *ms) {
+  char *end;
+  if (s == NULL || *s == '\0' || *s == '-' || *s == '+') return -1;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0 || v > 1e9)
+    return -1;
+  *ms = llround(v * 1000.0);
+  return 0;
+}
+
+int rt_set_masters(rt_global *g, const char *list) {
+  char *buf = strdup(list);
+  if (buf == NULL) return -1;
+  size_t n = 1;
+  for (const char *p = list; *p; p++) n += *p == ',';
+  const char **m = calloc(n, sizeof *m);
+  if (m == NULL) {
+    free(buf);
+    return -1;
+  }
+  size_t i = 0;
+  char *save = buf;
+  for (;;) {
+    char *comma = strchr(save, ',');
+    if (comma) *comma = '\0';
+    if (*save == '\0') {
+      free(m);
+      free(buf);
+      return -1;
+    }
+    m[i++] = save;
+    if (!comma) break;
+    save = comma + 1;
+  }
+  rt_global_free(g);
+  g->masters = m;
+  g->nmasters = i;
+  g->masters_buf = buf;
+  return 0;
+}
+
+void rt_global_free(rt_global *g) {
+  free(g->masters);
+  free(g->masters_buf);
+  g->masters = NULL;
+  g->masters_buf = NULL;
+  g->nmasters = 0;
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Opens a client on the global masters with the given watchdog timeout
+ * (0: the library's default). Prints why on failure. */
+static int open_client(const rt_global *g, long long watchdog_ms,
+                       rlock_client **out) {
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = g->masters;
+  o.nmasters = g->nmasters;
+  o.key_prefix = g->prefix;
+  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
+  o.retry_delay_ms = 50;
+  o.retry_jitter_ms = 50;
+  int rc = rlock_client_open(out, &o);
+  if (rc != 0)
+    fprintf(stderr, "rlock: cannot open client: %s%s\n", rlock_strerror(rc),
+            rc == RLOCK_EINVAL ? " (check --masters and --prefix)" : "");
+  return rc;
+}
+
+/* Prints a library error, with the master's error reply when there is one. */
+static void print_lib_error(const char *what, rlock_client *c, int rc) {
+  char buf[256] = "";
+  if (rc == RLOCK_EREDIS) rlock_client_last_error(c, buf, sizeof buf);
+  fprintf(stderr, "rlock: %s: %s%s%s\n", what, rlock_strerror(rc),
+          buf[0] ? ": " : "", buf);
+}
+
+/* --- exec: self-pipes and handlers ----------------------------------------- */
+
+static int sig_pipe[2] = {-1, -1}; /* signal numbers, one byte each */
+static int ev_pipe[2] = {-1, -1};  /* library events, one byte each */
+static atomic_int acquire_status, unlock_status;
+
+/* The signals rlock exec catches, and what they were on entry (restored in
+ * the child, so that a command started with SIGINT ignored keeps it so). */
+static const int caught[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
+#define NCAUGHT (sizeof caught / sizeof caught[0])
+static struct sigaction saved_action[NCAUGHT], saved_pipe;
+static sigset_t saved_mask;
+
+static void on_signal(int sig) {
+  int saved = errno;
+  unsigned char b = (unsigned char)sig;
+  ssize_t w = write(sig_pipe[1], &b, 1); /* full pipe: the byte is moot */
+  (void)w;
+  errno = saved;
+}
+
+/* Library callbacks, on the loop thread: store, then wake the main thread. */
+static void post_event(char ev) {
+  ssize_t w = write(ev_pipe[1], &ev, 1);
+  (void)w;
+}
+
+static void on_acquired(rlock *lock, int status, void *arg) {
+  (void)lock;
+  (void)arg;
+  atomic_store(&acquire_status, status);
+  post_event('A');
+}
+
+static void on_released(rlock *lock, int status, void *arg) {
+  (void)lock;
+  (void)arg;
+  atomic_store(&unlock_status, status);
+  post_event('U');
+}
+
+static void on_lost(rlock *lock, uint64_t owner, int is_thread, void *arg) {
+  (void)lock;
+  (void)owner;
+  (void)is_thread;
+  (void)arg;
+  post_event('L');
+}
+
+static int make_pipe(int p[2]) {
+  if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+  return 0;
+}
+
+static int install_handlers(void) {
+  sigprocmask(SIG_SETMASK, NULL, &saved_mask);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < NCAUGHT; i++) {
+    if (sigaction(caught[i], NULL, &saved_action[i]) != 0) return -1;
+    /* A signal ignored on entry (nohup, a background job) stays ignored,
+     * as a shell would leave it. */
+    if (caught[i] != SIGCHLD && saved_action[i].sa_handler == SIG_IGN)
+      continue;
+    if (sigaction(caught[i], &sa, NULL) != 0) return -1;
+  }
+  /* A closed stderr must not kill rlock while it holds a lock. */
+  struct sigaction ign;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &saved_pipe);
+  return 0;
+}
+
+/*
+ * Waits until a library event or a signal arrives, or until deadline (a
+ * now_ms() value; -1 for none). Returns the event byte ('A', 'U', 'L'),
+ * the signal number as a negative number, or 0 on timeout.
+ */
+static int next_event(long long deadline) {
+  for (;;) {
+    unsigned char b;
+    if (read(ev_pipe[0], &b, 1) == 1) return (char)b;
+    if (read(sig_pipe[0], &b, 1) == 1) return -(int)b;
+    int timeout = -1;
+    if (deadline >= 0) {
+      long long left = deadline - now_ms();
+      if (left <= 0) return 0;
+      timeout = left > 1000000 ? 1000000 : (int)left;
+    }
+    struct pollfd p[2] = {{.fd = ev_pipe[0], .events = POLLIN},
+                          {.fd = sig_pipe[0], .events = POLLIN}};
+    if (poll(p, 2, timeout) < 0 && errno != EINTR) return 0;
+  }
+}
+
+/* --- exec ----------------------------------------------------------------- */
+
+typedef struct exec_opts {
+  long long wait_ms;     /* -1: forever */
+  int nowait;
+  int conflict_code;
+  long long lease_ms;    /* -1: watchdog */
+  long long grace_ms;
+  long long watchdog_ms; /* 0: library default */
+  long long connect_ms;
+  int verbose;
+} exec_opts;
+
+typedef struct exec_state {
+  const exec_opts *o;
+  rlock *lock;
+  int lost;           /* a lost event was seen */
+  int pending_signal; /* a terminating signal that arrived while waiting */
+} exec_state;
+
+#define VERBOSE(st, ...)                                                      \
+  do {                                                                        \
+    if ((st)->o->verbose) fprintf(stderr, "rlock: " __VA_ARGS__);            \
+  } while (0)
+
+/*
+ * Runs one acquisition attempt and waits for its callback. A terminating
+ * signal that arrives meanwhile cancels the attempt and is remembered in
+ * st->pending_signal; the callback still comes (with RLOCK_ECANCELED, or
+ * with the status the attempt reached first). Returns the status.
+ */
+static int acquire_once(exec_state *st, long long wait_ms) {
+  int rc = rlock_lock_async(st->lock, EXEC_OWNER, wait_ms,
+                            st->o->lease_ms > 0 ? st->o->lease_ms
+                                                : RLOCK_WATCHDOG,
+                            on_acquired, NULL);
+  if (rc != 0) return rc;
+  for (;;) {
+    int ev = next_event(-1);
+    if (ev == 'A') return atomic_load(&acquire_status);
+    if (ev == 'L') st->lost = 1;
+    if (ev < 0 && -ev != SIGCHLD && st->pending_signal == 0) {
+      st->pending_signal = -ev;
+      rlock_cancel_async(st->lock, EXEC_OWNER);
+    }
+  }
+}
+
+/* Sleeps ms unless a terminating signal arrives (it is then remembered). */
+static void sleep_interruptible(exec_state *st, long long ms) {
+  long long deadline = now_ms() + ms;
+  for (;;) {
+    int ev = next_event(deadline);
+    if (ev == 0) return;
+    if (ev == 'L') st->lost = 1;
+    if (ev < 0 && -ev != SIGCHLD) {
+      st->pending_signal = -ev;
+      return;
+    }
+  }
+}
+
+/*
+ * Takes the lock. First attempts with no wait until the masters are
+ * connected (a new client connects in the background, and until then an
+ * attempt fails with RLOCK_ENOQUORUM) or --connect-timeout passes; then, if
+ * the lock is held by another and waiting is allowed, one waiting attempt
+ * for what is left of the wait. Returns the library's status.
+ */
+static int acquire(exec_state *st) {
+  long long start = now_ms();
+  long long connect_deadline = start + st->o->connect_ms;
+  int rc;
+  for (;;) {
+    rc = acquire_once(st, 0);
+    if (rc != RLOCK_ENOQUORUM || st->pending_signal) break;
+    if (now_ms() >= connect_deadline) return rc;
+    sleep_interruptible(st, 25);
+    if (st->pending_signal) return RLOCK_ECANCELED;
+  }
+  if (rc != RLOCK_ETIMEDOUT || st->o->nowait || st->pending_signal) return rc;
+  long long wait = RLOCK_WAIT_FOREVER;
+  if (st->o->wait_ms >= 0) {
+    wait = st->o->wait_ms - (now_ms() - start);
+    if (wait <= 0) return RLOCK_ETIMEDOUT;
+  }
+  VERBOSE(st, "waiting for lock %s\n", rlock_name(st->lock));
+  return acquire_once(st, wait);
+}
+
+/* Waits for the release callback; bounded, since rlock_client_close
+ * releases whatever is still held anyway. Returns its status. */
+static int release(exec_state *st) {
+  int rc = rlock_unlock_async(st->lock, EXEC_OWNER, on_released, NULL);
+  if (rc != 0) return rc;
+  long long deadline = now_ms() + 10000;
+  for (;;) {
+    int ev = next_event(deadline);
+    if (ev == 'U') return atomic_load(&unlock_status);
+    if (ev == 0) return RLOCK_ENOQUORUM;
+    if (ev == 'L') st->lost = 1;
+    /* Signals now change nothing: the child is gone, the release is sent. */
+  }
+}
+
+/* Copies environ without RLOCK_TOKEN and RLOCK_NAME, and adds both. */
+static char **child_env(uint64_t token, const char *name) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 3, sizeof *env);
+  if (env == NULL) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "RLOCK_TOKEN=", 12) != 0 &&
+        strncmp(environ[i], "RLOCK_NAME=", 11) != 0)
+      env[k++] = environ[i];
+  if (asprintf(&env[k], "RLOCK_TOKEN=%" PRIu64, token) < 0) {
+    free(env);
+    return NULL;
+  }
+  if (asprintf(&env[k + 1], "RLOCK_NAME=%s", name) < 0) {
+    free(env[k]);
+    free(env);
+    return NULL;
+  }
+  env[k + 2] = NULL;
+  /* The two added strings are found again at k and k + 1 to be freed. */
+  return env;
+}
+
+static void free_env(char **env) {
+  if (env == NULL) return;
+  for (size_t i = 0; env[i]; i++)
+    if (strncmp(env[i], "RLOCK_TOKEN=", 12) == 0 ||
+        strncmp(env[i], "RLOCK_NAME=", 11) == 0)
+      free(env[i]);
+  free(env);
+}
+
+static void put(const char *s) {
+  ssize_t w = write(STDERR_FILENO, s, strlen(s));
+  (void)w;
+}
+
+/* The child between fork and exec: async-signal-safe calls only, since the
+ * parent has other threads. */
+static void run_child(char **argv, char **env, pid_t parent) {
+  for (size_t i = 0; i < NCAUGHT; i++) sigaction(caught[i], &saved_action[i], NULL);
+  sigaction(SIGPIPE, &saved_pipe, NULL);
+  sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+  /* If rlock dies (even by SIGKILL), the lock stops being renewed: the
+   * command should not go on believing it holds it. */
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(RT_EXIT_LOST);
+  execvpe(argv[0], argv, env);
+  int e = errno;
+  put("rlock: cannot execute ");
+  put(argv[0]);
+  put(e == ENOENT ? ": not found\n"
+                  : e == EACCES ? ": permission denied\n" : ": exec failed\n");
+  _exit(e == ENOENT ? 127 : 126);
+}
+
+/*
+ * Supervises the child: forwards terminating signals, and when the lock is
+ * lost (lost callback, or a fixed lease running out) sends SIGTERM, then
+ * SIGKILL after the grace period. Returns the child's wait status.
+ */
+static int supervise(exec_state *st, pid_t child, long long lease_deadline) {
+  long long kill_deadline = -1;
+  for (;;) {
+    long long deadline = kill_deadline;
+    if (!st->lost && lease_deadline >= 0 &&
+        (deadline < 0 || lease_deadline < deadline))
+      deadline = lease_deadline;
+    /* Wake at least every second to reap the child even if a SIGCHLD
+     * byte was dropped on a full pipe. */
+    long long tick = now_ms() + 1000;
+    int ev = next_event(deadline < 0 || deadline > tick ? tick : deadline);
+    int lost_now = 0;
+    int status;
+    if (waitpid(child, &status, WNOHANG) == child) return status;
+    if (ev == 0) {
+      if (kill_deadline >= 0 && now_ms() >= kill_deadline) {
+        VERBOSE(st, "grace period over: SIGKILL to %d\n", (int)child);
+        kill(child, SIGKILL);
+        kill_deadline = -1;
+      } else if (!st->lost && lease_deadline >= 0 &&
+                 now_ms() >= lease_deadline) {
+        fprintf(stderr, "rlock: the lease of %s ran out while the command "
+                        "ran\n", rlock_name(st->lock));
+        lost_now = 1;
+      }
+    } else if (ev == 'L') {
+      if (!st->lost)
+        fprintf(stderr, "rlock: lock %s was lost while the command ran\n",
+                rlock_name(st->lock));
+      lost_now = !st->lost;
+    } else if (ev < 0 && ev != -SIGCHLD) {
+      VERBOSE(st, "forwarding signal %d to %d\n", -ev, (int)child);
+      kill(child, -ev);
+    }
+    if (lost_now) {
+      st->lost = 1;
+      VERBOSE(st, "SIGTERM to %d\n", (int)child);
+      kill(child, SIGTERM);
+      kill_deadline = now_ms() + st->o->grace_ms;
+    }
+  }
+}
+
+static const char exec_usage[] =
+    "usage: rlock exec [options] NAME [--] COMMAND [ARGS...]\n"
+    "Takes the distributed lock NAME, runs COMMAND with RLOCK_TOKEN (the\n"
+    "fencing token) and RLOCK_NAME in its environment, releases the lock\n"
+    "and exits with the command's status (128+N if killed by signal N).\n"
+    "  -w, --wait, --timeout SECONDS  give up after SECONDS (fractions allowed;\n"
+    "                                 default: wait forever)\n"
+    "  -n, --nonblock                 fail at once if the lock is held\n"
+    "  -E, --conflict-exit-code CODE  exit code when the lock cannot be had\n"
+    "                                 (held, timed out, or no quorum); default 1\n"
+    "      --lease MS                 fixed lease instead of the watchdog\n"
+    "      --grace SECONDS            SIGTERM-to-SIGKILL delay when the lock\n"
+    "                                 is lost (default 5)\n"
+    "      --watchdog-timeout MS      watchdog lease (default 30000; renewed\n"
+    "                                 every third of it)\n"
+    "      --connect-timeout MS       how long to retry while the masters are\n"
+    "                                 unreachable (default 2000)\n"
+    "  -v, --verbose                  report progress on stderr\n"
+    "      --masters URL,...          --prefix P  as for every command\n"
+    "Exit: the command's status; CODE (-E) if the lock was not had; 75 if the\n"
+    "lock was lost while the command ran; 64 usage; 71 system error.\n";
+
+enum { OPT_MASTERS = 256, OPT_PREFIX, OPT_LEASE, OPT_GRACE, OPT_WATCHDOG,
+       OPT_CONNECT, OPT_FORCE };
+
+static int cmd_exec(rt_global *g, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"wait", required_argument, NULL, 'w'},
+      {"timeout", required_argument, NULL, 'w'},
+      {"nonblock", no_argument, NULL, 'n'},
+      {"no-wait", no_argument, NULL, 'n'},
+      {"conflict-exit-code", required_argument, NULL, 'E'},
+      {"lease", required_argument, NULL, OPT_LEASE},
+      {"grace", required_argument, NULL, OPT_GRACE},
+      {"watchdog-timeout", required_argument, NULL, OPT_WATCHDOG},
+      {"connect-timeout", required_argument, NULL, OPT_CONNECT},
+      {"verbose", no_argument, NULL, 'v'},
+      {"masters", required_argument, NULL, OPT_MASTERS},
+      {"prefix", required_argument, NULL, OPT_PREFIX},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  exec_opts o = {.wait_ms = -1, .conflict_code = RT_EXIT_CONFLICT,
+                 .lease_ms = -1, .grace_ms = 5000, .connect_ms = 2000};
+  long long v;
+  int c;
+  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
+  /* '+': stop at NAME, so the command's own options are left alone. */
+  while ((c = getopt_long(argc, argv, "+w:nE:vh", opts, NULL)) != -1) {
+    switch (c) {
+    case 'w':
+      if (rt_parse_seconds(optarg, &o.wait_ms) != 0) goto bad;
+      break;
+    case 'n': o.nowait = 1; break;
+    case 'E':
+      if (rt_parse_ll(optarg, 0, 255, &v) != 0) goto bad;
+      o.conflict_code = (int)v;
+      break;
+    case OPT_LEASE:
+      if (rt_parse_ll(optarg, 1, (long long)1 << 40, &o.lease_ms) != 0)
+        goto bad;
+      break;
+    case OPT_GRACE:
+      if (rt_parse_seconds(optarg, &o.grace_ms) != 0) goto bad;
+      break;
+    case OPT_WATCHDOG:
+      if (rt_parse_ll(optarg, 3, (long long)1 << 40, &o.watchdog_ms) != 0)
+        goto bad;
+      break;
+    case OPT_CONNECT:
+      if (rt_parse_ll(optarg, 0, (long long)1 << 40, &o.connect_ms) != 0)
+        goto bad;
+      break;
+    case 'v': o.verbose = 1; break;
+    case OPT_MASTERS:
+      if (rt_set_masters(g, optarg) != 0) goto bad;
+      break;
+    case OPT_PREFIX: g->prefix = optarg; break;
+    case 'h': fputs(exec_usage, stdout); return RT_EXIT_OK;
+    default: fputs(exec_usage, stderr); return RT_EXIT_USAGE;
+    }
+  }
+  if (optind >= argc) goto usage;
+  const char *name = argv[optind++];
+  if (optind < argc && strcmp(argv[optind], "--") == 0) optind++;
+  if (optind >= argc) goto usage;
+  char **cmd = argv + optind;
+  if (o.nowait) o.wait_ms = 0;
+
+  if (make_pipe(sig_pipe) != 0 || make_pipe(ev_pipe) != 0 ||
+      install_handlers() != 0) {
+    perror("rlock: pipe or sigaction");
+    return RT_EXIT_OSERR;
+  }
+  rlock_client *client;
+  int rc = open_client(g, o.watchdog_ms, &client);
+  if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+  exec_state st = {.o = &o};
+  rc = rlock_get(client, name, &st.lock);
+  if (rc != 0) {
+    fprintf(stderr, "rlock: bad lock name '%s': %s\n", name,
+            rlock_strerror(rc));
+    rlock_client_close(client);
+    return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+  }
+  rlock_set_lost_cb(st.lock, on_lost, NULL);
+
+  long long t0 = now_ms();
+  rc = acquire(&st);
+  int code = RT_EXIT_OSERR;
+  if (rc != RLOCK_OK || st.pending_signal) {
+    if (rc == RLOCK_OK) release(&st); /* acquired just as the signal came */
+    if (st.pending_signal) {
+      code = 128 + st.pending_signal;
+    } else {
+      code = o.conflict_code;
+      if (rc == RLOCK_ETIMEDOUT)
+        fprintf(stderr, "rlock: lock %s is held%s\n", name,
+                o.nowait ? "" : " (timed out waiting)");
+      else
+        print_lib_error("cannot take lock", client, rc);
+    }
+    rlock_free(st.lock);
+    rlock_client_close(client);
+    if (st.pending_signal) {
+      /* Die of the signal, as flock would have, so a shell sees it. */
+      signal(st.pending_signal, SIG_DFL);
+      sigset_t s;
+      sigemptyset(&s);
+      sigaddset(&s, st.pending_signal);
+      sigprocmask(SIG_UNBLOCK, &s, NULL);
+      raise(st.pending_signal);
+    }
+    return code;
+  }
+
+  uint64_t token = 0;
+  rlock_owner_fencing_token(st.lock, EXEC_OWNER, &token);
+  long long lease_deadline = -1;
+  if (o.lease_ms > 0) {
+    /* The lease counts from the attempt that won, which started after t0;
+     * the remaining lease on a majority, measured from before the query,
+     * is the better bound. Both are early, never late. */
+    long long q0 = now_ms();
+    int64_t left;
+    lease_deadline = t0 + o.lease_ms;
+    if (rlock_remaining_lease(st.lock, &left) == 0 && left >= 0)
+      lease_deadline = q0 + left;
+    lease_deadline -= o.lease_ms / 100 + 2; /* the library's drift margin */
+  }
+  VERBOSE(&st, "acquired %s (token %" PRIu64 ") in %lld ms\n", name, token,
+          now_ms() - t0);
+
+  char **env = child_env(token, name);
+  pid_t child = -1;
+  pid_t parent = getpid();
+  if (env != NULL && !st.lost) {
+    fflush(NULL);
+    child = fork();
+    if (child == 0) run_child(cmd, env, parent);
+  }
+  int status = 0;
+  if (st.lost) {
+    fprintf(stderr, "rlock: lock %s was lost before the command started\n",
+            name);
+  } else if (child < 0) {
+    perror(env == NULL ? "rlock: environment" : "rlock: fork");
+  } else {
+    status = supervise(&st, child, lease_deadline);
+  }
+  free_env(env);
+  if (child > 0) {
+    code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  }
+  if (st.lost) code = RT_EXIT_LOST;
+
+  rc = release(&st);
+  if (rc == RLOCK_OK) {
+    VERBOSE(&st, "released %s\n", name);
+  } else if (!st.lost && rc != RLOCK_ELOST) {
+    /* Not released here; closing the client tries once more, and the
+     * lease bounds the rest. */
+    print_lib_error("release failed (the lease will expire)", client, rc);
+  } else if (!st.lost) {
+    VERBOSE(&st, "%s had expired by the time it was released\n", name);
+  }
+  rlock_free(st.lock);
+  rlock_client_close(client);
+  return code;
+
+bad:
+  fprintf(stderr, "rlock exec: bad value for option '%s'\n",
+          argv[optind - 1]);
+  return RT_EXIT_USAGE;
+usage:
+  fputs(exec_usage, stderr);
+  return RT_EXIT_USAGE;
+}
+
+/* --- unlock --force ------------------------------------------------------- */
+
+static const char unlock_usage[] =
+    "usage: rlock unlock --force [--connect-timeout MS] [--masters URL,...]\n"
+    "                    [--prefix P] NAME\n"
+    "Deletes the lock NAME whoever holds it (rlock_force_unlock). The holder\n"
+    "is not told until its watchdog or its unlock notices (exit 75 for an\n"
+    "rlock exec holder). Exit 0 when done, 1 if no quorum could be reached,\n"
+    "64 on bad usage (including a missing --force).\n";
+
+static int cmd_unlock(rt_global *g, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"force", no_argument, NULL, OPT_FORCE},
+      {"connect-timeout", required_argument, NULL, OPT_CONNECT},
+      {"masters", required_argument, NULL, OPT_MASTERS},
+      {"prefix", required_argument, NULL, OPT_PREFIX},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int force = 0, c;
+  long long connect_ms = 2000;
+  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
+  while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+    switch (c) {
+    case 'f':
+    case OPT_FORCE: force = 1; break;
+    case OPT_CONNECT:
+      if (rt_parse_ll(optarg, 0, (long long)1 << 40, &connect_ms) != 0) {
+        fprintf(stderr, "rlock unlock: bad --connect-timeout\n");
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_MASTERS:
+      if (rt_set_masters(g, optarg) != 0) {
+        fprintf(stderr, "rlock unlock: bad --masters\n");
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_PREFIX: g->prefix = optarg; break;
+    case 'h': fputs(unlock_usage, stdout); return RT_EXIT_OK;
+    default: fputs(unlock_usage, stderr); return RT_EXIT_USAGE;
+    }
+  }
+  if (optind != argc - 1) {
+    fputs(unlock_usage, stderr);
+    return RT_EXIT_USAGE;
+  }
+  if (!force) {
+    fprintf(stderr, "rlock unlock: only --force is supported: a lock is "
+                    "released by the process that holds it\n");
+    return RT_EXIT_USAGE;
+  }
+  rlock_client *client;
+  int rc = open_client(g, 0, &client);
+  if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+  rlock *lock;
+  rc = rlock_get(client, argv[optind], &lock);
+  if (rc != 0) {
+    fprintf(stderr, "rlock: bad lock name '%s': %s\n", argv[optind],
+            rlock_strerror(rc));
+    rlock_client_close(client);
+    return RT_EXIT_USAGE;
+  }
+  /* A new client connects in the background: retry while no majority is
+   * connected yet, up to the connect timeout. */
+  long long deadline = now_ms() + connect_ms;
+  while ((rc = rlock_force_unlock(lock)) == RLOCK_ENOQUORUM &&
+         now_ms() < deadline) {
+    struct timespec ts = {0, 25 * 1000000};
+    nanosleep(&ts, NULL);
+  }
+  if (rc != 0) print_lib_error("force unlock failed", client, rc);
+  rlock_free(lock);
+  rlock_client_close(client);
+  return rc == 0 ? RT_EXIT_OK : RT_EXIT_CONFLICT;
+}
+
+/* --- main ------------------------------------------------------------------- */
+
+static const char main_usage[] =
+    "usage: rlock [--masters URL,...] [--prefix P] COMMAND [ARGS...]\n"
+    "Distributed locks over Redis (the rlock library), as flock(1) for\n"
+    "local ones.\n"
+    "Commands:\n"
+    "  exec [options] NAME [--] COMMAND [ARGS...]  run COMMAND under the lock\n"
+    "  status [--json] NAME                        show who holds NAME\n"
+    "  unlock --force NAME                         delete NAME's lock\n"
+    "  scan [--json] [--pattern P] [--lease-over SECONDS]  find leaked locks\n"
+    "Global options (also accepted after COMMAND):\n"
+    "  --masters URL,...  masters, each host:port,\n"
+    "                     redis://[:password@]host[:port][/db] or\n"
+    "                     unix:///path (default: $RLOCK_MASTERS, else\n"
+    "                     " RT_DEFAULT_MASTERS ")\n"
+    "  --prefix P         key prefix (default " RT_DEFAULT_PREFIX ")\n"
+    "'rlock COMMAND --help' shows a command's options; see rlock(1).\n";
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"masters", required_argument, NULL, OPT_MASTERS},
+      {"prefix", required_argument, NULL, OPT_PREFIX},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0}};
+  rt_global g = {.prefix = RT_DEFAULT_PREFIX};
+  const char *env = getenv("RLOCK_MASTERS");
+  if (rt_set_masters(&g, env && *env ? env : RT_DEFAULT_MASTERS) != 0) {
+    fprintf(stderr, "rlock: bad RLOCK_MASTERS '%s'\n", env);
+    return RT_EXIT_USAGE;
+  }
+  int c, rc = RT_EXIT_USAGE;
+  while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_MASTERS:
+      if (rt_set_masters(&g, optarg) != 0) {
+        fprintf(stderr, "rlock: bad --masters '%s'\n", optarg);
+        goto out;
+      }
+      break;
+    case OPT_PREFIX: g.prefix = optarg; break;
+    case 'h':
+      fputs(main_usage, stdout);
+      rc = RT_EXIT_OK;
+      goto out;
+    case 'V':
+      printf("rlock %d.%d.%d\n", RLOCK_VERSION_MAJOR, RLOCK_VERSION_MINOR,
+             RLOCK_VERSION_PATCH);
+      rc = RT_EXIT_OK;
+      goto out;
+    default: fputs(main_usage, stderr); goto out;
+    }
+  }
+  if (optind >= argc) {
+    fputs(main_usage, stderr);
+    goto out;
+  }
+  const char *cmd = argv[optind];
+  int sub_argc = argc - optind;
+  char **sub_argv = argv + optind;
+  if (strcmp(cmd, "exec") == 0) {
+    rc = cmd_exec(&g, sub_argc, sub_argv);
+  } else if (strcmp(cmd, "unlock") == 0) {
+    rc = cmd_unlock(&g, sub_argc, sub_argv);
+  } else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "scan") == 0) {
+    /* A master that hangs up must give an error, not kill with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    rc = cmd[1] == 't' ? rt_cmd_status(&g, sub_argc, sub_argv)
+                       : rt_cmd_scan(&g, sub_argc, sub_argv);
+  } else if (strcmp(cmd, "help") == 0) {
+    fputs(main_usage, stdout);
+    rc = RT_EXIT_OK;
+  } else {
+    fprintf(stderr, "rlock: unknown command '%s'\n", cmd);
+    fputs(main_usage, stderr);
+  }
+out:
+  rt_global_free(&g);
+  return rc;
+}
