@@ -1,11 +1,11 @@
 /*
- * The demo: worker threads in two processes' worth of clients contend for
- * one lock held by quorum over the masters given on the command line, and
- * print who holds it, with its fencing token. Inside the critical section
- * each worker checks that nobody else is inside, so mutual exclusion is
- * visible in the output, and it goes on while a master is killed.
+ * Blocking workers in threads: two clients (as two processes would have),
+ * three worker threads each, contend for one lock held by quorum over the
+ * masters given on the command line, and print who holds it, with its
+ * fencing token. Inside the critical section each worker checks that
+ * nobody else is inside, so mutual exclusion is visible in the output.
  *
- *   demo SECONDS MASTER [MASTER...]
+ *   workers SECONDS MASTER [MASTER...]
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -87,13 +87,13 @@ int main(int argc, char **argv) {
   rlock *locks[CLIENTS];
   for (int i = 0; i < CLIENTS; i++) {
     int rc = rlock_client_open(&clients[i], &o);
-    if (rc == 0) rc = rlock_get(clients[i], "demo", &locks[i]);
+    if (rc == 0) rc = rlock_get(clients[i], "workers", &locks[i]);
     if (rc != 0) {
-      fprintf(stderr, "demo: %s\n", rlock_strerror(rc));
+      fprintf(stderr, "workers: %s\n", rlock_strerror(rc));
       return 1;
     }
   }
-  printf("demo: %d clients x %d workers, one lock over %zu masters, %d s\n",
+  printf("workers: %d clients x %d workers, one lock over %zu masters, %d s\n",
          CLIENTS, WORKERS, o.nmasters, seconds);
   t0 = now_s();
   pthread_t th[CLIENTS * WORKERS];
@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
     rlock_free(locks[i]);
     rlock_client_close(clients[i]);
   }
-  printf("demo: %ld acquisitions, %d mutual-exclusion or token violations, "
+  printf("workers: %ld acquisitions, %d mutual-exclusion or token violations, "
          "%ld waits that timed out or failed\n",
          (long)acquisitions, violations, (long)errors);
   return violations == 0 && acquisitions > 0 ? 0 : 1;
