@@ -258,6 +258,34 @@ static void restart_quarantine(void) {
   rlock_client_close(off);
 }
 
+/* A client opened while every master is down fails fast, never hangs, and
+ * works as soon as a majority is back. */
+static void open_while_down(void) {
+  for (int i = 0; i < 3; i++) RT_REQUIRE(rt_redis_kill(&srv[i]) == 0);
+  rlock_client *c = client_with(3, 0);
+  RT_REQUIRE(c != NULL); /* opening does not wait for the masters */
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "coldstart", &l) == 0);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), RLOCK_ENOQUORUM);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 500, 10000), RLOCK_ENOQUORUM);
+  RT_CHECK(rt_now_ms() - t0 < 500 + MT + 2000);
+  /* One master back is not a majority. */
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  rt_sleep_ms(300);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), RLOCK_ENOQUORUM);
+  /* Two are: a waiting acquisition gets the lock once they are reached
+   * (reconnection backs off up to 2 s). */
+  RT_REQUIRE(rt_redis_restart(&srv[1]) == 0);
+  t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_trylock(l, 10000, 10000), 0);
+  RT_CHECK(rt_now_ms() - t0 < 5000);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  RT_REQUIRE(rt_redis_restart(&srv[2]) == 0);
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 5) != 0) {
     fprintf(stderr, "cannot start redis-server\n");
@@ -271,6 +299,7 @@ int main(int argc, char **argv) {
       {"tokens_rotating_majority", tokens_rotating_majority},
       {"master_restart", master_restart},
       {"restart_quarantine", restart_quarantine},
+      {"open_while_down", open_while_down},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 5);
