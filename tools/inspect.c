@@ -20,6 +20,7 @@
 #include <hiredis/hiredis.h>
 
 #include "tool.h"
+#include "url.h"
 
 /* --- master URLs ------------------------------------------------------ */
 
@@ -34,89 +35,28 @@ typedef struct master_url {
   char display[600]; /* the URL with its password masked, for output */
 } master_url;
 
-static int parse_port(const char *s, const char *e, int *out) {
-  long v = 0;
-  if (s == e || e - s > 5) return -1;
-  for (const char *p = s; p < e; p++) {
-    if (!isdigit((unsigned char)*p)) return -1;
-    v = v * 10 + (*p - '0');
-  }
-  if (v < 1 || v > 65535) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-static int copy_span(char *dst, size_t size, const char *s, const char *e) {
-  size_t n = (size_t)(e - s);
-  if (n == 0 || n >= size) return -1;
-  memcpy(dst, s, n);
-  dst[n] = '\0';
-  return 0;
-}
-
-/* Parses "host[:port]" or "[v6]:port" in [s, e). */
-static int parse_hostport(const char *s, const char *e, int port_required,
-                          master_url *u) {
-  const char *host_end, *colon = NULL;
-  if (s < e && *s == '[') {
-    host_end = memchr(s, ']', (size_t)(e - s));
-    if (host_end == NULL) return -1;
-    if (copy_span(u->host, sizeof u->host, s + 1, host_end) != 0) return -1;
-    if (host_end + 1 < e) {
-      if (host_end[1] != ':') return -1;
-      colon = host_end + 1;
-    }
-  } else {
-    for (const char *p = s; p < e; p++)
-      if (*p == ':') colon = p;
-    host_end = colon ? colon : e;
-    if (copy_span(u->host, sizeof u->host, s, host_end) != 0) return -1;
-  }
-  if (colon == NULL) {
-    if (port_required) return -1;
-    u->port = 6379;
-    return 0;
-  }
-  return parse_port(colon + 1, e, &u->port);
-}
-
-/* Parses one master address. Returns 0, or -1 if it is malformed. */
+/* Parses one master address with the library's own parser (the tool links
+ * the library statically for it), so that the tool and the library can
+ * never disagree about what a master URL means. Returns 0, or -1 if it is
+ * malformed. */
 static int parse_master(const char *s, master_url *u) {
   memset(u, 0, sizeof *u);
-  size_t len = strlen(s);
-  const char *end = s + len;
-  if (strncmp(s, "unix://", 7) == 0) {
+  rl_url p;
+  if (rl_url_parse(s, &p) != 0) return -1;
+  if (p.kind == RL_URL_UNIX) {
     u->unix_socket = 1;
-    if (s[7] != '/' || copy_span(u->path, sizeof u->path, s + 7, end) != 0)
-      return -1;
+    snprintf(u->path, sizeof u->path, "%s", p.path);
     snprintf(u->display, sizeof u->display, "%s", s);
     return 0;
   }
+  snprintf(u->host, sizeof u->host, "%s", p.host);
+  u->port = p.port;
+  u->db = p.db;
+  u->has_password = p.has_password;
+  snprintf(u->password, sizeof u->password, "%s", p.password);
   if (strncmp(s, "redis://", 8) != 0) {
-    if (strstr(s, "://") != NULL) return -1;
-    if (parse_hostport(s, end, 1, u) != 0) return -1;
     snprintf(u->display, sizeof u->display, "%s", s);
     return 0;
-  }
-  const char *p = s + 8, *at = NULL;
-  for (const char *q = end; q > p; q--)
-    if (q[-1] == '@') {
-      at = q - 1;
-      break;
-    }
-  if (at != NULL) {
-    /* Only ":password" userinfo, as the library accepts. */
-    if (*p != ':') return -1;
-    if (copy_span(u->password, sizeof u->password, p + 1, at) != 0) return -1;
-    u->has_password = 1;
-    p = at + 1;
-  }
-  const char *slash = memchr(p, '/', (size_t)(end - p));
-  if (parse_hostport(p, slash ? slash : end, 0, u) != 0) return -1;
-  if (slash != NULL && slash + 1 < end) {
-    long long db;
-    if (rt_parse_ll(slash + 1, 0, 1000000, &db) != 0) return -1;
-    u->db = (int)db;
   }
   int v6 = strchr(u->host, ':') != NULL;
   snprintf(u->display, sizeof u->display, "redis://%s%s%s%s:%d/%d",
