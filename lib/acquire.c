@@ -141,8 +141,7 @@ static int64_t drift_ms(const rl_client *c, int64_t lease) {
 /* Records the hold and finishes the request. */
 static void commit(rl_req *req) {
   rl_client *c = req->lock->client;
-  rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
-                             req->owner, req->ownerlen);
+  rl_hold *h = rl_req_hold(req);
   if (h != NULL && h->lost) {
     rl_hold_drop(c, h);
     h = NULL;
@@ -254,8 +253,7 @@ static void acquire_won(rl_req *req, rl_round *r) {
   for (int i = 0; i < r->n; i++)
     if (r->slot[i].granted && r->slot[i].v[0] == token) agree++;
   req->token = (uint64_t)token;
-  rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
-                             req->owner, req->ownerlen);
+  rl_hold *h = rl_req_hold(req);
   int fresh = 0;
   for (int i = 0; i < r->n; i++)
     if (r->slot[i].granted && r->slot[i].v[1] == 1) fresh++;

@@ -29,8 +29,7 @@ static void extend_done(rl_round *r) {
   if (req == NULL) return;
   req->round = NULL;
   rl_client *c = r->client;
-  rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
-                             req->owner, req->ownerlen);
+  rl_hold *h = rl_req_hold(req);
   if (h == NULL || h->gen != req->out_u64) {
     rl_req_finish(req, RLOCK_ENOTOWNER); /* released meanwhile */
     return;
@@ -61,17 +60,8 @@ const rl_round_ops rl_extend_ops = {classify_extend, extend_done, NULL,
 void rl_extend_start(rl_req *req) {
   rlock *lock = req->lock;
   rl_client *c = lock->client;
-  rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen, req->owner,
-                             req->ownerlen);
-  if (h == NULL) {
-    rl_req_finish(req, RLOCK_ENOTOWNER);
-    return;
-  }
-  if (h->lost) {
-    rl_hold_drop(c, h);
-    rl_req_finish(req, RLOCK_ELOST);
-    return;
-  }
+  rl_hold *h = rl_req_live_hold(req);
+  if (h == NULL) return;
   if (h->watchdog) {
     rl_req_finish(req, RLOCK_EINVAL);
     return;

@@ -85,6 +85,26 @@ void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
   req->ownerlen = (size_t)n;
 }
 
+rl_hold *rl_req_hold(rl_req *req) {
+  rlock *lock = req->lock;
+  return rl_holds_find(&lock->client->holds, lock->key, lock->keylen,
+                       req->owner, req->ownerlen);
+}
+
+rl_hold *rl_req_live_hold(rl_req *req) {
+  rl_hold *h = rl_req_hold(req);
+  if (h == NULL) {
+    rl_req_finish(req, RLOCK_ENOTOWNER);
+    return NULL;
+  }
+  if (h->lost) {
+    rl_hold_drop(req->lock->client, h);
+    rl_req_finish(req, RLOCK_ELOST);
+    return NULL;
+  }
+  return h;
+}
+
 void rl_hold_drop(rl_client *c, rl_hold *h) {
   rl_watchdog_cancel(&c->watchdog, h);
   RL_ADD(c->metrics.locks_held, -1);

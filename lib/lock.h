@@ -24,6 +24,14 @@ void rl_unlock_start(rl_req *req);
 void rl_force_start(rl_req *req);
 void rl_query_start(rl_req *req);
 
+/* The hold of the request's owner on the request's lock, or NULL. */
+rl_hold *rl_req_hold(rl_req *req);
+
+/* The owner's live hold. Without one, finishes req with RLOCK_ENOTOWNER,
+ * or with RLOCK_ELOST after dropping a hold that was lost, and returns
+ * NULL. */
+rl_hold *rl_req_live_hold(rl_req *req);
+
 /* Forgets a hold: stops its renewal, drops its handle reference and
  * removes it from the table. */
 void rl_hold_drop(rl_client *c, rl_hold *h);

@@ -82,9 +82,7 @@ static void send_query(rl_req *req, const rl_round_ops *ops, int argc,
 
 void rl_query_start(rl_req *req) {
   rlock *lock = req->lock;
-  rl_client *c = lock->client;
-  rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen, req->owner,
-                             req->ownerlen);
+  rl_hold *h = rl_req_hold(req);
   if (h != NULL && h->lost) h = NULL;
   switch (req->kind) {
     case RL_REQ_IS_LOCKED: {

@@ -49,8 +49,7 @@ static void unlock_done(rl_round *r) {
   if (req == NULL) return;
   req->round = NULL;
   rl_client *c = req->lock->client;
-  rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
-                             req->owner, req->ownerlen);
+  rl_hold *h = rl_req_hold(req);
   if (r->outcome == RL_VOTE_YES) {
     if (h != NULL && --h->count <= 0) {
       RL_ADD(c->metrics.releases, 1);
@@ -86,17 +85,8 @@ const rl_round_ops rl_unlock_ops = {classify_unlock, unlock_done, NULL,
 void rl_unlock_start(rl_req *req) {
   rl_client *c = req->lock->client;
   rlock *lock = req->lock;
-  rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen, req->owner,
-                             req->ownerlen);
-  if (h == NULL) {
-    rl_req_finish(req, RLOCK_ENOTOWNER);
-    return;
-  }
-  if (h->lost) {
-    rl_hold_drop(c, h);
-    rl_req_finish(req, RLOCK_ELOST);
-    return;
-  }
+  rl_hold *h = rl_req_live_hold(req);
+  if (h == NULL) return;
   /* The last release stops the renewal before the unlock is sent, so no
    * renewal can follow it. */
   if (h->count == 1) rl_watchdog_cancel(&c->watchdog, h);

@@ -156,9 +156,7 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
 
 /* 1 if req's owner holds the lock now (its acquisition succeeded). */
 static int owner_holds(rl_req *req) {
-  rl_client *c = req->lock->client;
-  rl_hold *h = rl_holds_find(&c->holds, req->lock->key, req->lock->keylen,
-                             req->owner, req->ownerlen);
+  rl_hold *h = rl_req_hold(req);
   return h != NULL && !h->lost && h->count > 0;
 }
 
