@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lock.h"
 #include "pubsub.h"
@@ -48,6 +49,38 @@ static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
   }
 }
 
+/*
+ * A reply from a nearby master often comes back sooner than a sleeping
+ * thread can be woken, so a blocking call that is alone (the only one of
+ * its client in flight, and no other thread of the process spinning)
+ * first spins for a short while. With more calls in flight it sleeps at
+ * once: spinners would take the CPU that the loop thread and the masters
+ * need, and a busy loop wakes sleepers quickly anyway.
+ */
+#define RL_SPIN_NS 200000
+static atomic_int spinners;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void spin_until_finished(rl_client *c, rl_req *req) {
+  if (atomic_load_explicit(&c->blocking, memory_order_relaxed) != 1) return;
+  if (atomic_fetch_add(&spinners, 1) == 0) {
+    uint64_t end = now_ns() + RL_SPIN_NS;
+    for (unsigned i = 1;; i++) {
+      if (atomic_load_explicit(&req->finished, memory_order_acquire)) break;
+      if ((i & 63) == 0 && now_ns() >= end) break;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+  atomic_fetch_sub(&spinners, 1);
+}
+
 /* Posts req and waits for it on the calling thread. */
 static int call(rlock *lock, rl_req *req) {
   rl_client *c = lock->client;
@@ -56,12 +89,20 @@ static int call(rlock *lock, rl_req *req) {
   if (w == NULL) return RLOCK_ENOMEM;
   req->lock = lock;
   req->waiter = w;
-  req->finished = 0;
+  atomic_init(&req->finished, 0);
+  atomic_fetch_add_explicit(&c->blocking, 1, memory_order_relaxed);
   int rc = rl_client_post(c, req);
-  if (rc != 0) return rc;
+  if (rc != 0) {
+    atomic_fetch_sub_explicit(&c->blocking, 1, memory_order_relaxed);
+    return rc;
+  }
+  spin_until_finished(c, req);
+  /* Even when the spin saw the end, take the mutex: the loop thread may
+   * still be inside it, signalling this thread's waiter. */
   uv_mutex_lock(&w->mu);
   while (!req->finished) uv_cond_wait(&w->cond, &w->mu);
   uv_mutex_unlock(&w->mu);
+  atomic_fetch_sub_explicit(&c->blocking, 1, memory_order_relaxed);
   return req->status;
 }
 

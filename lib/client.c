@@ -112,7 +112,8 @@ void rl_req_finish(rl_req *req, int status) {
   if (req->waiter != NULL) {
     rl_waiter *w = req->waiter;
     uv_mutex_lock(&w->mu);
-    req->finished = 1; /* the caller may return and free req from here on */
+    /* The caller may return and free req from here on. */
+    atomic_store_explicit(&req->finished, 1, memory_order_release);
     uv_cond_signal(&w->cond);
     uv_mutex_unlock(&w->mu);
   } else {

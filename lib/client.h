@@ -63,7 +63,7 @@ typedef struct rl_req {
   uint64_t t_post;       /* monotonic ms when the call was made */
   /* Completion. */
   rl_waiter *waiter;     /* blocking */
-  int finished;          /* blocking: set under the waiter's mutex */
+  atomic_int finished;   /* blocking: set under the waiter's mutex */
   rlock_cb cb;           /* async */
   void *arg;
   int status;
@@ -115,6 +115,8 @@ struct rlock_client {
   rl_list queue;
   int closed;
   int close_requested;
+
+  atomic_int blocking; /* blocking calls in flight (any thread) */
 
   uv_mutex_t errmu;  /* guards last_error */
   char last_error[256];

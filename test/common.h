@@ -35,4 +35,15 @@ static inline int rt_lock_soon(rlock *l, int64_t lease_ms) {
   return rlock_trylock(l, 5000, lease_ms);
 }
 
+/* Force-unlocks once the client has a majority connected (a fresh client
+ * connects in the background). */
+static inline int rt_force_soon(rlock *l) {
+  int rc = RLOCK_ENOQUORUM;
+  for (int i = 0; i < 250 && rc == RLOCK_ENOQUORUM; i++) {
+    rc = rlock_force_unlock(l);
+    if (rc == RLOCK_ENOQUORUM) rt_sleep_ms(20);
+  }
+  return rc;
+}
+
 #endif

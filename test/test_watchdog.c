@@ -135,7 +135,7 @@ static void force_unlock_loses(void) {
   lost_rec lost = {0};
   rlock_set_lost_cb(la, on_lost, &lost);
   RT_REQUIRE(rt_lock_soon(la, RLOCK_WATCHDOG) == 0);
-  RT_CHECK_EQ_INT(rlock_force_unlock(lb), 0);
+  RT_CHECK_EQ_INT(rt_force_soon(lb), 0);
   uint64_t t0 = rt_now_ms();
   while (atomic_load(&lost.calls) == 0 && rt_now_ms() - t0 < 3000)
     rt_sleep_ms(10);
@@ -298,7 +298,7 @@ static void extension(void) {
   RT_CHECK_EQ_INT(rlock_unlock(la), 0);
   /* A new acquisition has its own budget; lost means lost. */
   RT_REQUIRE(rlock_trylock(la, 0, 1000) == 0);
-  RT_CHECK_EQ_INT(rlock_force_unlock(lb), 0);
+  RT_CHECK_EQ_INT(rt_force_soon(lb), 0);
   RT_CHECK_EQ_INT(rlock_extend(la, 5000), RLOCK_ELOST);
   RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{extend}"), 0);
   RT_CHECK_EQ_INT(rlock_unlock(la), RLOCK_ENOTOWNER);
