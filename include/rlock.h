@@ -337,7 +337,9 @@ RLOCK_EXTERN uint64_t rlock_thread_id(void);
  * task: callbacks are not tied to threads), reentrant as above. These may
  * be called from any thread; the callback runs later, on the loop thread,
  * exactly once, unless the call itself returns an error (then it never
- * runs). status is what the blocking call would have returned.
+ * runs). status is what the blocking call would have returned. An owner may
+ * have one rlock_lock_async of a lock in flight at a time: a second one,
+ * started before the first's callback, completes with RLOCK_EINVAL.
  */
 typedef void (*rlock_cb)(rlock *lock, int status, void *arg);
 
@@ -362,8 +364,8 @@ RLOCK_EXTERN int rlock_extend_async(rlock *lock, uint64_t owner,
 RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);
 
 /*
- * Cancels owner's pending rlock_lock_async on lock (the oldest, if it has
- * several): its callback runs with RLOCK_ECANCELED, and it leaves its wait
+ * Cancels owner's pending rlock_lock_async on lock (an owner has at most
+ * one acquisition of a lock in flight): its callback runs with RLOCK_ECANCELED, and it leaves its wait
  * queue (the unlock channel is unsubscribed after the last waiter). A
  * grant the acquisition already had is given back. Returns 0 if one was
  * cancelled, RLOCK_ENOTOWNER if owner has no acquisition pending on lock

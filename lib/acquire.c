@@ -254,15 +254,18 @@ static void acquire_won(rl_req *req, rl_round *r) {
     if (r->slot[i].granted && r->slot[i].v[0] == token) agree++;
   req->token = (uint64_t)token;
   rl_hold *h = rl_req_hold(req);
-  int fresh = 0;
+  int reentrant = 0;
   for (int i = 0; i < r->n; i++)
-    if (r->slot[i].granted && r->slot[i].v[1] == 1) fresh++;
-  if (h != NULL && !h->lost && fresh >= r->quorum) {
-    /* The masters granted a first acquisition to an owner this client
-     * thought was holding: its hold had expired or been taken (perhaps
-     * by another holder since). That hold is lost; this is a new one,
-     * with a new token. */
+    if (r->slot[i].vote == RL_VOTE_YES && r->slot[i].v[1] > 1) reentrant++;
+  if (h != NULL && !h->lost && reentrant < r->quorum) {
+    /* The owner's hold did not last on a majority (it expired or was
+     * taken on some masters, perhaps by another holder since): what the
+     * masters granted is a new hold, which needs a new token. The old one
+     * is lost. Its callback runs with this request marked deciding, so
+     * that a cancel from it cannot free the request under us. */
+    req->deciding = 1;
     rl_hold_lost(c, h);
+    req->deciding = 0;
     rl_hold_drop(c, h);
     h = NULL;
   }

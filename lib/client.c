@@ -145,7 +145,9 @@ static void on_async(uv_async_t *a) {
   }
   /* Everything this batch queued goes out now, in one write per master,
    * rather than one poll round later. */
-  if (!c->shut_down)
+  /* Not when this batch carries the close: the connections close right
+   * after, and a grant written now would be left behind for its lease. */
+  if (!c->shut_down && !close)
     for (int i = 0; i < c->nmasters; i++) rl_conn_flush(&c->conns[i]);
   if (close) shutdown_loop_side(c);
 }

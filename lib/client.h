@@ -78,6 +78,7 @@ typedef struct rl_req {
   uint64_t token;
   int64_t count;
   rl_hold *pending;      /* async: this acquisition's mark in c->pending */
+  int deciding;          /* user code runs inside its decision: no cancel */
   uint64_t t_start;
 } rl_req;
 

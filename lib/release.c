@@ -69,8 +69,7 @@ static void unlock_done(rl_round *r) {
     if (h != NULL) {
       release_everywhere(c, h);
       if (h->count > 1) {
-        rl_watchdog_cancel(&c->watchdog, h);
-        h->lost = 1;
+        rl_hold_lost(c, h); /* outer levels: told, as any lost hold */
       } else {
         rl_hold_drop(c, h);
       }

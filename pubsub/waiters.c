@@ -182,7 +182,8 @@ int rl_pubsub_cancel(rlock *lock, const char *owner, size_t ownerlen) {
   rl_list *n;
   for (n = c->active.next; n != &c->active; n = n->next) {
     rl_req *r = rl_container_of(n, rl_req, node);
-    if (r->kind != RL_REQ_ACQUIRE || r->waiter != NULL) continue;
+    if (r->kind != RL_REQ_ACQUIRE || r->waiter != NULL || r->deciding)
+      continue;
     if (r->lock->keylen != lock->keylen ||
         memcmp(r->lock->key, lock->key, lock->keylen) != 0)
       continue;

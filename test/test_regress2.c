@@ -1,0 +1,134 @@
+/* Regression tests for a second code review (each reproduced its defect
+ * before the fix): a partial fresh grant kept a stale fencing token; a
+ * lost-lock callback that cancels from inside the acquisition freed the
+ * request under it; a close right after lock_async left the grant held. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+static rt_redis srv[3];
+
+static void cmd(rt_redis *r, const char *s) {
+  redisReply *x = rt_redis_cmd(r, s);
+  if (x) freeReplyObject(x);
+}
+
+/* A. The owner's hold expired on a majority (A, B), another client took
+ * and released the lock there with a larger token, then the owner's
+ * reentrant acquisition is granted fresh on A and reentrant on C (B slow):
+ * fresh (1) < quorum (2), so it is taken as reentrant and keeps the old
+ * token, smaller than the intervening holder's. */
+static void partial_fresh_keeps_stale_token(void) {
+  rlock_client *a = rt_client(srv, 3, 200), *b = rt_client(srv, 3, 200);
+  RT_REQUIRE(a && b);
+  rlock *la, *lb;
+  RT_REQUIRE(rlock_get(a, "f1", &la) == 0 && rlock_get(b, "f1", &lb) == 0);
+  RT_REQUIRE(rt_lock_soon(lb, 100) == 0);
+  RT_REQUIRE(rlock_unlock(lb) == 0);
+  RT_REQUIRE(rt_lock_soon(la, 60000) == 0);
+  uint64_t ta = 0, tb = 0, ta2 = 0;
+  RT_CHECK(rlock_fencing_token(la, &ta) == 0);
+  cmd(&srv[0], "DEL rlock:{f1}"); /* expired on a majority */
+  cmd(&srv[1], "DEL rlock:{f1}");
+  RT_REQUIRE(rlock_trylock(lb, 0, 60000) == 0);
+  RT_CHECK(rlock_fencing_token(lb, &tb) == 0);
+  RT_REQUIRE(rlock_unlock(lb) == 0);
+  RT_REQUIRE(rt_redis_pause(&srv[1]) == 0);
+  int rc = rlock_trylock(la, 0, 60000);
+  RT_CHECK(rt_redis_resume(&srv[1]) == 0);
+  RT_CHECK(rlock_fencing_token(la, &ta2) == 0);
+  fprintf(stderr, "  trylock %d; tokens: A %" PRIu64 ", B %" PRIu64
+          ", A again %" PRIu64 ", count %d\n", rc, ta, tb, ta2,
+          rlock_hold_count(la));
+  if (rc == 0) RT_CHECK(ta2 > tb);
+  rlock_force_unlock(la);
+  rlock_free(la);
+  rlock_free(lb);
+  rlock_client_close(a);
+  rlock_client_close(b);
+}
+
+/* B. The lost-lock callback that acquire_won runs (fresh grant for an
+ * owner thought holding) cancels the owner's pending acquisition: the
+ * request is freed, and acquire_won goes on to commit() it. */
+static atomic_int doneB;
+static void lost_cbB(rlock *l, uint64_t owner, int is_thread, void *arg) {
+  (void)is_thread; (void)arg;
+  int rc = rlock_cancel_async(l, owner);
+  fprintf(stderr, "  lost cb: cancel -> %d\n", rc);
+}
+static void cbB(rlock *l, int status, void *arg) {
+  (void)l;
+  *(int *)arg = status;
+  atomic_fetch_add(&doneB, 1);
+}
+static void lost_cb_cancels_in_acquire_won(void) {
+  rlock_client *c = rt_client(srv, 1, 1000);
+  RT_REQUIRE(c);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "f2", &l) == 0);
+  RT_REQUIRE(rt_lock_soon(l, 1000) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  int s1 = 99, s2 = 99;
+  atomic_store(&doneB, 0);
+  RT_REQUIRE(rlock_lock_async(l, 5, 0, 60000, cbB, &s1) == 0);
+  while (atomic_load(&doneB) < 1) rt_sleep_ms(5);
+  RT_REQUIRE(s1 == 0);
+  rlock_set_lost_cb(l, lost_cbB, NULL);
+  cmd(&srv[0], "DEL rlock:{f2}"); /* its lease ran out */
+  RT_REQUIRE(rlock_lock_async(l, 5, 0, 60000, cbB, &s2) == 0);
+  for (int i = 0; i < 200 && atomic_load(&doneB) < 2; i++) rt_sleep_ms(5);
+  rt_sleep_ms(100);
+  fprintf(stderr, "  second status %d, callbacks %d, key exists %lld\n", s2,
+          atomic_load(&doneB), rt_redis_int(&srv[0], "EXISTS rlock:{f2}"));
+  RT_CHECK_EQ_INT(atomic_load(&doneB), 2);
+  cmd(&srv[0], "DEL rlock:{f2}");
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
+/* C. An acquisition in flight when the client closes: its command is
+ * written (flush), its reply dropped by the close, and nobody undoes or
+ * releases the grant: the lock stays held for its whole lease. */
+static void noop_cb(rlock *l, int status, void *arg) {
+  (void)l; (void)status; (void)arg;
+}
+static void close_leaks_inflight_grant(void) {
+  int leaked = 0;
+  for (int k = 0; k < 10; k++) {
+    rlock_client *c = rt_client(srv, 1, 1000);
+    RT_REQUIRE(c);
+    rlock *l;
+    char name[32];
+    snprintf(name, sizeof name, "f3-%d", k);
+    RT_REQUIRE(rlock_get(c, name, &l) == 0);
+    RT_REQUIRE(rt_lock_soon(l, 1000) == 0);
+    RT_REQUIRE(rlock_unlock(l) == 0);
+    RT_REQUIRE(rlock_lock_async(l, 1, 0, 60000, noop_cb, NULL) == 0);
+    rlock_client_close(c);
+    rlock_free(l);
+    rt_sleep_ms(50);
+    char q[64];
+    snprintf(q, sizeof q, "PTTL rlock:{%s}", name);
+    long long pttl = rt_redis_int(&srv[0], q);
+    if (pttl > 0) leaked++;
+  }
+  fprintf(stderr, "  %d of 10 locks left held after close\n", leaked);
+  RT_CHECK_EQ_INT(leaked, 0);
+  cmd(&srv[0], "FLUSHALL");
+}
+
+int main(int argc, char **argv) {
+  if (rt_redis_start_many(srv, 3) != 0) return 1;
+  static const rt_test tests[] = {
+      {"partial_fresh_keeps_stale_token", partial_fresh_keeps_stale_token},
+      {"lost_cb_cancels_in_acquire_won", lost_cb_cancels_in_acquire_won},
+      {"close_leaks_inflight_grant", close_leaks_inflight_grant},
+  };
+  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+  rt_redis_stop_many(srv, 3);
+  return rc;
+}
