@@ -9,6 +9,7 @@
 
 #include "client.h"
 #include "ops.h"
+#include "resp.h"
 #include "scripts.h"
 #include "util.h"
 
@@ -20,9 +21,12 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
   size_t strbytes = 0;
   for (int i = 0; i < argc; i++)
     if (argv[i] != NULL) strbytes += argvlen[i] + 1;
+  /* The RESP size: each argument costs its length plus at most 26 bytes
+   * of framing; the exact size is computed once the vector is built. */
+  size_t respmax = 32 + 47 + 8 + 26 * (size_t)total + strbytes;
   size_t size = sizeof(rl_round) + sizeof(rl_round_slot) * (size_t)n +
                 sizeof(char *) * (size_t)total +
-                sizeof(size_t) * (size_t)total + strbytes;
+                sizeof(size_t) * (size_t)total + strbytes + respmax;
   rl_round *r = calloc(1, size);
   if (r == NULL) return NULL;
   r->client = c;
@@ -53,25 +57,21 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
   r->args.argv = av;
   r->args.argvlen = al;
   r->args.script = script;
-  int len = redisFormatCommandArgv(&r->buf, j, av, al);
-  if (len < 0) {
-    free(r);
-    return NULL;
-  }
-  r->len = (size_t)len;
+  /* One allocation for the round, its arguments and the formatted
+   * command, which every master is sent. */
+  r->buf = s;
+  r->len = rl_resp_write(r->buf, j, av, al);
   return r;
 }
 
 static void maybe_free(rl_round *r) {
   if (r->refs > 0 || !r->decided) return;
   if (r->ops && r->ops->release) r->ops->release(r);
-  redisFreeCommand(r->buf);
   free(r);
 }
 
 void rl_round_discard(rl_round *r) {
   if (r->ops && r->ops->release) r->ops->release(r);
-  redisFreeCommand(r->buf);
   free(r);
 }
 

@@ -4,11 +4,15 @@
  * names. No Redis here.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <hiredis/hiredis.h>
 
 #include "harness.h"
 #include "holds.h"
 #include "options.h"
+#include "resp.h"
 #include "rlock.h"
 #include "scripts.h"
 #include "sha1.h"
@@ -178,6 +182,36 @@ static void holds_table(void) {
   rl_holds_free(&t);
 }
 
+/* rlock's RESP formatter writes exactly what hiredis's would. */
+static void resp_matches_hiredis(void) {
+  const char *argv[] = {"EVALSHA", "0123456789012345678901234567890123456789",
+                        "2", "rlock:{x}", "", "1000000000", "a\r\nb"};
+  size_t len[7];
+  for (int i = 0; i < 7; i++) len[i] = strlen(argv[i]);
+  for (int argc = 1; argc <= 7; argc++) {
+    char *want = NULL;
+    int wl = redisFormatCommandArgv(&want, argc, argv, len);
+    RT_REQUIRE(wl > 0);
+    char buf[512];
+    size_t size = rl_resp_size(argc, argv, len);
+    RT_CHECK_EQ_INT(size, wl);
+    RT_CHECK_EQ_INT(rl_resp_write(buf, argc, argv, len), wl);
+    RT_CHECK(memcmp(buf, want, (size_t)wl) == 0);
+    redisFreeCommand(want);
+  }
+  char big[20000];
+  memset(big, 'z', sizeof big);
+  const char *bv[] = {big};
+  size_t bl[] = {sizeof big};
+  char *want = NULL;
+  int wl = redisFormatCommandArgv(&want, 1, bv, bl);
+  char *buf = malloc(rl_resp_size(1, bv, bl));
+  RT_CHECK_EQ_INT(rl_resp_write(buf, 1, bv, bl), wl);
+  RT_CHECK(memcmp(buf, want, (size_t)wl) == 0);
+  free(buf);
+  redisFreeCommand(want);
+}
+
 static void error_names(void) {
   int codes[] = {RLOCK_OK,     RLOCK_ETIMEDOUT, RLOCK_ENOTOWNER,
                  RLOCK_ENOQUORUM, RLOCK_ELOST,  RLOCK_EINVAL,
@@ -197,6 +231,7 @@ int main(int argc, char **argv) {
       {"options_checks", options_checks}, {"name_checks", name_checks},
       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
       {"error_names", error_names},
+      {"resp_matches_hiredis", resp_matches_hiredis},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
