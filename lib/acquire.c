@@ -134,10 +134,6 @@ static void acquire_late(rl_round *r, int i, const redisReply *rep) {
   if (r->decided && !r->keep) undo_slot(r, i);
 }
 
-static int64_t drift_ms(const rl_client *c, int64_t lease) {
-  return (int64_t)((double)lease * c->opts.drift_factor) + 2;
-}
-
 /* Records the hold and finishes the request. */
 static void commit(rl_req *req) {
   rl_client *c = req->lock->client;
@@ -179,7 +175,7 @@ static void commit(rl_req *req) {
   h->watchdog = h->watchdog || req->watchdog;
   if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, h);
   uint64_t valid =
-      req->t_start + (uint64_t)(req->lease_ms - drift_ms(c, req->lease_ms));
+      req->t_start + (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
   if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
   req->out_u64 = h->token;
   req->count = h->count;
@@ -189,7 +185,7 @@ static void commit(rl_req *req) {
 static int validity_left(rl_req *req) {
   rl_client *c = req->lock->client;
   int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
-  return req->lease_ms - elapsed - drift_ms(c, req->lease_ms) > 0;
+  return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
 }
 
 static void undo_mask(rl_req *req) {

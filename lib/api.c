@@ -20,8 +20,7 @@
  * allowance (lease * drift_factor + 2 ms). */
 static int lease_ok(const rlock *lock, int64_t lease_ms) {
   if (lease_ms <= 0 || lease_ms > RL_LEASE_MAX_MS) return 0;
-  double drift = (double)lease_ms * lock->client->opts.drift_factor + 2;
-  return (double)lease_ms > drift;
+  return lease_ms > rl_drift_ms(lock->client, lease_ms);
 }
 
 static int check_lease(const rlock *lock, int64_t lease_ms) {

@@ -156,6 +156,12 @@ void rl_req_finish(rl_req *req, int status);
 /* Loop thread: starts a request taken from the queue. */
 void rl_req_start(rl_req *req);
 
+/* The drift allowance of a lease, in ms: lease * drift_factor + 2. A
+ * grant is valid for lease - elapsed - this. */
+static inline int64_t rl_drift_ms(const rl_client *c, int64_t lease_ms) {
+  return (int64_t)((double)lease_ms * c->opts.drift_factor) + 2;
+}
+
 /* Loop thread: the client is shutting down. */
 static inline int rl_client_closing(const rl_client *c) {
   return c->shut_down;

@@ -34,7 +34,7 @@ static void extend_done(rl_round *r) {
     rl_req_finish(req, RLOCK_ENOTOWNER); /* released meanwhile */
     return;
   }
-  int64_t drift = (int64_t)((double)req->lease_ms * c->opts.drift_factor) + 2;
+  int64_t drift = rl_drift_ms(c, req->lease_ms);
   int64_t elapsed = (int64_t)(rl_now_ms() - r->t_start);
   if (r->outcome == RL_VOTE_YES && req->lease_ms - elapsed - drift > 0) {
     h->extensions++;

@@ -60,7 +60,6 @@ void rl_watchdog_cancel(rl_watchdog *w, rl_hold *h) {
 void rl_hold_lost(rl_client *c, rl_hold *h) {
   if (h->lost) return;
   h->lost = 1;
-  c->watchdog.lost++;
   RL_ADD(c->metrics.locks_lost, 1);
   rl_log(c, RLOCK_LOG_ERROR, "lock %.*s lost by %.*s", (int)h->keylen, h->key,
          (int)h->ownerlen, h->owner);
@@ -108,7 +107,7 @@ static void renew_done(rl_round *r) {
   if (b == NULL || c->shut_down) return;
   rl_watchdog *w = &c->watchdog;
   int64_t lease = c->opts.watchdog_timeout_ms;
-  int64_t drift = (int64_t)((double)lease * c->opts.drift_factor) + 2;
+  int64_t drift = rl_drift_ms(c, lease);
   uint64_t now = rl_now_ms();
   int fresh = lease - (int64_t)(now - r->t_start) - drift > 0;
   uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
@@ -120,7 +119,6 @@ static void renew_done(rl_round *r) {
     if (h == NULL || h->gen != b->gen[k] || h->lost || h->wd.armed)
       continue; /* released, replaced, or already re-armed */
     if (b->ones[k] >= r->quorum && fresh) {
-      w->renewed++;
       RL_ADD(c->metrics.renewals, 1);
       h->valid_until_ms = r->t_start + (uint64_t)(lease - drift);
       arm(w, h, w->period_ms);
@@ -130,7 +128,6 @@ static void renew_done(rl_round *r) {
       rl_hold_lost(c, h); /* the owner is gone from too many masters */
       continue;
     }
-    w->failed++;
     RL_ADD(c->metrics.renewal_failures, 1);
     rl_log(c, RLOCK_LOG_WARN, "renewal of %.*s missed a majority",
            (int)h->keylen, h->key);
@@ -196,7 +193,6 @@ static void send_batch(rl_watchdog *w, rl_hold **hs, size_t n) {
     return;
   }
   r->wait_all = 1;
-  w->batches++;
   rl_round_send(r);
 }
 
@@ -229,10 +225,7 @@ static void on_timer(uv_timer_t *t) {
     send_batch(w, w->due + i, w->ndue - i < per ? w->ndue - i : per);
   w->ndue = 0;
   uint64_t next = rl_wheel_next_ms(&w->wheel, now);
-  if (next != UINT64_MAX && !uv_is_active((uv_handle_t *)&w->timer)) {
-    w->timer_due = now + (next ? next : 1);
-    uv_timer_start(&w->timer, on_timer, next ? next : 1, 0);
-  }
+  if (next != UINT64_MAX) schedule(w, now + (next ? next : 1));
 }
 
 int rl_watchdog_init(rl_watchdog *w, rl_client *c, uv_loop_t *loop) {

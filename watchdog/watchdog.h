@@ -25,11 +25,6 @@ typedef struct rl_watchdog {
   uint64_t period_ms; /* watchdog_timeout_ms / 3 */
   struct rl_hold **due; /* collected by one advance of the wheel */
   size_t ndue, capdue;
-  /* Counters, for tests and metrics. */
-  uint64_t batches;   /* renewal rounds sent */
-  uint64_t renewed;   /* lock renewals that reached a majority */
-  uint64_t failed;    /* lock renewals that did not (retried) */
-  uint64_t lost;      /* locks declared lost */
   int closed;
 } rl_watchdog;
 
