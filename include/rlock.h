@@ -64,30 +64,51 @@ extern "C" {
 #define RLOCK_WAIT_PUBSUB 0
 #define RLOCK_WAIT_POLL 1
 
-/* Error codes. Every one is negative; rlock_strerror() names each. */
+/*
+ * Error codes, as one table: every code is negative, and rlock_strerror()
+ * names each (the table generates both, as libuv's UV_ERRNO_MAP does).
+ * The numbers are stable; new codes are only ever appended.
+ */
 #define RLOCK_OK 0
-/* The lock was held by another owner for the whole wait (also wait 0). */
-#define RLOCK_ETIMEDOUT (-1)
-/* The caller does not hold the lock it tried to release or query. */
-#define RLOCK_ENOTOWNER (-2)
-/* Too few masters answered, or a majority could not be had in time. */
-#define RLOCK_ENOQUORUM (-3)
-/* The caller held the lock, but it expired or was taken away. */
-#define RLOCK_ELOST (-4)
-/* An argument or option is invalid; nothing was changed. */
-#define RLOCK_EINVAL (-5)
-/* Memory could not be allocated; nothing was changed. */
-#define RLOCK_ENOMEM (-6)
-/* The client is closed or closing. */
-#define RLOCK_ECLOSED (-7)
-/* A master answered with an error reply; see rlock_client_last_error(). */
-#define RLOCK_EREDIS (-8)
-/* A blocking call was made on the client's loop thread. */
-#define RLOCK_EDEADLK (-9)
-/* rlock_extend: this acquisition has used all its extensions. */
-#define RLOCK_ELIMIT (-11)
-/* rlock_cancel_async cancelled this pending rlock_lock_async. */
-#define RLOCK_ECANCELED (-10)
+#define RLOCK_ERRNO_MAP(XX)                                                   \
+  XX(ETIMEDOUT, -1, "lock held by another owner for the whole wait")        \
+  XX(ENOTOWNER, -2, "caller does not hold the lock")                        \
+  XX(ENOQUORUM, -3, "a majority of masters could not be reached in time")   \
+  XX(ELOST, -4, "the lock was lost (expired or taken away)")                \
+  XX(EINVAL, -5, "invalid argument")                                        \
+  XX(ENOMEM, -6, "out of memory")                                           \
+  XX(ECLOSED, -7, "client is closed")                                       \
+  XX(EREDIS, -8, "a master answered with an error reply")                   \
+  XX(EDEADLK, -9, "blocking call on the client's loop thread")              \
+  XX(ECANCELED, -10, "the async acquisition was cancelled")                 \
+  XX(ELIMIT, -11, "no extensions left for this acquisition")                \
+  XX(ENOTFOUND, -12, "a master's host name could not be resolved")
+
+/*
+ * What each code means:
+ * RLOCK_ETIMEDOUT  the lock was held by another owner for the whole wait
+ *                  (also with wait 0).
+ * RLOCK_ENOTOWNER  the caller does not hold the lock it tried to release or
+ *                  query.
+ * RLOCK_ENOQUORUM  too few masters answered, or a majority could not be had
+ *                  in time.
+ * RLOCK_ELOST      the caller held the lock, but it expired or was taken
+ *                  away.
+ * RLOCK_EINVAL     an argument or option is invalid; nothing was changed.
+ * RLOCK_ENOMEM     memory could not be allocated; nothing was changed.
+ * RLOCK_ECLOSED    the client is closed or closing.
+ * RLOCK_EREDIS     a master answered with an error reply; see
+ *                  rlock_client_last_error().
+ * RLOCK_EDEADLK    a blocking call was made on the client's loop thread.
+ * RLOCK_ECANCELED  rlock_cancel_async cancelled this pending
+ *                  rlock_lock_async.
+ * RLOCK_ELIMIT     rlock_extend: this acquisition has used all its
+ *                  extensions.
+ * RLOCK_ENOTFOUND  rlock_client_open: a master's host name did not resolve.
+ */
+#define RLOCK_XX_DEFINE(name, code, text) enum { RLOCK_##name = (code) };
+RLOCK_ERRNO_MAP(RLOCK_XX_DEFINE)
+#undef RLOCK_XX_DEFINE
 
 typedef struct rlock_client rlock_client;
 typedef struct rlock rlock;
@@ -202,6 +223,15 @@ RLOCK_EXTERN const char *rlock_strerror(int err);
  */
 RLOCK_EXTERN int rlock_client_open(rlock_client **out,
                                    const rlock_options *opts);
+
+/*
+ * Why the last rlock_client_open made on the calling thread failed, in
+ * words that name the option or master and what was wrong with it (for
+ * example "masters[1] \"redis://h:99999\": port out of range"), copied into
+ * buf, always NUL-terminated when size > 0. Returns its length; 0 when
+ * that open succeeded or none was made. Like dlerror(), it is per thread.
+ */
+RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
 
 /*
  * Closes a client. Requests not yet finished fail with RLOCK_ECLOSED

@@ -252,13 +252,19 @@ static int client_init(rl_client *c, const rlock_options *opts) {
   return 0;
 }
 
-int rlock_client_open(rlock_client **out, const rlock_options *opts) {
-  if (out == NULL) return RLOCK_EINVAL;
+static int open_client(rlock_client **out, const rlock_options *opts) {
+  if (out == NULL) {
+    rl_open_error("out: NULL");
+    return RLOCK_EINVAL;
+  }
   *out = NULL;
   if (opts == NULL || opts->nmasters == 0 || opts->nmasters > RL_MAX_MASTERS)
-    return RLOCK_EINVAL;
+    return rl_options_check(opts, NULL);
   rl_url *urls = calloc(opts->nmasters, sizeof *urls);
-  if (urls == NULL) return RLOCK_ENOMEM;
+  if (urls == NULL) {
+    rl_open_error("out of memory");
+    return RLOCK_ENOMEM;
+  }
   int rc = rl_options_check(opts, urls);
   for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
     rc = rl_url_resolve(&urls[i]);
@@ -326,6 +332,15 @@ int rlock_client_open(rlock_client **out, const rlock_options *opts) {
   }
   *out = c;
   return 0;
+}
+
+int rlock_client_open(rlock_client **out, const rlock_options *opts) {
+  rl_open_error_clear();
+  int rc = open_client(out, opts);
+  char probe[2];
+  if (rc != 0 && rlock_open_error(probe, sizeof probe) == 0)
+    rl_open_error("%s", rlock_strerror(rc));
+  return rc;
 }
 
 void rlock_client_close(rlock_client *c) {

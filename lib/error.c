@@ -1,20 +1,15 @@
-/* Error names, as uv_strerror does for libuv: static, never NULL. */
+/* Error names, as uv_strerror does for libuv: static, never NULL. The
+ * table is RLOCK_ERRNO_MAP in rlock.h. */
 #include "rlock.h"
+
+#define RL_XX_CASE(name, code, text) \
+  case RLOCK_##name:                 \
+    return text;
 
 const char *rlock_strerror(int err) {
   switch (err) {
     case RLOCK_OK: return "success";
-    case RLOCK_ETIMEDOUT: return "lock held by another owner for the whole wait";
-    case RLOCK_ENOTOWNER: return "caller does not hold the lock";
-    case RLOCK_ENOQUORUM: return "a majority of masters could not be reached in time";
-    case RLOCK_ELOST: return "the lock was lost (expired or taken away)";
-    case RLOCK_EINVAL: return "invalid argument";
-    case RLOCK_ENOMEM: return "out of memory";
-    case RLOCK_ECLOSED: return "client is closed";
-    case RLOCK_EREDIS: return "a master answered with an error reply";
-    case RLOCK_EDEADLK: return "blocking call on the client's loop thread";
-    case RLOCK_ELIMIT: return "no extensions left for this acquisition";
-    case RLOCK_ECANCELED: return "the async acquisition was cancelled";
+    RLOCK_ERRNO_MAP(RL_XX_CASE)
     default: return "unknown error";
   }
 }

@@ -9,13 +9,38 @@
 #include <arpa/inet.h>
 #include <math.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "client.h"
 
+/* Why the calling thread's last rlock_client_open failed; see
+ * rlock_open_error. */
+static __thread char open_error[320];
+
+void rl_open_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(open_error, sizeof open_error, fmt, ap);
+  va_end(ap);
+}
+
+void rl_open_error_clear(void) { open_error[0] = '\0'; }
+
+size_t rlock_open_error(char *buf, size_t size) {
+  size_t len = strlen(open_error);
+  if (buf != NULL && size > 0) {
+    size_t n = len < size - 1 ? len : size - 1;
+    memcpy(buf, open_error, n);
+    buf[n] = '\0';
+  }
+  return len;
+}
+
 void rlock_options_init(rlock_options *o) {
+  if (o == NULL) return;
   memset(o, 0, sizeof *o);
   o->watchdog_timeout_ms = 30000;
   o->master_timeout_ms = 200;
@@ -37,35 +62,62 @@ static int prefix_ok(const char *p) {
   return strpbrk(p, "{}") == NULL;
 }
 
+/* Refuses an option with a reason for rlock_open_error. */
+#define REFUSE(...)           \
+  do {                        \
+    rl_open_error(__VA_ARGS__); \
+    return RLOCK_EINVAL;      \
+  } while (0)
+
 int rl_options_check(const rlock_options *o, rl_url *urls) {
-  if (o == NULL || o->masters == NULL || o->nmasters == 0 ||
-      o->nmasters > RL_MAX_MASTERS)
-    return RLOCK_EINVAL;
+  if (o == NULL) REFUSE("options: NULL");
+  if (o->masters == NULL || o->nmasters == 0)
+    REFUSE("masters: none given (at least one is needed)");
+  if (o->nmasters > RL_MAX_MASTERS)
+    REFUSE("nmasters: %zu, more than %d", o->nmasters, RL_MAX_MASTERS);
   /* A day is far beyond any sane lease; it keeps lease arithmetic in
    * range and catches a seconds/ms mix-up. */
   if (o->watchdog_timeout_ms < 30 || o->watchdog_timeout_ms > 86400000)
-    return RLOCK_EINVAL;
+    REFUSE("watchdog_timeout_ms: %lld, not in 30..86400000",
+           (long long)o->watchdog_timeout_ms);
   if (o->master_timeout_ms < 1 || o->master_timeout_ms > 60000)
-    return RLOCK_EINVAL;
+    REFUSE("master_timeout_ms: %lld, not in 1..60000",
+           (long long)o->master_timeout_ms);
   if (o->connect_timeout_ms < 1 || o->connect_timeout_ms > 600000)
-    return RLOCK_EINVAL;
+    REFUSE("connect_timeout_ms: %lld, not in 1..600000",
+           (long long)o->connect_timeout_ms);
   if (!(o->drift_factor >= 0.0 && o->drift_factor < 0.5) ||
       isnan(o->drift_factor))
-    return RLOCK_EINVAL;
-  if (o->retry_delay_ms < 0 || o->retry_delay_ms > 600000 ||
-      o->retry_jitter_ms < 0 || o->retry_jitter_ms > 600000)
-    return RLOCK_EINVAL;
-  if (!prefix_ok(o->key_prefix)) return RLOCK_EINVAL;
-  if (o->watchdog_batch < 1 || o->watchdog_batch > 10000) return RLOCK_EINVAL;
-  if (o->max_extensions < 0) return RLOCK_EINVAL;
+    REFUSE("drift_factor: %g, not in [0, 0.5)", o->drift_factor);
+  if (o->retry_delay_ms < 0 || o->retry_delay_ms > 600000)
+    REFUSE("retry_delay_ms: %lld, not in 0..600000",
+           (long long)o->retry_delay_ms);
+  if (o->retry_jitter_ms < 0 || o->retry_jitter_ms > 600000)
+    REFUSE("retry_jitter_ms: %lld, not in 0..600000",
+           (long long)o->retry_jitter_ms);
+  if (!prefix_ok(o->key_prefix))
+    REFUSE("key_prefix: %s", o->key_prefix == NULL
+                                 ? "NULL"
+                                 : "longer than 64 bytes, or has '{' or '}'");
+  if (o->watchdog_batch < 1 || o->watchdog_batch > 10000)
+    REFUSE("watchdog_batch: %d, not in 1..10000", o->watchdog_batch);
+  if (o->max_extensions < 0)
+    REFUSE("max_extensions: %d, negative", o->max_extensions);
   if (o->restart_quarantine_ms < RLOCK_QUARANTINE_AUTO ||
       o->restart_quarantine_ms > 86400000)
-    return RLOCK_EINVAL;
+    REFUSE("restart_quarantine_ms: %lld, not RLOCK_QUARANTINE_AUTO, 0 or "
+           "up to 86400000",
+           (long long)o->restart_quarantine_ms);
   if (o->wait_strategy != RLOCK_WAIT_PUBSUB &&
       o->wait_strategy != RLOCK_WAIT_POLL)
-    return RLOCK_EINVAL;
-  for (size_t i = 0; i < o->nmasters; i++)
-    if (rl_url_parse(o->masters[i], &urls[i]) != 0) return RLOCK_EINVAL;
+    REFUSE("wait_strategy: %d, not RLOCK_WAIT_PUBSUB or RLOCK_WAIT_POLL",
+           o->wait_strategy);
+  for (size_t i = 0; i < o->nmasters; i++) {
+    const char *why = "invalid";
+    if (rl_url_parse_why(o->masters[i], &urls[i], &why) != 0)
+      REFUSE("masters[%zu] \"%.200s\": %s", i,
+             o->masters[i] ? o->masters[i] : "(NULL)", why);
+  }
   return 0;
 }
 
@@ -79,9 +131,13 @@ int rl_url_resolve(rl_url *u) {
   memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(u->host, NULL, &hints, &res) != 0 || res == NULL)
-    return RLOCK_EINVAL;
-  int rc = RLOCK_EINVAL;
+  int gai = getaddrinfo(u->host, NULL, &hints, &res);
+  if (gai != 0 || res == NULL) {
+    rl_open_error("master host \"%.200s\": %s", u->host,
+                  gai != 0 ? gai_strerror(gai) : "no address");
+    return RLOCK_ENOTFOUND;
+  }
+  int rc = RLOCK_ENOTFOUND;
   for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
     const void *addr = NULL;
     if (ai->ai_family == AF_INET)
@@ -94,6 +150,8 @@ int rl_url_resolve(rl_url *u) {
     }
   }
   freeaddrinfo(res);
+  if (rc != 0)
+    rl_open_error("master host \"%.200s\": no IPv4 or IPv6 address", u->host);
   return rc;
 }
 

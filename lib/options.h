@@ -15,8 +15,13 @@
  * still unresolved). 0 or RLOCK_EINVAL. */
 int rl_options_check(const rlock_options *opts, rl_url *urls);
 
-/* Replaces a host name in u by a numeric address. 0 or RLOCK_EINVAL. */
+/* Replaces a host name in u by a numeric address. 0 or RLOCK_ENOTFOUND. */
 int rl_url_resolve(rl_url *u);
+
+/* Sets the reason rlock_open_error reports on this thread (printf-like),
+ * or clears it. */
+void rl_open_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rl_open_error_clear(void);
 
 /* 0 if name is a valid lock name, else RLOCK_EINVAL. */
 int rl_name_check(const char *name);

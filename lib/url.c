@@ -62,25 +62,38 @@ static int parse_hostport(const char *s, const char *e, int port_required,
   return parse_int(colon + 1, e, 1, 65535, &u->port);
 }
 
+#define FAIL(text)        \
+  do {                    \
+    if (why) *why = text; \
+    return RLOCK_EINVAL;  \
+  } while (0)
+
 int rl_url_parse(const char *s, rl_url *u) {
-  if (s == NULL) return RLOCK_EINVAL;
+  return rl_url_parse_why(s, u, NULL);
+}
+
+int rl_url_parse_why(const char *s, rl_url *u, const char **why) {
+  if (s == NULL) FAIL("missing (NULL)");
   memset(u, 0, sizeof *u);
   size_t len = strlen(s);
-  if (len == 0 || len > 1024) return RLOCK_EINVAL;
+  if (len == 0) FAIL("empty");
+  if (len > 1024) FAIL("longer than 1024 bytes");
 
   if (strncmp(s, "unix://", 7) == 0) {
     const char *p = s + 7;
-    if (*p != '/') return RLOCK_EINVAL;
+    if (*p != '/') FAIL("a unix socket path must be absolute (unix:///path)");
     if (copy_span(u->path, sizeof u->path, p, s + len) != 0)
-      return RLOCK_EINVAL;
+      FAIL("socket path longer than 107 bytes");
     u->kind = RL_URL_UNIX;
     return 0;
   }
 
   u->kind = RL_URL_TCP;
   if (strncmp(s, "redis://", 8) != 0) {
-    if (strstr(s, "://") != NULL) return RLOCK_EINVAL; /* unknown scheme */
-    return parse_hostport(s, s + len, 1, u) == 0 ? 0 : RLOCK_EINVAL;
+    if (strstr(s, "://") != NULL) FAIL("unknown scheme");
+    if (parse_hostport(s, s + len, 1, u) != 0)
+      FAIL("not host:port (a port from 1 to 65535 is required)");
+    return 0;
   }
 
   const char *p = s + 8, *end = s + len;
@@ -94,19 +107,20 @@ int rl_url_parse(const char *s, rl_url *u) {
     /* Userinfo is ":password" (Redis before ACLs) or "user:password"; only
      * the password is used, as AUTH password. */
     const char *c = memchr(p, ':', (size_t)(at - p));
-    if (c == NULL) return RLOCK_EINVAL;
-    if (c != p) return RLOCK_EINVAL; /* named users are not supported */
+    if (c == NULL) FAIL("userinfo must be :password or user:password");
+    if (c != p) FAIL("named users are not supported");
     if (copy_span(u->password, sizeof u->password, c + 1, at) != 0)
-      return RLOCK_EINVAL;
+      FAIL("password empty or longer than 255 bytes");
     u->has_password = 1;
     p = at + 1;
   }
   const char *slash = memchr(p, '/', (size_t)(end - p));
   const char *hp_end = slash ? slash : end;
-  if (parse_hostport(p, hp_end, 0, u) != 0) return RLOCK_EINVAL;
+  if (parse_hostport(p, hp_end, 0, u) != 0)
+    FAIL("bad host or port (a port from 1 to 65535)");
   if (slash != NULL && slash + 1 < end) {
     if (parse_int(slash + 1, end, 0, 1000000, &u->db) != 0)
-      return RLOCK_EINVAL;
+      FAIL("the database must be a number from 0 to 1000000");
   }
   return 0;
 }

@@ -25,5 +25,8 @@ typedef struct rl_url {
 
 /* Parses s into *out. Returns 0, or RLOCK_EINVAL with *out undefined. */
 int rl_url_parse(const char *s, rl_url *out);
+/* The same; on failure *why (when why is not NULL) is a static phrase
+ * saying what is wrong with s. */
+int rl_url_parse_why(const char *s, rl_url *out, const char **why);
 
 #endif

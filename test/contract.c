@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
   EXPECT(RLOCK_WATCHDOG == -1 && RLOCK_WAIT_FOREVER == -1 && RLOCK_OK == 0);
   int codes[] = {RLOCK_ETIMEDOUT, RLOCK_ENOTOWNER, RLOCK_ENOQUORUM,
                  RLOCK_ELOST, RLOCK_EINVAL, RLOCK_ENOMEM, RLOCK_ECLOSED,
-                 RLOCK_EREDIS, RLOCK_EDEADLK, RLOCK_ELIMIT};
+                 RLOCK_EREDIS, RLOCK_EDEADLK, RLOCK_ELIMIT,
+                 RLOCK_ECANCELED, RLOCK_ENOTFOUND};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
     EXPECT(codes[i] < 0 && rlock_strerror(codes[i]) != NULL);
   rlock_options o;
@@ -57,6 +58,8 @@ int main(int argc, char **argv) {
   o.retry_delay_ms = 50;
   o.retry_jitter_ms = 50;
   o.key_prefix = "contract:";
+  char why[64];
+  EXPECT(rlock_open_error(why, sizeof why) == 0);
   rlock_client *c;
   EXPECT(rlock_client_open(&c, &o) == RLOCK_OK);
   rlock *l;

@@ -128,6 +128,42 @@ static void options_checks(void) {
   RT_CHECK(rl_options_check(&b, urls) == RLOCK_EINVAL);
 }
 
+/* Every refused open says which option or master and what is wrong. */
+static void open_errors(void) {
+  char why[320];
+  rlock_client *c = (rlock_client *)1;
+  rlock_options_init(NULL); /* harmless */
+  RT_CHECK_EQ_INT(rlock_client_open(&c, NULL), RLOCK_EINVAL);
+  RT_CHECK(c == NULL);
+  RT_CHECK(rlock_open_error(why, sizeof why) > 0);
+  RT_CHECK(strstr(why, "options") != NULL);
+  rlock_options o;
+  rlock_options_init(&o);
+  const char *m[] = {"127.0.0.1:7001", "redis://127.0.0.1:99999"};
+  o.masters = m;
+  o.nmasters = 2;
+  RT_CHECK_EQ_INT(rlock_client_open(&c, &o), RLOCK_EINVAL);
+  rlock_open_error(why, sizeof why);
+  RT_CHECK(strstr(why, "masters[1]") != NULL);
+  RT_CHECK(strstr(why, "99999") != NULL);
+  RT_CHECK(strstr(why, "port") != NULL);
+  m[1] = "127.0.0.1:7002";
+  o.master_timeout_ms = 0;
+  RT_CHECK_EQ_INT(rlock_client_open(&c, &o), RLOCK_EINVAL);
+  rlock_open_error(why, sizeof why);
+  RT_CHECK(strstr(why, "master_timeout_ms") != NULL);
+  o.master_timeout_ms = 200;
+  m[1] = "no-such-host.invalid:7002";
+  RT_CHECK_EQ_INT(rlock_client_open(&c, &o), RLOCK_ENOTFOUND);
+  rlock_open_error(why, sizeof why);
+  RT_CHECK(strstr(why, "no-such-host.invalid") != NULL);
+  /* A short buffer is cut and still terminated; the length is the whole. */
+  char small[8];
+  size_t len = rlock_open_error(small, sizeof small);
+  RT_CHECK(len > sizeof small - 1);
+  RT_CHECK_EQ_INT(strlen(small), sizeof small - 1);
+}
+
 static void name_checks(void) {
   RT_CHECK(rl_name_check("orders:42") == 0);
   RT_CHECK(rl_name_check("") == RLOCK_EINVAL);
@@ -216,7 +252,8 @@ static void error_names(void) {
   int codes[] = {RLOCK_OK,     RLOCK_ETIMEDOUT, RLOCK_ENOTOWNER,
                  RLOCK_ENOQUORUM, RLOCK_ELOST,  RLOCK_EINVAL,
                  RLOCK_ENOMEM, RLOCK_ECLOSED,   RLOCK_EREDIS,
-                 RLOCK_EDEADLK, RLOCK_ECANCELED};
+                 RLOCK_EDEADLK, RLOCK_ECANCELED, RLOCK_ELIMIT,
+                 RLOCK_ENOTFOUND};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     RT_CHECK(codes[i] <= 0);
     RT_CHECK(strcmp(rlock_strerror(codes[i]), "unknown error") != 0);
@@ -230,7 +267,7 @@ int main(int argc, char **argv) {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
-      {"error_names", error_names},
+      {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);

@@ -116,9 +116,11 @@ static int open_client(const rt_global *g, long long watchdog_ms,
   o.retry_delay_ms = 50;
   o.retry_jitter_ms = 50;
   int rc = rlock_client_open(out, &o);
-  if (rc != 0)
-    fprintf(stderr, "rlock: cannot open client: %s%s\n", rlock_strerror(rc),
-            rc == RLOCK_EINVAL ? " (check --masters and --prefix)" : "");
+  if (rc != 0) {
+    char why[320];
+    rlock_open_error(why, sizeof why);
+    fprintf(stderr, "rlock: cannot open client: %s\n", why);
+  }
   return rc;
 }
 
