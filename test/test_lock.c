@@ -261,7 +261,7 @@ static void bad_arguments(void) {
   RT_CHECK(rlock_client_open(&bad, &o) == RLOCK_EINVAL);
   const char *m2[] = {"no-such-host.invalid:6379"};
   o.masters = m2;
-  RT_CHECK(rlock_client_open(&bad, &o) == RLOCK_EINVAL);
+  RT_CHECK(rlock_client_open(&bad, &o) == RLOCK_ENOTFOUND);
   RT_CHECK(rlock_client_open(NULL, &o) == RLOCK_EINVAL);
   RT_CHECK(rlock_client_open(&bad, NULL) == RLOCK_EINVAL);
   rlock_free(l);
