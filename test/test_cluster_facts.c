@@ -225,6 +225,16 @@ static void test_scripts_and_slots(void) {
       "ERR Script attempted to access a non local key in a cluster node"));
   RT_CHECK(rt_is_text_free(RT_OBS(n, "GET %s", a), REDIS_REPLY_STRING,
                            "after"));
+  /* With no declared key there is no routing: a replica runs the script
+   * itself, and refuses it only for writing. */
+  int rep = rt_cluster_replica_of(&C, p[0]);
+  RT_REQUIRE(rep >= 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&C.node[rep], "EVAL %s 0", "return 7"), 7);
+  RT_CHECK(rt_err_starts_free(
+      RT_OBS(&C.node[rep], "EVAL %s 0 %s",
+             "#!lua flags=allow-cross-slot-keys\n"
+             "return redis.call('set',ARGV[1],'r')", a),
+      "READONLY You can't write against a read only replica."));
   /* The SHA is SHA-1 of the whole text, shebang line included; EVALSHA
    * runs a flagged script like EVAL; no FUNCTION needed. */
   char sha[41], sha_plain[41];
