@@ -96,6 +96,63 @@ static char *node_line(char *nodes, const char *id) {
   return NULL;
 }
 
+/* Whether a CLUSTER NODES text gives the slot to the node with this id. */
+static int gives_slot(const char *nodes, const char *id, int slot) {
+  char *copy = strdup(nodes), *line = node_line(copy, id), *save = NULL;
+  char *eol = line ? strchr(line, '\n') : NULL;
+  if (eol) *eol = '\0';
+  int owns = 0, k = 0;
+  /* id addr flags master ping pong epoch link slot... */
+  for (char *tok = line ? strtok_r(line, " ", &save) : NULL; tok;
+       tok = strtok_r(NULL, " ", &save), k++) {
+    if (k < 8 || tok[0] == '[') continue;
+    char *dash = strchr(tok, '-');
+    int a = atoi(tok), b = dash ? atoi(dash + 1) : a;
+    owns |= a <= slot && slot <= b;
+  }
+  free(copy);
+  return owns;
+}
+
+/* Whether a CLUSTER NODES text lists node r as a replica of node m. */
+static int lists_replica(const char *nodes, int r, int m) {
+  char *copy = strdup(nodes), *line = node_line(copy, C.id[r]), want[64];
+  char *eol = line ? strchr(line, '\n') : NULL;
+  if (eol) *eol = '\0';
+  snprintf(want, sizeof want, "slave %s ", C.id[m]);
+  int ok = line && strstr(line, want) != NULL;
+  free(copy);
+  return ok;
+}
+
+/* Whether node i says cluster_state:ok, and its own CLUSTER NODES gives
+ * the slot to node owner and (unless r < 0) lists node r as a replica of
+ * node m. */
+static int node_agrees(int i, int slot, int owner, int r, int m) {
+  redisReply *info = rt_redis_cmd(&C.node[i], "CLUSTER INFO");
+  redisReply *nodes = rt_redis_cmd(&C.node[i], "CLUSTER NODES");
+  int ok = info && info->type == REDIS_REPLY_STRING &&
+           strstr(info->str, "cluster_state:ok\r\n") != NULL &&
+           nodes && nodes->type == REDIS_REPLY_STRING &&
+           gives_slot(nodes->str, C.id[owner], slot) &&
+           (r < 0 || lists_replica(nodes->str, r, m));
+  if (info) freeReplyObject(info);
+  if (nodes) freeReplyObject(nodes);
+  return ok;
+}
+
+/* node_agrees for every running node, at once: no waiting here, so a
+ * helper that returned before the gossip reached every node fails it. */
+static int every_node_agrees(int slot, int owner, int r, int m) {
+  int all = 1;
+  for (int i = 0; i < RT_CLUSTER_NODES; i++)
+    if (C.node[i].pid > 0 && !node_agrees(i, slot, owner, r, m)) {
+      fprintf(stderr, "  node %d does not agree yet\n", i);
+      all = 0;
+    }
+  return all;
+}
+
 /* The primaries now, in node order; returns how many. */
 static int primaries(int *out) {
   int n = 0;
@@ -265,6 +322,7 @@ static void test_cluster_migration_steps(void) {
   RT_CHECK_EQ_INT(n, 0);
   RT_CHECK_EQ_INT(total, NKEYS);
   RT_REQUIRE(rt_cluster_migrate_finish(&C, &m) == 0);
+  RT_CHECK(every_node_agrees(slot, p[1], -1, -1));
   for (int i = 0; i < RT_CLUSTER_NODES; i++) {
     /* Every node's own map, not just the first one's. */
     redisReply *rep = rt_redis_cmd(&C.node[i], "CLUSTER NODES");
@@ -298,6 +356,7 @@ static void test_cluster_migration_steps(void) {
                     REDIS_REPLY_ERROR, movedmsg));
   /* And back, in one call, so the next tests see three even primaries. */
   RT_CHECK(rt_cluster_migrate_slot(&C, slot, p[0]) == 0);
+  RT_CHECK(every_node_agrees(slot, p[0], -1, -1));
   RT_CHECK_EQ_INT(rt_cluster_owner(&C, slot), p[0]);
   RT_CHECK_EQ_INT(rt_redis_int(&C.node[p[0]], "CLUSTER COUNTKEYSINSLOT %d",
                                slot), NKEYS);
@@ -321,6 +380,7 @@ static void test_cluster_manual_failover(void) {
   RT_REQUIRE(rt_cluster_failover(&C, rep) == 0);
   fprintf(stderr, "  manual failover settled in %llu ms\n",
           (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK(every_node_agrees(slot, rep, old, rep));
   RT_CHECK_EQ_INT(rt_cluster_is_primary(&C, rep), 1);
   RT_CHECK_EQ_INT(rt_cluster_is_primary(&C, old), 0);
   RT_CHECK_EQ_INT(rt_cluster_primary_of(&C, old), rep);
@@ -353,6 +413,7 @@ static void test_cluster_kill_and_restart(void) {
   RT_REQUIRE(rt_cluster_kill_primary(&C, victim) == heir);
   fprintf(stderr, "  SIGKILL to settled failover: %llu ms\n",
           (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK(every_node_agrees(slot, heir, -1, -1));
   RT_CHECK(process_gone(pid));
   RT_CHECK_EQ_INT(C.node[victim].pid, 0);
   RT_CHECK_EQ_INT(rt_cluster_is_primary(&C, heir), 1);
@@ -365,6 +426,7 @@ static void test_cluster_kill_and_restart(void) {
   RT_CHECK_EQ_INT(rt_redis_int(&C.node[heir], "WAIT 1 100"), 0);
 
   RT_REQUIRE(rt_cluster_restart(&C, victim) == 0);
+  RT_CHECK(every_node_agrees(slot, heir, victim, heir));
   RT_CHECK(C.node[victim].pid > 0 && C.node[victim].pid != pid);
   RT_CHECK_EQ_INT(rt_cluster_is_primary(&C, victim), 0);
   RT_CHECK_EQ_INT(rt_cluster_primary_of(&C, victim), heir);
