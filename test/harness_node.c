@@ -1,0 +1,114 @@
+/*
+ * The glue between harness.c and test/topology_node.sh: see harness_node.h
+ * for why the topology harnesses start their servers through a script.
+ * Also a bounded way to run a helper program (redis-cli --cluster create).
+ */
+#include "harness_node.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef RT_TOPO_NODE_SH
+#define RT_TOPO_NODE_SH "test/topology_node.sh"
+#endif
+
+/* Sets or removes an environment variable; value NULL removes it. */
+static void put_env(const char *name, const char *value) {
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+}
+
+static int start_through_script(rt_redis *r, const char *password,
+                                int sentinel, const char *args, int restart) {
+  const char *script = getenv("RT_TOPO_NODE_SH");
+  if (!script || !*script) script = RT_TOPO_NODE_SH;
+  if (access(script, X_OK) != 0) {
+    fprintf(stderr, "rt_node: %s is not an executable script (set "
+                    "RT_TOPO_NODE_SH)\n", script);
+    return -1;
+  }
+  /* A binary the user chose for harness.c is the one the script runs. */
+  const char *chosen = getenv("RT_REDIS_SERVER");
+  char *saved = chosen && *chosen ? strdup(chosen) : NULL;
+  put_env("RT_TOPO_SERVER", saved ? saved : "redis-server");
+  put_env("RT_TOPO_SENTINEL", sentinel ? "1" : "0");
+  put_env("RT_TOPO_ARGS", args ? args : "");
+  put_env("RT_REDIS_SERVER", script);
+  int rc = restart ? rt_redis_restart(r) : rt_redis_start(r, password);
+  put_env("RT_REDIS_SERVER", saved);
+  put_env("RT_TOPO_SERVER", NULL);
+  put_env("RT_TOPO_SENTINEL", NULL);
+  put_env("RT_TOPO_ARGS", NULL);
+  free(saved);
+  return rc;
+}
+
+int rt_node_start(rt_redis *r, const char *password, int sentinel,
+                  const char *args) {
+  return start_through_script(r, password, sentinel, args, 0);
+}
+
+int rt_node_restart(rt_redis *r, int sentinel, const char *args) {
+  return start_through_script(r, NULL, sentinel, args, 1);
+}
+
+int rt_run(const char *const *argv, const char *log, int timeout_ms) {
+  pid_t parent = getpid(), pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    /* The child: async-signal-safe calls only, as in harness.c. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);
+    setpgid(0, 0);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (in < 0 || out < 0) _exit(126);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    if (close_range(3, ~0U, 0) != 0)
+      for (int fd = 3; fd < 4096; fd++) close(fd);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execvp(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  int st;
+  for (uint64_t end = rt_now_ms() + (uint64_t)timeout_ms;; rt_sleep_ms(20)) {
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (w < 0 && errno != EINTR) return -1;
+    if (rt_now_ms() > end) break;
+  }
+  fprintf(stderr, "rt_run: %s did not finish in %d ms; killed\n", argv[0],
+          timeout_ms);
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) continue;
+  return -1;
+}
+
+void rt_print_tail(const char *what, const char *path) {
+  char buf[2000];
+  ssize_t n = 0;
+  int fd = open(path, O_RDONLY);
+  if (fd >= 0) {
+    off_t end = lseek(fd, 0, SEEK_END);
+    n = pread(fd, buf, sizeof buf, end > (off_t)sizeof buf
+                                       ? end - (off_t)sizeof buf : 0);
+    close(fd);
+  }
+  fprintf(stderr, "%s; end of %s:\n%.*s\n", what, path, n > 0 ? (int)n : 0,
+          buf);
+}
