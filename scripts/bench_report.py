@@ -284,8 +284,9 @@ class Report:
         L += ["## Load on the machine while measuring", "",
               f"The machine is shared with other people's builds and tests. Before each "
               f"program the CPUs were {min(busy) * 100:.0f}–{max(busy) * 100:.0f}% busy "
-              f"(median {med(busy) * 100:.0f}%) with our masters idle, and the 1-minute load "
-              f"average was {min(la):.2f}–{max(la):.2f} (median {med(la):.2f}).", "",
+              f"(median {med(busy) * 100:.0f}%) with our masters idle, which is other people's "
+              f"work; the 1-minute load average, which also counts this benchmark's own "
+              f"threads, was {min(la):.2f}–{max(la):.2f} (median {med(la):.2f}).", "",
               "| before | load average 1 min | CPUs busy over 1 s |", "|---|---|---|"]
         for r in loads:
             L.append(f"| {r['before']} | {r['loadavg_1m']} | {r['cpu_busy'] * 100:.0f}% |")
