@@ -21,10 +21,16 @@ static inline int bench_wait_ready(rlock_client *c, int64_t timeout_ms) {
   rlock *probe;
   int rc = rlock_get(c, "bench-ready-probe", &probe);
   if (rc != 0) return rc;
-  struct timespec ms = {0, 1000000};
-  for (int64_t waited = 0;; waited++) {
+  struct timespec now, ms = {0, 1000000};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int64_t deadline = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
+                     timeout_ms;
+  for (;;) {
     rc = rlock_is_locked(probe);
-    if (rc >= 0 || rc != RLOCK_ENOQUORUM || waited >= timeout_ms) break;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (rc != RLOCK_ENOQUORUM ||
+        (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline)
+      break;
     nanosleep(&ms, NULL);
   }
   rlock_free(probe);
