@@ -1,21 +1,21 @@
 /*
- * Contention benchmark: P processes x T threads take one lock, hold it H
- * ms, release it, for a fixed time, once with pub/sub waiting and once with
- * polling, against a redis-server of its own. It prints one JSON line per
- * strategy (acquisitions per second, hand-off latency from a release to
- * the next acquisition, p50 and p99, and the fewest and most acquisitions
- * of one worker) and one for a raw round-trip baseline (PING with sync
- * hiredis). Hand-off latency is measured on CLOCK_MONOTONIC, which all
- * processes share, through shared memory. It prints figures; it does not
- * pass or fail.
+ * Hand-off under contention: PROCS processes x THREADS threads, one rlock
+ * client per process, take one lock, hold it HOLD_MS, release it, pause
+ * GAP_MS (so that the lock goes to a waiter, not straight back), for
+ * SECONDS. Hand-off is the time from just before a release to the next
+ * acquisition by a worker that was already waiting when the release
+ * began; an acquisition of a free lock is not a hand-off and is not
+ * counted as one. Each hand-off is classed as between processes or
+ * between threads of one client, the two cases issue 17 judges. Times are
+ * on CLOCK_MONOTONIC, shared by all processes, through shared memory.
  *
- * After a release a worker pauses GAP_MS before it tries again, so that
- * the lock goes to a waiter instead of straight back to the thread that
- * released it: hand-off then measures waking, not re-acquiring.
+ * For the shapes that have one, the raw floor follows in a child process
+ * (floor_handoff.c): two processes, or two threads, passing the same kind
+ * of lock with plain hiredis (unlock, pub/sub message, acquire). Prints
+ * JSON lines.
  *
- *   contention [PROCS THREADS HOLD_MS SECONDS [GAP_MS]]   (defaults 4 4 1 5 2)
+ *   contention PROCS THREADS HOLD_MS SECONDS GAP_MS pubsub|poll MASTER...
  */
-#include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,82 +23,88 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "ready.h"
 #include "rlock.h"
+#include "spawn.h"
+#include "stats.h"
 
 #define MAX_WORKERS 256
-#define MAX_SAMPLES 400000
+#define MAX_SAMPLES 200000
+
+typedef struct samples {
+  atomic_long n;
+  uint64_t v[MAX_SAMPLES];
+} samples;
 
 typedef struct shared {
-  _Atomic uint64_t released_ns; /* the last release, 0 once handed off */
+  _Atomic uint64_t released_ns; /* the last release, 0 once taken */
+  atomic_int releaser;           /* process of the last release */
   atomic_long counts[MAX_WORKERS];
-  atomic_long nsamples;
+  atomic_long free_acquisitions; /* the lock was free: no hand-off */
   atomic_int errors;
-  uint64_t samples[MAX_SAMPLES]; /* hand-off latencies, ns */
+  samples cross, same;
 } shared;
 
-static int procs = 4, threads = 4, hold_ms = 1, seconds = 5, gap_ms = 2;
+static int procs, threads, hold_ms, gap_ms, strategy, nmasters;
+static double seconds;
+static char **masters;
 static shared *sh;
-static uint64_t stop_ns;
-static rt_redis srv;
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
+static uint64_t start_ns, stop_ns;
 
 typedef struct {
   rlock *lock;
-  int id;
+  int proc, id;
 } worker_arg;
+
+static void add(samples *s, uint64_t v) {
+  long i = atomic_fetch_add(&s->n, 1);
+  if (i < MAX_SAMPLES) s->v[i] = v;
+}
 
 static void *worker(void *p) {
   worker_arg *a = p;
-  while (mono_ns() < stop_ns) {
+  while (bench_now_ns() < stop_ns) {
+    uint64_t t_try = bench_now_ns();
     if (rlock_trylock(a->lock, 30000, 10000) != 0) {
       atomic_fetch_add(&sh->errors, 1);
       continue;
     }
-    uint64_t now = mono_ns();
+    uint64_t now = bench_now_ns();
     uint64_t rel = atomic_exchange(&sh->released_ns, 0);
-    if (rel != 0 && now > rel) {
-      long i = atomic_fetch_add(&sh->nsamples, 1);
-      if (i < MAX_SAMPLES) sh->samples[i] = now - rel;
-    }
+    int from = atomic_load(&sh->releaser);
+    if (rel != 0 && t_try < rel && now > rel)
+      add(from == a->proc ? &sh->same : &sh->cross, now - rel);
+    else
+      atomic_fetch_add(&sh->free_acquisitions, 1);
     atomic_fetch_add(&sh->counts[a->id], 1);
-    if (hold_ms > 0) sleep_ms(hold_ms);
-    atomic_store(&sh->released_ns, mono_ns());
+    if (hold_ms > 0) bench_sleep_ns((uint64_t)hold_ms * 1000000u);
+    atomic_store(&sh->releaser, a->proc);
+    atomic_store(&sh->released_ns, bench_now_ns());
     if (rlock_unlock(a->lock) != 0) atomic_fetch_add(&sh->errors, 1);
-    if (gap_ms > 0) sleep_ms(gap_ms);
+    if (gap_ms > 0) bench_sleep_ns((uint64_t)gap_ms * 1000000u);
   }
   return NULL;
 }
 
-static int child(int proc, int strategy) {
-  const char *m[] = {srv.url};
+static int child(int proc) {
   rlock_options o;
   rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = 1;
+  o.masters = (const char *const *)masters;
+  o.nmasters = (size_t)nmasters;
   o.wait_strategy = strategy;
   rlock_client *c;
-  if (rlock_client_open(&c, &o) != 0) return 2;
+  if (rlock_client_open(&c, &o) != 0 || bench_wait_ready(c, 5000) != 0)
+    return 2;
   rlock *l;
-  if (rlock_get(c, "bench", &l) != 0) return 3;
+  if (rlock_get(c, "bench-contention", &l) != 0) return 3;
+  /* Start together, so that connecting is not measured. */
+  while (bench_now_ns() < start_ns) bench_sleep_ns(1000000);
   pthread_t th[MAX_WORKERS];
   worker_arg args[MAX_WORKERS];
   for (int i = 0; i < threads; i++) {
-    args[i] = (worker_arg){.lock = l, .id = proc * threads + i};
+    args[i] = (worker_arg){.lock = l, .proc = proc, .id = proc * threads + i};
     pthread_create(&th[i], NULL, worker, &args[i]);
   }
   for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
@@ -107,30 +113,24 @@ static int child(int proc, int strategy) {
   return 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+/* Prints ,"<name>_n":..,"<name>_p50_us":..,"<name>_p99_us":.. */
+static void print_samples(const char *name, samples *s) {
+  long n = atomic_load(&s->n);
+  if (n > MAX_SAMPLES) n = MAX_SAMPLES;
+  bench_sort(s->v, n);
+  printf(",\"%s_n\":%ld,\"%s_p50_us\":%.1f,\"%s_p99_us\":%.1f", name, n, name,
+         bench_pct_us(s->v, n, 0.5), name, bench_pct_us(s->v, n, 0.99));
 }
 
-static double pct_us(uint64_t *v, long n, double p) {
-  if (n <= 0) return 0;
-  long i = (long)(p * (double)(n - 1));
-  return (double)v[i] / 1000.0;
-}
-
-static void run(const char *name, int strategy) {
+static void run(void) {
   memset(sh, 0, sizeof *sh);
-  /* A second to connect, then the measured period. */
-  stop_ns = mono_ns() + 1000000000ull + (uint64_t)seconds * 1000000000ull;
-  uint64_t t0 = mono_ns() + 1000000000ull;
+  start_ns = bench_now_ns() + 1000000000ull;
+  stop_ns = start_ns + (uint64_t)(seconds * 1e9);
   pid_t pids[MAX_WORKERS];
+  fflush(stdout);
   for (int i = 0; i < procs; i++) {
     pids[i] = fork();
-    if (pids[i] == 0) {
-      /* Wait for the start so that connecting is not measured. */
-      while (mono_ns() < t0) sleep_ms(5);
-      _exit(child(i, strategy));
-    }
+    if (pids[i] == 0) _exit(child(i));
   }
   int bad = 0;
   for (int i = 0; i < procs; i++) {
@@ -139,7 +139,7 @@ static void run(const char *name, int strategy) {
         WEXITSTATUS(st) != 0)
       bad++;
   }
-  double elapsed = (double)(mono_ns() - t0) / 1e9;
+  double elapsed = (double)(bench_now_ns() - start_ns) / 1e9;
   long total = 0, mn = -1, mx = 0;
   for (int i = 0; i < procs * threads; i++) {
     long n = atomic_load(&sh->counts[i]);
@@ -147,65 +147,50 @@ static void run(const char *name, int strategy) {
     if (mn < 0 || n < mn) mn = n;
     if (n > mx) mx = n;
   }
-  long ns = atomic_load(&sh->nsamples);
-  if (ns > MAX_SAMPLES) ns = MAX_SAMPLES;
-  qsort(sh->samples, (size_t)ns, sizeof sh->samples[0], cmp_u64);
-  printf("{\"bench\":\"contention\",\"strategy\":\"%s\",\"procs\":%d,"
-         "\"threads\":%d,\"hold_ms\":%d,\"gap_ms\":%d,\"seconds\":%.2f,"
-         "\"acquisitions\":%ld,\"acq_per_sec\":%.1f,"
-         "\"handoff_p50_us\":%.1f,\"handoff_p99_us\":%.1f,"
-         "\"worker_min\":%ld,\"worker_max\":%ld,\"errors\":%d,"
+  printf("{\"bench\":\"contention\",\"impl\":\"rlock\",\"strategy\":\"%s\","
+         "\"masters\":%d,\"procs\":%d,\"threads\":%d,\"hold_ms\":%d,"
+         "\"gap_ms\":%d,\"seconds\":%.2f,\"acquisitions\":%ld,"
+         "\"acq_per_sec\":%.1f,\"free_acquisitions\":%ld",
+         strategy == RLOCK_WAIT_POLL ? "poll" : "pubsub", nmasters, procs,
+         threads, hold_ms, gap_ms, elapsed, total, (double)total / elapsed,
+         atomic_load(&sh->free_acquisitions));
+  print_samples("cross", &sh->cross);
+  print_samples("same", &sh->same);
+  printf(",\"worker_min\":%ld,\"worker_max\":%ld,\"errors\":%d,"
          "\"failed_procs\":%d}\n",
-         name, procs, threads, hold_ms, gap_ms, elapsed, total,
-         (double)total / elapsed, pct_us(sh->samples, ns, 0.50),
-         pct_us(sh->samples, ns, 0.99), mn, mx, atomic_load(&sh->errors),
-         bad);
-  fflush(stdout);
-}
-
-static void ping_baseline(void) {
-  redisContext *c = redisConnect("127.0.0.1", srv.port);
-  if (c == NULL || c->err) {
-    if (c) redisFree(c);
-    return;
-  }
-  enum { N = 5000 };
-  static uint64_t v[N];
-  for (int i = 0; i < N; i++) {
-    uint64_t t = mono_ns();
-    redisReply *r = redisCommand(c, "PING");
-    v[i] = mono_ns() - t;
-    if (r) freeReplyObject(r);
-  }
-  redisFree(c);
-  qsort(v, N, sizeof v[0], cmp_u64);
-  printf("{\"bench\":\"baseline\",\"op\":\"PING\",\"n\":%d,"
-         "\"p50_us\":%.1f,\"p99_us\":%.1f}\n",
-         N, pct_us(v, N, 0.50), pct_us(v, N, 0.99));
+         mn, mx, atomic_load(&sh->errors), bad);
   fflush(stdout);
 }
 
 int main(int argc, char **argv) {
-  if (argc == 5 || argc == 6) {
-    procs = atoi(argv[1]);
-    threads = atoi(argv[2]);
-    hold_ms = atoi(argv[3]);
-    seconds = atoi(argv[4]);
-    if (argc == 6) gap_ms = atoi(argv[5]);
-  }
-  if (procs < 1 || threads < 1 || procs * threads > MAX_WORKERS ||
-      hold_ms < 0 || seconds < 1 || seconds > 60 || gap_ms < 0) {
-    fprintf(stderr,
-            "usage: contention [PROCS THREADS HOLD_MS SECONDS [GAP_MS]]\n");
+  if (argc < 8) {
+    fprintf(stderr, "usage: contention PROCS THREADS HOLD_MS SECONDS GAP_MS "
+                    "pubsub|poll MASTER...\n");
     return 2;
   }
+  procs = atoi(argv[1]);
+  threads = atoi(argv[2]);
+  hold_ms = atoi(argv[3]);
+  seconds = atof(argv[4]);
+  gap_ms = atoi(argv[5]);
+  strategy = strcmp(argv[6], "poll") == 0 ? RLOCK_WAIT_POLL : RLOCK_WAIT_PUBSUB;
+  masters = &argv[7];
+  nmasters = argc - 7;
+  if (procs < 1 || threads < 1 || procs * threads > MAX_WORKERS ||
+      hold_ms < 0 || seconds <= 0 || gap_ms < 0)
+    return 2;
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) return 1;
-  if (rt_redis_start(&srv, NULL) != 0) return 1;
-  ping_baseline();
-  run("pubsub", RLOCK_WAIT_PUBSUB);
-  run("poll", RLOCK_WAIT_POLL);
-  rt_redis_stop(&srv);
+  run();
+  /* The raw floor of the same shape, one master, pub/sub. */
+  if (nmasters == 1 && strategy == RLOCK_WAIT_PUBSUB &&
+      (procs == 1) != (threads == 1)) {
+    char hold[16];
+    snprintf(hold, sizeof hold, "%d", hold_ms);
+    char *fa[] = {NULL, procs > 1 ? "procs" : "threads", hold, argv[4],
+                  masters[0], NULL};
+    bench_spawn("bench_floor_handoff", fa);
+  }
   return 0;
 }
