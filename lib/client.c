@@ -268,6 +268,7 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   int rc = rl_options_check(opts, urls);
   for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
     rc = rl_url_resolve(&urls[i]);
+  if (rc == 0) rc = rl_masters_check_unique(opts, urls);
   if (rc != 0) {
     free(urls);
     return rc;
