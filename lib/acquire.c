@@ -173,7 +173,7 @@ static void commit(rl_req *req) {
     c->max_lease_granted = (uint64_t)req->lease_ms;
   if (first) h->extensions = 0;
   h->watchdog = h->watchdog || req->watchdog;
-  if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, h);
+  if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, &h->wd);
   uint64_t valid =
       req->t_start + (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
   if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;

@@ -296,7 +296,10 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   c->own_thread = opts->loop == NULL;
   c->loop = c->own_thread ? &c->own_loop : opts->loop;
   c->loop_thread = uv_thread_self();
-  if (rl_watchdog_init(&c->watchdog, c, c->loop) != 0) {
+  uint64_t period = (uint64_t)c->opts.watchdog_timeout_ms / 3;
+  if (rl_watchdog_init(&c->watchdog, c->loop, period,
+                       (size_t)c->opts.watchdog_batch, rl_renew_due,
+                       c) != 0) {
     if (c->own_thread) uv_loop_close(c->loop);
     client_free(c);
     free(urls);

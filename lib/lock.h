@@ -33,8 +33,16 @@ rl_hold *rl_req_hold(rl_req *req);
 rl_hold *rl_req_live_hold(rl_req *req);
 
 /* Forgets a hold: stops its renewal, drops its handle reference and
- * removes it from the table. */
+ * removes it from the table (hold.c). */
 void rl_hold_drop(rl_client *c, rl_hold *h);
+
+/* Marks a hold lost, stops its renewal and runs the handle's lost-lock
+ * callback, once (hold.c). */
+void rl_hold_lost(rl_client *c, rl_hold *h);
+
+/* The watchdog's renewal routine (renew.c): renews due holds, arg is the
+ * client. */
+void rl_renew_due(rl_wheel_node **due, size_t n, void *arg);
 
 /* Close: releases every lock the client holds, in batches, then calls
  * done (at once when it holds none). Holds are dropped. */

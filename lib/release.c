@@ -88,7 +88,7 @@ void rl_unlock_start(rl_req *req) {
   if (h == NULL) return;
   /* The last release stops the renewal before the unlock is sent, so no
    * renewal can follow it. */
-  if (h->count == 1) rl_watchdog_cancel(&c->watchdog, h);
+  if (h->count == 1) rl_watchdog_cancel(&c->watchdog, &h->wd);
   char lease[24];
   snprintf(lease, sizeof lease, "%" PRId64, h->lease_ms);
   const char *argv[] = {NULL, "1", lock->key, lease, req->owner,
