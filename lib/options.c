@@ -54,6 +54,7 @@ void rlock_options_init(rlock_options *o) {
   o->watchdog_batch = 100;
   o->max_extensions = 10;
   o->restart_quarantine_ms = RLOCK_QUARANTINE_AUTO;
+  o->max_lease_ms = RL_DEFAULT_MAX_LEASE_MS;
   o->log_level = RLOCK_LOG_INFO;
 }
 
@@ -110,6 +111,9 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
     REFUSE("restart_quarantine_ms: %lld, not RLOCK_QUARANTINE_AUTO, 0 or "
            "up to 86400000",
            (long long)o->restart_quarantine_ms);
+  if (o->max_lease_ms < 1 || o->max_lease_ms > RL_LEASE_MAX_MS)
+    REFUSE("max_lease_ms: %lld, not in 1..%lld", (long long)o->max_lease_ms,
+           (long long)RL_LEASE_MAX_MS);
   if (o->wait_strategy != RLOCK_WAIT_PUBSUB &&
       o->wait_strategy != RLOCK_WAIT_POLL)
     REFUSE("wait_strategy: %d, not RLOCK_WAIT_PUBSUB or RLOCK_WAIT_POLL",

@@ -11,6 +11,11 @@
 #define RL_PREFIX_MAX 64
 #define RL_NAME_MAX 512
 
+/* The longest lease ever accepted (30 days: far beyond any sane lock),
+ * and the default max_lease_ms. */
+#define RL_LEASE_MAX_MS (30LL * 86400000LL)
+#define RL_DEFAULT_MAX_LEASE_MS 60000
+
 /* Checks opts and parses the masters into urls[opts->nmasters] (host names
  * still unresolved). 0 or RLOCK_EINVAL. */
 int rl_options_check(const rlock_options *opts, rl_url *urls);

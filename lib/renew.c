@@ -17,14 +17,18 @@
 
 #include "lock.h"
 #include "ops.h"
+#include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
 
+/* A batch: its holds' generations, and per master and hold what the
+ * master said (1 renewed, 2 no longer the owner's), counted when the round
+ * is decided, once it is known which masters' votes count. */
 typedef struct batch {
   size_t n;
   uint64_t *gen;
-  uint16_t *ones, *zeros;
+  uint8_t *said; /* r->n * n, made on the first answer */
 } batch;
 
 /* Argument positions: EVALSHA sha numkeys key1..keyn lease owner1..ownern */
@@ -32,7 +36,6 @@ typedef struct batch {
 #define OWNER_ARG(b, k) (3 + (b)->n + 1 + (k))
 
 static int classify_renew(rl_round *r, int i, const redisReply *rep) {
-  (void)i;
   batch *b = r->data;
   if (b == NULL) return RL_VOTE_FAIL;
   if (rep->type != REDIS_REPLY_ARRAY || rep->elements != b->n)
@@ -41,19 +44,17 @@ static int classify_renew(rl_round *r, int i, const redisReply *rep) {
     const redisReply *e = rep->element[k];
     if (e->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
   }
-  for (size_t k = 0; k < b->n; k++) {
-    if (rep->element[k]->integer == 1)
-      b->ones[k]++;
-    else
-      b->zeros[k]++;
-  }
+  if (b->said == NULL && (b->said = calloc((size_t)r->n, b->n)) == NULL)
+    return RL_VOTE_FAIL;
+  for (size_t k = 0; k < b->n; k++)
+    b->said[(size_t)i * b->n + k] = rep->element[k]->integer == 1 ? 1 : 2;
   return RL_VOTE_YES;
 }
 
 static void renew_done(rl_round *r) {
   batch *b = r->data;
   rl_client *c = r->client;
-  if (b == NULL || c->shut_down) return;
+  if (!rl_votes_settle(r, 0) || b == NULL || c->shut_down) return;
   rl_watchdog *w = &c->watchdog;
   int64_t lease = c->opts.watchdog_timeout_ms;
   int64_t drift = rl_drift_ms(c, lease);
@@ -67,13 +68,21 @@ static void renew_done(rl_round *r) {
                                a->argv[oi], a->argvlen[oi]);
     if (h == NULL || h->gen != b->gen[k] || h->lost || h->wd.armed)
       continue; /* released, replaced, or already re-armed */
-    if (b->ones[k] >= r->quorum && fresh) {
+    int ones = 0, zeros = 0;
+    for (int i = 0; i < r->n && b->said != NULL; i++) {
+      if (r->slot[i].vote != RL_VOTE_YES) continue;
+      uint8_t said = b->said[(size_t)i * b->n + k];
+      ones += said == 1;
+      zeros += said == 2;
+      if (said == 2) h->masters &= ~(1ull << i); /* gone there */
+    }
+    if (ones >= r->quorum && fresh) {
       RL_ADD(c->metrics.renewals, 1);
       h->valid_until_ms = r->t_start + (uint64_t)(lease - drift);
       rl_watchdog_start(w, &h->wd);
       continue;
     }
-    if (b->zeros[k] > r->n - r->quorum) {
+    if (zeros > r->n - r->quorum) {
       rl_hold_lost(c, h); /* the owner is gone from too many masters */
       continue;
     }
@@ -91,19 +100,20 @@ static void renew_done(rl_round *r) {
   }
 }
 
-static void renew_release(rl_round *r) { free(r->data); }
+static void renew_release(rl_round *r) {
+  batch *b = r->data;
+  if (b != NULL) free(b->said);
+  free(b);
+}
 
 const rl_round_ops rl_renew_ops = {classify_renew, renew_done, NULL,
                                    renew_release};
 
 void *rl_renew_batch_new(size_t n) {
-  batch *b =
-      calloc(1, sizeof *b + n * (sizeof(uint64_t) + 2 * sizeof(uint16_t)));
+  batch *b = calloc(1, sizeof *b + n * sizeof(uint64_t));
   if (b == NULL) return NULL;
   b->n = n;
   b->gen = (uint64_t *)(b + 1);
-  b->ones = (uint16_t *)(b->gen + n);
-  b->zeros = b->ones + n;
   return b;
 }
 
@@ -140,6 +150,7 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
   free(len);
   if (r == NULL) {
     /* Out of memory: try these again soon rather than lose them. */
+    if (b != NULL) free(b->said);
     free(b);
     for (size_t k = 0; k < n; k++) rl_watchdog_arm(&c->watchdog, due[k], 100);
     return;
