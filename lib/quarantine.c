@@ -155,8 +155,8 @@ static const rl_round_ops record_ops = {NULL, NULL, record_late, NULL};
 static void send_records(rl_client *c, int k) {
   rl_quarantine *q = c->quarantine;
   int n = q->n;
-  const char **argv = malloc((size_t)(3 + 3 * n) * sizeof *argv);
-  size_t *len = malloc((size_t)(3 + 3 * n) * sizeof *len);
+  const char **argv = malloc((size_t)(4 + 3 * n) * sizeof *argv);
+  size_t *len = malloc((size_t)(4 + 3 * n) * sizeof *len);
   if (argv == NULL || len == NULL) {
     free(argv);
     free(len);
