@@ -27,6 +27,7 @@
 
 #include "common.h"
 #include "proxy.h"
+#include "scripts.h"
 
 static int key_on(rt_redis *r, const char *key) {
   return rt_redis_int(r, "EXISTS %s", key) == 1;
@@ -299,6 +300,42 @@ static void stalled_majority_then_exit(void) {
   rt_redis_stop_many(srv, 3);
 }
 
+/*
+ * The acquire script's deadline, in the master's own clock (here two hours
+ * behind the client's): past it nothing is granted, before it (or with 0,
+ * none) the grant is as usual. Sending each master its own deadline waits
+ * for the connection layer; the script side is this.
+ */
+static void acquire_script_deadline(void) {
+  char buf[2][512];
+  const char *env[3];
+  RT_REQUIRE(rt_redis_clockshift_env(-7200, buf, env) == 0);
+  rt_redis a;
+  RT_REQUIRE(rt_redis_start_ex(&a, NULL, env, NULL) == 0);
+  redisReply *t = rt_redis_cmd(&a, "TIME");
+  RT_REQUIRE(t != NULL && t->type == REDIS_REPLY_ARRAY);
+  long long now_us = strtoll(t->element[0]->str, NULL, 10) * 1000000 +
+                     strtoll(t->element[1]->str, NULL, 10);
+  freeReplyObject(t);
+  const char *body = rl_script_body(RL_SCRIPT_ACQUIRE);
+  char past[32], future[32];
+  snprintf(past, sizeof past, "%lld", now_us - 1000000);
+  snprintf(future, sizeof future, "%lld", now_us + 60000000);
+  const char *cases[3] = {past, future, "0"};
+  const int granted[3] = {0, 1, 1};
+  for (int k = 0; k < 3; k++) {
+    redisReply *r = rt_redis_cmd(&a, "EVAL %s 2 k{d} k{d}:fence 10000 me 1 5 %s",
+                                 body, cases[k]);
+    RT_REQUIRE(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements >= 2);
+    RT_CHECK_EQ_INT(r->element[0]->integer, granted[k]);
+    if (!granted[k]) RT_CHECK_EQ_INT(r->element[1]->integer, RL_ACQUIRE_LATE);
+    freeReplyObject(r);
+    RT_CHECK_EQ_INT(rt_redis_int(&a, "EXISTS k{d}"), granted[k]);
+    rt_redis_int(&a, "DEL k{d}");
+  }
+  rt_redis_stop(&a);
+}
+
 /* --- 11.4: reentrant acquisition with diverging counts ------------------- */
 
 /*
@@ -501,6 +538,7 @@ int main(int argc, char **argv) {
       {"lost_hold_field_released", lost_hold_field_released},
       {"close_undoes_in_flight", close_undoes_in_flight},
       {"stalled_majority_then_exit", stalled_majority_then_exit},
+      {"acquire_script_deadline", acquire_script_deadline},
       {"reentrant_divergence", reentrant_divergence},
       {"unlock_async_without_callback", unlock_async_without_callback},
       {"tool_wait_bounds_connect", tool_wait_bounds_connect},
