@@ -131,7 +131,9 @@ typedef struct rlock_options {
   /*
    * The masters, each "host:port", "redis://[:password@]host[:port][/db]"
    * or "unix:///path/to/socket". Host names are resolved once, when the
-   * client opens. Required: at least one, at most 64.
+   * client opens. Required: at least one, at most 64, each a different
+   * server: two entries that resolve to one address and port (or one
+   * socket path) are refused, since that server would vote twice.
    */
   const char *const *masters;
   size_t nmasters;
@@ -248,10 +250,11 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
 
 /*
  * Closes a client. Requests not yet finished fail with RLOCK_ECLOSED
- * (blocked threads wake, async callbacks run), renewals stop, and the
+ * (blocked threads wake, async callbacks run), acquisitions in flight are
+ * undone on every master (late grants included), renewals stop, and the
  * locks the client still holds are released (best effort: the masters get
  * at most master_timeout_ms to answer; a lock not released expires with its
- * lease). Then connections are closed and the loop thread, if rlock's own,
+ * lease); all of it is written out before the connections close. Then connections are closed and the loop thread, if rlock's own,
  * is joined. Lock handles stay valid for rlock_free() only; every other
  * call on them returns RLOCK_ECLOSED.
  *
