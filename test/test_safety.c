@@ -17,6 +17,7 @@
  *   (also as localhost and 127.0.0.1, and unix paths), and two different
  *   addresses of one server (TCP and its unix socket) count once.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -297,6 +298,14 @@ static int open_status(const char *const *m, int n, char *why, size_t size) {
   return rc;
 }
 
+/* Counts ERROR log lines that say two masters are one server. */
+static atomic_int same_server_logged;
+static void on_log(int level, const char *msg, void *arg) {
+  (void)arg;
+  if (level == RLOCK_LOG_ERROR && strstr(msg, "same server") != NULL)
+    atomic_fetch_add(&same_server_logged, 1);
+}
+
 /* With B stopped, the only server left must not make a majority alone. */
 static void check_one_vote(const char *const *m, rt_redis *a, rt_redis *b) {
   rlock_options o;
@@ -305,6 +314,7 @@ static void check_one_vote(const char *const *m, rt_redis *a, rt_redis *b) {
   o.nmasters = 3;
   o.master_timeout_ms = MT;
   o.restart_quarantine_ms = 0;
+  o.log_cb = on_log;
   rlock_client *c = NULL;
   RT_REQUIRE(rlock_client_open(&c, &o) == 0);
   rlock *l;
@@ -375,7 +385,9 @@ static void same_run_id_counts_once(void) {
   char u[400];
   snprintf(u, sizeof u, "unix://%s/redis.sock", a.dir);
   const char *m[3] = {a.url, u, b.url};
+  atomic_store(&same_server_logged, 0);
   check_one_vote(m, &a, &b);
+  RT_CHECK(atomic_load(&same_server_logged) >= 1); /* said so, at ERROR */
   rt_redis_stop(&a);
   rt_redis_stop(&b);
 }
