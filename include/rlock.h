@@ -131,7 +131,9 @@ typedef struct rlock_options {
   /*
    * The masters, each "host:port", "redis://[:password@]host[:port][/db]"
    * or "unix:///path/to/socket". Host names are resolved once, when the
-   * client opens. Required: at least one, at most 64.
+   * client opens. Required: at least one, at most 64, each a different
+   * server: two entries that resolve to one address and port (or one
+   * socket path) are refused, since that server would vote twice.
    */
   const char *const *masters;
   size_t nmasters;
@@ -186,16 +188,29 @@ typedef struct rlock_options {
   /*
    * Restart quarantine (Redlock's "delayed restart", enforced by the
    * client). A master that restarted may have forgotten locks it granted;
-   * until the longest lease granted before has run out, its grants do not
-   * count toward an acquisition quorum (they are still undone or released
-   * as usual). On every connection rlock reads the master's run_id and
-   * uptime; when the run_id differs from the one seen before, the master
-   * restarted, and if its uptime is below the quarantine it is held out
-   * for the difference. A master's first contact cannot show a restart.
-   * RLOCK_QUARANTINE_AUTO (the default): the longest lease this client has
-   * had granted so far; 0: off; > 0: that many ms.
+   * until the longest lease any client of the deployment may hold has run
+   * out since its start, its grants do not count toward an acquisition
+   * quorum (they are still undone or released as usual). rlock reads each
+   * master's run_id and uptime when it connects, and keeps a record of
+   * every master's run_id on the masters themselves (a hash named
+   * <key_prefix>run_ids), so that a client opened after a restart learns
+   * of it from the other masters; a master with no record anywhere (a new
+   * deployment) is trusted at once. README's "Guarantees" says which
+   * restarts are caught. RLOCK_QUARANTINE_AUTO (the default): the larger
+   * of watchdog_timeout_ms and max_lease_ms; 0: off (right when every
+   * master persists with appendfsync always); > 0: that many ms.
    */
   int64_t restart_quarantine_ms;
+  /*
+   * The longest fixed lease any client of the deployment may take, in ms
+   * (the Redlock page's "max TTL"); the restart quarantine covers it, so
+   * every client of one set of masters should be given the same value. A
+   * lease longer than this is refused with RLOCK_EINVAL (and said so in
+   * rlock_client_last_error). Default 60000: above the watchdog's 30 s,
+   * and a minute of not counting a master after its restart. At most 30
+   * days.
+   */
+  int64_t max_lease_ms;
   /*
    * Logging. rlock prints nothing by itself; with log_cb set, it reports
    * connection changes, restarts noticed, error replies, renewal failures
@@ -235,10 +250,11 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
 
 /*
  * Closes a client. Requests not yet finished fail with RLOCK_ECLOSED
- * (blocked threads wake, async callbacks run), renewals stop, and the
+ * (blocked threads wake, async callbacks run), acquisitions in flight are
+ * undone on every master (late grants included), renewals stop, and the
  * locks the client still holds are released (best effort: the masters get
  * at most master_timeout_ms to answer; a lock not released expires with its
- * lease). Then connections are closed and the loop thread, if rlock's own,
+ * lease); all of it is written out before the connections close. Then connections are closed and the loop thread, if rlock's own,
  * is joined. Lock handles stay valid for rlock_free() only; every other
  * call on them returns RLOCK_ECLOSED.
  *
@@ -248,9 +264,10 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
 RLOCK_EXTERN void rlock_client_close(rlock_client *client);
 
 /*
- * The text of the last error reply a master sent this client, copied into
- * buf (always NUL-terminated when size > 0). Returns its length, 0 if
- * there was none.
+ * The text of the last error reply a master sent this client, or of the
+ * last call it refused for an invalid lease (longer than max_lease_ms),
+ * copied into buf (always NUL-terminated when size > 0). Returns its
+ * length, 0 if there was none.
  */
 RLOCK_EXTERN size_t rlock_client_last_error(rlock_client *client, char *buf,
                                             size_t size);
@@ -375,6 +392,12 @@ typedef void (*rlock_cb)(rlock *lock, int status, void *arg);
 
 RLOCK_EXTERN int rlock_lock_async(rlock *lock, uint64_t owner, int64_t wait_ms,
                                   int64_t lease_ms, rlock_cb cb, void *arg);
+
+/*
+ * Releases one hold of owner, as rlock_unlock does for a thread. cb may be
+ * NULL: fire and forget (the unlock still runs to its end on the loop
+ * thread; its status is not reported).
+ */
 RLOCK_EXTERN int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb,
                                     void *arg);
 

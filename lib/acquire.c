@@ -1,25 +1,58 @@
 /*
  * Acquisition: one quorum round of the acquire script per attempt; retry
- * with jitter while the wait allows; fencing write-back when N > 1.
+ * with jitter while the wait allows; the fencing token written back.
  *
- * Safety rests on three rules here. A round counts only if a majority
- * granted and the validity, lease - elapsed - (lease * drift + 2 ms), is
- * still positive. A failed attempt is undone exactly on every master that
- * granted it, including masters whose grant arrives after their timeout
- * or after the round was decided (the round keeps listening for them). And
- * with N > 1 a first acquisition's token (the largest counter among the
- * granting masters) is written back to a majority before it is handed out,
- * so that the next holder's majority, which must overlap this one, counts
- * from above it.
+ * Safety rests on these rules.
+ *
+ * A round counts only if a majority granted (duplicates of one server and
+ * masters in restart quarantine not counted: quarantine.c) and the
+ * validity, lease - elapsed - (lease * drift + 2 ms), is still positive.
+ *
+ * No grant outlives its attempt. Each attempt keeps a ledger of its grants
+ * (rl_grants), shared by its round and its request, that ends either kept
+ * (the grants are the hold's; late ones join it: unlock goes to every
+ * master) or abandoned. Abandoning gives back every grant, and sends the
+ * undo at once, queued behind the acquire, to every master that has not
+ * answered yet: its grant may land late, perhaps after this client is
+ * gone, and the undo then lands right after it. An attempt is abandoned
+ * when its round fails, when the write-back of its token fails, when it
+ * is cancelled, when its client closes, and when it finishes for any
+ * other reason than success, whether the round was decided or not.
+ *
+ * Fencing: a first acquisition's token is the largest counter among the
+ * granting masters, each at least the floor this client sends (its wall
+ * clock in microseconds, and one more than the largest token it has seen:
+ * see scripts.c). When a majority of servers already stores that token it
+ * is handed out at once and the others are told fire-and-forget;
+ * otherwise it is first written back to a majority. Either way every
+ * master that answered gets it, so stale counters catch up whenever they
+ * are reachable, and the next holder's majority, which must overlap this
+ * one, counts from above it.
+ *
+ * A reentrant acquisition builds on the owner's hold. A master that never
+ * had the hold (it was down when the hold was taken) lacking it is no
+ * evidence against the hold; a master that had it and has lost it is. So
+ * the hold continues when a majority of servers granted reentrantly (the
+ * owner's field was there all along), or when it is within its validity
+ * and no master that had it lost it; when only more answers could tell,
+ * the round waits for every master. Either way a master that missed the
+ * hold is given the hold's count, not 1, and the last unlock deletes the
+ * key whatever the count (release.c). Otherwise the hold is lost (its
+ * owner is told), its release goes out to every master, queued behind this
+ * attempt, and the attempt starts again as a first acquisition, with a
+ * new token. The same happens when the hold was lost while the attempt
+ * was in flight.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lock.h"
-#include "pubsub.h"
 #include "ops.h"
+#include "pubsub.h"
+#include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -62,8 +95,92 @@ static void sleep_then_attempt(rl_req *req, uint64_t ms) {
   uv_timer_start(&req->sleep->timer, on_wake, ms, 0);
 }
 
-/* Argument positions in an acquire round (after EVALSHA sha). */
-enum { A_KEY = 3, A_OWNER = 6 };
+/* --- the grants of one attempt ------------------------------------------- */
+
+enum { G_GRANTED = 1, G_FINAL = 2, G_UNDONE = 4 };
+enum { G_OPEN = 0, G_KEPT, G_ABANDONED };
+
+typedef struct rl_grants {
+  int refs;          /* the round, and the request while open */
+  int state;
+  rl_client *c;
+  rl_round *round;   /* the acquire round, until it is freed */
+  rl_req *req;       /* while open */
+  uint64_t base_gen; /* the hold this attempt builds on; 0: none */
+  uint64_t kept_gen; /* kept: the hold that has these grants */
+  char *key, *owner;
+  size_t keylen, ownerlen;
+  uint8_t *slot;     /* per master, G_* bits */
+} rl_grants;
+
+static rl_grants *grants_new(rl_req *req, uint64_t base_gen) {
+  rl_client *c = req->lock->client;
+  size_t n = (size_t)c->nmasters;
+  rl_grants *g = calloc(1, sizeof *g + n + req->lock->keylen +
+                               req->ownerlen + 2);
+  if (g == NULL) return NULL;
+  g->refs = 2;
+  g->c = c;
+  g->req = req;
+  g->base_gen = base_gen;
+  g->slot = (uint8_t *)(g + 1);
+  g->key = (char *)g->slot + n;
+  memcpy(g->key, req->lock->key, req->lock->keylen);
+  g->keylen = req->lock->keylen;
+  g->owner = g->key + g->keylen + 1;
+  memcpy(g->owner, req->owner, req->ownerlen);
+  g->ownerlen = req->ownerlen;
+  return g;
+}
+
+static void grants_unref(rl_grants *g) {
+  if (--g->refs == 0) free(g);
+}
+
+static void undo_slot(rl_grants *g, int i) {
+  g->slot[i] |= G_UNDONE;
+  rl_undo_grant(g->c, g->key, g->keylen, g->owner, g->ownerlen, i);
+}
+
+/* Gives back every grant the attempt has, and may still get. */
+static void grants_abandon(rl_grants *g) {
+  g->state = G_ABANDONED;
+  rl_round *r = g->round;
+  /* A NOSCRIPT acquire resent as EVAL would land after the undo. */
+  if (r != NULL) r->args.no_resend = 1;
+  for (int i = 0; i < g->c->nmasters; i++) {
+    if (g->slot[i] & G_UNDONE) continue;
+    int pending = r != NULL && !(g->slot[i] & G_FINAL) &&
+                  (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
+    if ((g->slot[i] & G_GRANTED) || pending) undo_slot(g, i);
+  }
+}
+
+/* The request lets go of its attempt: kept, or given back. */
+static void attempt_end(rl_req *req, int keep) {
+  rl_grants *g = req->grants;
+  if (g == NULL) return;
+  req->grants = NULL;
+  g->req = NULL;
+  rl_hold *h = keep ? rl_req_hold(req) : NULL;
+  if (h != NULL) {
+    g->state = G_KEPT;
+    g->kept_gen = h->gen;
+  } else if (keep)
+    g->state = G_KEPT;
+  else
+    grants_abandon(g);
+  grants_unref(g);
+}
+
+void rl_acquire_end(rl_req *req, int status) {
+  rl_grants *g = req->grants;
+  /* The round still runs for late replies, which need the ledger: the
+   * request must not detach it. */
+  if (g != NULL && req->round != NULL && req->round == g->round)
+    req->round = NULL;
+  attempt_end(req, status == RLOCK_OK);
+}
 
 void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
                    const char *owner, size_t ownerlen, int idx) {
@@ -78,63 +195,92 @@ void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
   /* Out of memory: the grant expires with its lease. */
 }
 
-static void undo_slot(rl_round *r, int i) {
-  const rl_argv *a = &r->args;
-  r->slot[i].granted = 0;
-  rl_undo_grant(r->client, a->argv[A_KEY], a->argvlen[A_KEY],
-                a->argv[A_OWNER], a->argvlen[A_OWNER], i);
-}
-
-/* Undoes every grant of a round whose acquisition is not kept. */
-static void undo_grants(rl_round *r) {
-  for (int i = 0; i < r->n; i++)
-    if (r->slot[i].granted) undo_slot(r, i);
-}
+/* --- replies --------------------------------------------------------------- */
 
 static int parse_grant(const redisReply *rep, rl_round_slot *sl) {
   if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return -1;
   for (size_t k = 0; k < rep->elements; k++)
     if (rep->element[k]->type != REDIS_REPLY_INTEGER) return -1;
   long long ok = rep->element[0]->integer;
-  if (ok == 1 && rep->elements == 3) {
+  if (ok == 1 && rep->elements == 4) {
     sl->v[0] = rep->element[1]->integer; /* token */
     sl->v[1] = rep->element[2]->integer; /* count */
+    sl->v[2] = rep->element[3]->integer; /* the owner's field was there */
     return 1;
   }
   if (ok == 0 && rep->elements == 2) {
-    sl->v[2] = rep->element[1]->integer; /* the holder's PTTL */
+    sl->v[2] = rep->element[1]->integer; /* the holder's PTTL, or late */
     return 0;
   }
   return -1;
 }
 
+static void note_token(rl_client *c, int64_t token) {
+  if (token > 0 && (uint64_t)token > c->max_token_seen)
+    c->max_token_seen = (uint64_t)token;
+}
+
 static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   rl_round_slot *sl = &r->slot[i];
-  int g = parse_grant(rep, sl);
-  if (g < 0) {
+  rl_grants *g = r->data;
+  if (g != NULL) g->slot[i] |= G_FINAL;
+  int gr = parse_grant(rep, sl);
+  if (gr < 0) {
     rl_client_note_error(r->client, "unexpected reply to acquire", 27);
     sl->error_reply = 1;
     return RL_VOTE_FAIL;
   }
-  sl->granted = g;
-  /* A quarantined master's grant is real (it is undone or released like
-   * any other) but does not count toward the quorum. */
-  if (g && rl_conn_quarantined(&r->client->conns[i])) return RL_VOTE_FAIL;
-  return g ? RL_VOTE_YES : RL_VOTE_NO;
+  sl->granted = gr;
+  if (gr == 0) /* too late for the master (nothing granted), or held */
+    return sl->v[2] == RL_ACQUIRE_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
+  note_token(r->client, sl->v[0]);
+  if (g != NULL) g->slot[i] |= G_GRANTED;
+  /* A quarantined master's grant counts or not when the round is decided
+   * (rl_votes_settle): records may still be on their way. */
+  return RL_VOTE_YES;
 }
 
 static void acquire_late(rl_round *r, int i, const redisReply *rep) {
+  rl_grants *g = r->data;
   rl_round_slot tmp;
-  if (rep == NULL || parse_grant(rep, &tmp) != 1) return;
-  r->slot[i].granted = 1;
-  r->slot[i].v[0] = tmp.v[0];
-  r->slot[i].v[1] = tmp.v[1];
-  /* Before the decision, this grant is kept or undone with the others;
-   * after it, it is undone unless the acquisition was kept. */
-  if (r->decided && !r->keep) undo_slot(r, i);
+  int gr = rep != NULL && parse_grant(rep, &tmp) == 1;
+  if (gr) {
+    r->slot[i].granted = 1;
+    r->slot[i].v[0] = tmp.v[0];
+    r->slot[i].v[1] = tmp.v[1];
+    r->slot[i].v[2] = tmp.v[2];
+    note_token(r->client, tmp.v[0]);
+  }
+  if (g == NULL) return;
+  g->slot[i] |= G_FINAL | (gr ? G_GRANTED : 0);
+  /* Kept: it joins the hold (every unlock goes to every master). Open: it
+   * is kept or given back with the others. Abandoned: given back, unless
+   * the undo already went out behind it. */
+  if (gr && g->state == G_ABANDONED && !(g->slot[i] & G_UNDONE))
+    undo_slot(g, i);
+  if (gr && g->state == G_KEPT) {
+    rl_hold *h = rl_holds_find(&g->c->holds, g->key, g->keylen, g->owner,
+                               g->ownerlen);
+    if (h != NULL && h->gen == g->kept_gen) h->masters |= 1ull << i;
+  }
 }
 
-/* Records the hold and finishes the request. */
+static void acquire_release(rl_round *r) {
+  rl_grants *g = r->data;
+  if (g == NULL) return;
+  g->round = NULL;
+  grants_unref(g);
+}
+
+/* --- deciding -------------------------------------------------------------- */
+
+static int validity_left(rl_req *req) {
+  rl_client *c = req->lock->client;
+  int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
+  return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
+}
+
+/* Records the hold and finishes the request (its grants are then kept). */
 static void commit(rl_req *req) {
   rl_client *c = req->lock->client;
   rl_hold *h = rl_req_hold(req);
@@ -146,12 +292,7 @@ static void commit(rl_req *req) {
     h = rl_holds_add(&c->holds, req->lock->key, req->lock->keylen,
                      req->owner, req->ownerlen);
     if (h == NULL) {
-      for (int i = 0; i < c->nmasters; i++)
-        if (req->granted_mask & (1ull << i)) {
-          rl_undo_grant(c, req->lock->key, req->lock->keylen, req->owner,
-                        req->ownerlen, i);
-        }
-      rl_req_finish(req, RLOCK_ENOMEM);
+      rl_req_finish(req, RLOCK_ENOMEM); /* the grants are given back */
       return;
     }
     h->token = req->token;
@@ -164,37 +305,24 @@ static void commit(rl_req *req) {
     rl_lock_ref(h->lock);
     rl_wheel_node_init(&h->wd);
   }
+  /* The masters that have it now: this attempt's grants so far. */
+  if (req->grants != NULL)
+    for (int i = 0; i < c->nmasters; i++)
+      if (req->grants->slot[i] & G_GRANTED) h->masters |= 1ull << i;
   /* Grants never shorten a TTL, so a reentrant acquisition keeps the
    * longer of the two leases, and the watchdog once it has it. */
   int first = h->count == 0;
   h->count++;
   if (first || req->lease_ms > h->lease_ms) h->lease_ms = req->lease_ms;
-  if ((uint64_t)req->lease_ms > c->max_lease_granted)
-    c->max_lease_granted = (uint64_t)req->lease_ms;
   if (first) h->extensions = 0;
   h->watchdog = h->watchdog || req->watchdog;
-  if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, h);
+  if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, &h->wd);
   uint64_t valid =
       req->t_start + (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
   if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
   req->out_u64 = h->token;
   req->count = h->count;
   rl_req_finish(req, RLOCK_OK);
-}
-
-static int validity_left(rl_req *req) {
-  rl_client *c = req->lock->client;
-  int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
-  return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
-}
-
-static void undo_mask(rl_req *req) {
-  rl_client *c = req->lock->client;
-  for (int i = 0; i < c->nmasters; i++)
-    if (req->granted_mask & (1ull << i))
-      rl_undo_grant(c, req->lock->key, req->lock->keylen, req->owner,
-                    req->ownerlen, i);
-  req->granted_mask = 0;
 }
 
 static int classify_fence(rl_round *r, int i, const redisReply *rep) {
@@ -204,31 +332,52 @@ static int classify_fence(rl_round *r, int i, const redisReply *rep) {
 }
 
 static void fence_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
   rl_req *req = r->data;
-  if (req == NULL) return; /* closed: the grants expire with the lease */
+  if (req == NULL) return; /* finished: its grants were given back */
   req->round = NULL;
   if (r->outcome == RL_VOTE_YES && validity_left(req)) {
     commit(req);
     return;
   }
-  undo_mask(req);
+  attempt_end(req, 0);
   fail_attempt(req, RLOCK_ENOQUORUM, -1);
 }
 
-const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL,
-                                       NULL};
+const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL, NULL};
 
-static void write_back(rl_req *req) {
+/* The fence_max arguments for the request's token. */
+#define FENCE_ARGS(req, token, ttl)                                        \
+  const char *argv[] = {NULL, "1", (req)->lock->fence, token, ttl};        \
+  size_t len[] = {0, 1, (req)->lock->fencelen, strlen(token), strlen(ttl)}
+
+/* Raises the counter of master i to the token, expecting no answer: it
+ * lands after this attempt's acquire there, late grant or not. */
+static void fence_one(rl_req *req, const char *token, const char *ttl,
+                      int i) {
+  FENCE_ARGS(req, token, ttl);
+  rl_round *u = rl_round_new(req->lock->client, NULL, NULL,
+                             RL_SCRIPT_FENCE_MAX, 5, argv, len);
+  if (u != NULL) rl_round_send_one(u, i);
+}
+
+static void write_back(rl_req *req, rl_round *won) {
   rl_client *c = req->lock->client;
   char token[24], ttl[24];
   snprintf(token, sizeof token, "%" PRIu64, req->token);
   snprintf(ttl, sizeof ttl, "%d", RL_FENCE_TTL_MS);
-  const char *argv[] = {NULL, "1", req->lock->fence, token, ttl};
-  size_t len[] = {0, 1, req->lock->fencelen, strlen(token), strlen(ttl)};
-  rl_round *r = rl_round_new(c, &rl_fence_ops, req, RL_SCRIPT_FENCE_MAX, 5,
-                             argv, len);
+  if (won != NULL) {
+    /* A majority stores the token already: the others only catch up. */
+    for (int i = 0; i < c->nmasters; i++)
+      if (!(won->slot[i].granted && (uint64_t)won->slot[i].v[0] == req->token))
+        fence_one(req, token, ttl, i);
+    commit(req);
+    return;
+  }
+  FENCE_ARGS(req, token, ttl);
+  rl_round *r =
+      rl_round_new(c, &rl_fence_ops, req, RL_SCRIPT_FENCE_MAX, 5, argv, len);
   if (r == NULL) {
-    undo_mask(req);
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
   }
@@ -236,58 +385,83 @@ static void write_back(rl_req *req) {
   rl_round_send(r);
 }
 
-static void acquire_won(rl_req *req, rl_round *r) {
-  rl_client *c = req->lock->client;
-  int64_t token = 0;
-  int agree = 0;
-  req->granted_mask = 0;
+/* For a reentrant round: 1 if the hold continues, 0 if it is lost, -1 if
+ * only the masters that have not answered yet can tell. */
+static int hold_intact(rl_round *r, const rl_hold *h) {
+  rl_client *c = r->client;
+  int confirmed = 0, lost_somewhere = 0;
   for (int i = 0; i < r->n; i++) {
-    if (!r->slot[i].granted) continue;
-    req->granted_mask |= 1ull << i;
-    if (r->slot[i].v[0] > token) token = r->slot[i].v[0];
+    const rl_round_slot *sl = &r->slot[i];
+    if (!sl->granted || rl_master_duplicate(c, i)) continue;
+    if (sl->v[2])
+      confirmed++;
+    else if (h->masters & (1ull << i))
+      lost_somewhere = 1; /* it had the hold, and has it no more */
   }
-  for (int i = 0; i < r->n; i++)
-    if (r->slot[i].granted && r->slot[i].v[0] == token) agree++;
-  req->token = (uint64_t)token;
+  if (confirmed >= r->quorum) return 1;
+  if (!lost_somewhere && rl_now_ms() <= h->valid_until_ms) return 1;
+  return r->yes + r->no + r->fail < r->n ? -1 : 0;
+}
+
+static void acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
+  rl_client *c = req->lock->client;
   rl_hold *h = rl_req_hold(req);
-  int reentrant = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->slot[i].vote == RL_VOTE_YES && r->slot[i].v[1] > 1) reentrant++;
-  if (h != NULL && !h->lost && reentrant < r->quorum) {
-    /* The owner's hold did not last on a majority (it expired or was
-     * taken on some masters, perhaps by another holder since): what the
-     * masters granted is a new hold, which needs a new token. The old one
-     * is lost. Its callback runs with this request marked deciding, so
-     * that a cancel from it cannot free the request under us. */
-    req->deciding = 1;
-    rl_hold_lost(c, h);
-    req->deciding = 0;
-    rl_hold_drop(c, h);
-    h = NULL;
+  if (g->base_gen != 0) {
+    int live = h != NULL && h->gen == g->base_gen && !h->lost;
+    int intact = live ? hold_intact(r, h) : 0;
+    if (intact < 0) {
+      /* Wait for every master (each answers or times out), then decide
+       * again. */
+      r->wait_all = 1;
+      r->decided = 0;
+      req->round = r;
+      return;
+    }
+    if (intact) {
+      commit(req); /* reentrant */
+      return;
+    }
+    if (live) {
+      /* Lost: told, and released where it survived, behind this attempt
+       * (which it takes too). The callback runs with the request marked
+       * deciding, so that a cancel from it cannot free the request. */
+      req->deciding = 1;
+      rl_hold_lost(c, h);
+      req->deciding = 0;
+    }
+    attempt_end(req, 0);
+    attempt(req); /* afresh, behind the release */
+    return;
   }
-  int first = h == NULL || h->lost;
-  /* With N = 1, or when a majority already stores this very token, there
-   * is nothing to write back. */
-  if (!first || c->nmasters == 1 || agree >= r->quorum) {
+  int64_t token = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].granted && r->slot[i].v[0] > token)
+      token = r->slot[i].v[0];
+  int agree = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].granted && r->slot[i].v[0] == token &&
+        !rl_master_duplicate(c, i))
+      agree++;
+  req->token = (uint64_t)token;
+  note_token(c, token);
+  if (c->nmasters == 1) {
     commit(req);
     return;
   }
-  write_back(req);
+  write_back(req, agree >= r->quorum ? r : NULL);
 }
 
 static void acquire_done(rl_round *r) {
-  rl_req *req = r->data;
-  if (req == NULL) {
-    undo_grants(r);
-    return;
-  }
+  rl_grants *g = r->data;
+  if (g == NULL || !rl_votes_settle(r, 1)) return;
+  rl_req *req = g->req;
+  if (req == NULL) return; /* finished meanwhile: given back already */
   req->round = NULL;
   if (r->outcome == RL_VOTE_YES && validity_left(req)) {
-    r->keep = 1;
-    acquire_won(req, r);
+    acquire_won(req, r, g);
     return;
   }
-  undo_grants(r);
+  attempt_end(req, 0);
   if (r->outcome == RL_VOTE_YES) {
     fail_attempt(req, RLOCK_ENOQUORUM, -1); /* too slow: no validity left */
     return;
@@ -309,7 +483,7 @@ static void acquire_done(rl_round *r) {
 }
 
 const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
-                                         acquire_late, NULL};
+                                     acquire_late, acquire_release};
 
 static void fail_attempt(rl_req *req, int err, int64_t holder_pttl) {
   rl_client *c = req->lock->client;
@@ -338,22 +512,52 @@ static void fail_attempt(rl_req *req, int err, int64_t holder_pttl) {
   sleep_then_attempt(req, wait);
 }
 
+/* The token floor: this client's wall clock in microseconds, and one more
+ * than the largest token it has seen; below 2^53, which Lua's doubles hold
+ * exactly. */
+static uint64_t token_floor(const rl_client *c) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+  uint64_t seen = c->max_token_seen + 1;
+  uint64_t f = us > seen ? us : seen;
+  const uint64_t max = (1ull << 53) - (1ull << 32);
+  return f < max ? f : max;
+}
+
 static void attempt(rl_req *req) {
   rl_client *c = req->lock->client;
   rlock *lock = req->lock;
-  char lease[24], ttl[24];
+  /* A lost hold was released on every master when it was found lost, and
+   * that release is queued before this attempt: build on nothing. */
+  rl_hold *h = rl_req_hold(req);
+  if (h != NULL && h->lost) {
+    rl_hold_drop(c, h);
+    h = NULL;
+  }
+  char lease[24], count[24], floor_s[24];
   snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
-  snprintf(ttl, sizeof ttl, "%d", RL_FENCE_TTL_MS);
-  const char *argv[] = {NULL,  "2",        lock->key, lock->fence,
-                        lease, req->owner, ttl};
-  size_t len[] = {0,        1,           lock->keylen, lock->fencelen,
-                  strlen(lease), req->ownerlen, strlen(ttl)};
-  rl_round *r =
-      rl_round_new(c, &rl_acquire_ops, req, RL_SCRIPT_ACQUIRE, 7, argv, len);
+  snprintf(count, sizeof count, "%" PRId64, h != NULL ? h->count + 1 : 1);
+  snprintf(floor_s, sizeof floor_s, "%" PRIu64, token_floor(c));
+  /* The last argument is the deadline in each master's clock, which needs
+   * a per-master argument and a clock offset per connection: the
+   * connection layer offers neither yet, so "0" (none) for now. */
+  const char *argv[] = {NULL,       "2",   lock->key, lock->fence, lease,
+                        req->owner, count, floor_s,   "0"};
+  size_t len[] = {0,          1,             lock->keylen,  lock->fencelen,
+                  strlen(lease), req->ownerlen, strlen(count), strlen(floor_s),
+                  1};
+  rl_grants *g = grants_new(req, h != NULL ? h->gen : 0);
+  rl_round *r = g == NULL ? NULL
+                          : rl_round_new(c, &rl_acquire_ops, g,
+                                         RL_SCRIPT_ACQUIRE, 9, argv, len);
   if (r == NULL) {
+    free(g);
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
   }
+  g->round = r;
+  req->grants = g;
   req->round = r;
   req->t_start = rl_now_ms();
   rl_round_send(r);

@@ -9,18 +9,27 @@
 #include <time.h>
 
 #include "lock.h"
+#include "options.h"
 #include "pubsub.h"
 #include "util.h"
 #include "wait.h"
 
-/* The longest lease accepted: 30 days, far beyond any sane lock. */
-#define RL_LEASE_MAX_MS (30LL * 86400000LL)
-
-/* A lease must be able to leave validity at all: longer than the drift
- * allowance (lease * drift_factor + 2 ms). */
+/* A lease must be able to leave validity at all (longer than the drift
+ * allowance, lease * drift_factor + 2 ms), and no longer than the
+ * deployment's longest lease, which the restart quarantine covers. */
 static int lease_ok(const rlock *lock, int64_t lease_ms) {
+  rl_client *c = lock->client;
+  if (lease_ms > c->opts.max_lease_ms && lease_ms <= RL_LEASE_MAX_MS) {
+    char why[160];
+    int n = snprintf(why, sizeof why,
+                     "lease_ms %lld is longer than max_lease_ms %lld (the "
+                     "deployment's longest lease)",
+                     (long long)lease_ms, (long long)c->opts.max_lease_ms);
+    rl_client_note_error(c, why, (size_t)n);
+    return 0;
+  }
   if (lease_ms <= 0 || lease_ms > RL_LEASE_MAX_MS) return 0;
-  return lease_ms > rl_drift_ms(lock->client, lease_ms);
+  return lease_ms > rl_drift_ms(c, lease_ms);
 }
 
 static int check_lease(const rlock *lock, int64_t lease_ms) {
@@ -227,8 +236,16 @@ int rlock_lock_async(rlock *lock, uint64_t owner, int64_t wait_ms,
   return post_async(lock, req, owner, cb, arg);
 }
 
+/* The callback of a fire-and-forget unlock. */
+static void ignore_status(rlock *lock, int status, void *arg) {
+  (void)lock;
+  (void)status;
+  (void)arg;
+}
+
 int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb, void *arg) {
-  if (lock == NULL || cb == NULL) return RLOCK_EINVAL;
+  if (lock == NULL) return RLOCK_EINVAL;
+  if (cb == NULL) cb = ignore_status;
   rl_req *req = calloc(1, sizeof *req);
   if (req == NULL) return RLOCK_ENOMEM;
   req->kind = RL_REQ_UNLOCK;

@@ -23,11 +23,13 @@
 #include "lock.h"
 #include "options.h"
 #include "pubsub.h"
+#include "quarantine.h"
 #include "round.h"
 #include "util.h"
 #include "wait.h"
 
 static void client_free(rl_client *c) {
+  rl_quarantine_free(c);
   rl_holds_free(&c->holds);
   rl_holds_free(&c->pending);
   free(c->conns);
@@ -96,6 +98,8 @@ static void count_acquire(rl_client *c, rl_req *req, int status) {
 }
 
 void rl_req_finish(rl_req *req, int status) {
+  /* An acquisition's grants are kept by its hold, or given back. */
+  if (req->kind == RL_REQ_ACQUIRE) rl_acquire_end(req, status);
   rl_list_remove(&req->node);
   if (req->round != NULL) {
     /* The round lives on for late replies; it must not call back here. */
@@ -161,6 +165,9 @@ static void on_async_closed(uv_handle_t *h) { on_handle_closed(h->data); }
 static void on_conn_closed(rl_conn *conn) { on_handle_closed(conn->data); }
 
 static void close_connections(rl_client *c) {
+  /* Undos of acquisitions in flight and releases are queued: write them
+   * before the sockets close, or the masters keep those grants. */
+  for (int i = 0; i < c->nmasters; i++) rl_conn_flush(&c->conns[i]);
   for (int i = 0; i < c->nmasters; i++) rl_conn_close(&c->conns[i]);
   uv_close((uv_handle_t *)&c->async, on_async_closed);
 }
@@ -193,13 +200,8 @@ static void conn_log(rl_conn *conn, int level, const char *msg) {
     rl_log(c, level, "master %s:%d: %s", conn->url.host, conn->url.port, msg);
 }
 
-/* The quarantine of a master up for uptime_ms; see rlock_options. */
-static uint64_t quarantine_for(rl_conn *conn, uint64_t uptime_ms) {
-  rl_client *c = conn->data;
-  int64_t q = c->opts.restart_quarantine_ms;
-  uint64_t len = q == RLOCK_QUARANTINE_AUTO ? c->max_lease_granted
-                                            : (uint64_t)q;
-  return uptime_ms < len ? len - uptime_ms : 0;
+static void conn_state(rl_conn *conn, int state) {
+  if (state == RL_CONN_READY) rl_quarantine_on_ready(conn);
 }
 
 typedef struct thread_start {
@@ -268,6 +270,7 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   int rc = rl_options_check(opts, urls);
   for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
     rc = rl_url_resolve(&urls[i]);
+  if (rc == 0) rc = rl_masters_check_unique(opts, urls);
   if (rc != 0) {
     free(urls);
     return rc;
@@ -295,7 +298,11 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   c->own_thread = opts->loop == NULL;
   c->loop = c->own_thread ? &c->own_loop : opts->loop;
   c->loop_thread = uv_thread_self();
-  if (rl_watchdog_init(&c->watchdog, c, c->loop) != 0) {
+  uint64_t period = (uint64_t)c->opts.watchdog_timeout_ms / 3;
+  if (rl_quarantine_init(c, urls) != 0 ||
+      rl_watchdog_init(&c->watchdog, c->loop, period,
+                       (size_t)c->opts.watchdog_batch, rl_renew_due,
+                       c) != 0) {
     if (c->own_thread) uv_loop_close(c->loop);
     client_free(c);
     free(urls);
@@ -306,7 +313,8 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   c->async.data = c;
   for (int i = 0; i < c->nmasters; i++) {
     c->conns[i].data = c;
-    c->conns[i].quarantine_for = quarantine_for;
+    c->conns[i].on_info = rl_quarantine_on_info;
+    c->conns[i].on_state = conn_state;
     c->conns[i].on_log = conn_log;
     c->conns[i].on_closed = on_conn_closed;
     rl_conn_start(&c->conns[i], c->loop, &urls[i], &c->conn_cfg);

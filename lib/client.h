@@ -74,7 +74,9 @@ typedef struct rl_req {
   rl_sleep *sleep;        /* retry timer */
   struct rl_psw *psw;     /* pubsub/: its place in a wait queue */
   int last_err;
-  uint64_t granted_mask;  /* masters that granted the current acquisition */
+  uint64_t granted_mask;  /* unused (pubsub/ reads it): see grants */
+  struct rl_grants *grants; /* acquire.c: the current attempt's grants,
+                               until they are kept or given back */
   uint64_t token;
   int64_t count;
   rl_hold *pending;      /* async: this acquisition's mark in c->pending */
@@ -127,7 +129,8 @@ struct rlock_client {
   rl_holds holds;
   rl_holds pending; /* (key, async owner) with an acquisition in flight */
   uint64_t hold_gen; /* the last rl_hold.gen handed out */
-  uint64_t max_lease_granted; /* ms: the longest lease this client got */
+  uint64_t max_token_seen; /* acquire.c: floor of the next fencing token */
+  struct rl_quarantine *quarantine; /* quarantine.c: which votes count */
   rl_metrics metrics;
   rl_watchdog watchdog;
   int releasing;     /* close: release rounds still out */

@@ -193,17 +193,11 @@ static void on_setup_reply(redisAsyncContext *ac, void *r, void *privdata) {
   }
 }
 
-int rl_conn_quarantined(const rl_conn *conn) {
-  return conn->quarantine_until != 0 && rl_now_ms() < conn->quarantine_until;
-}
-
-/* Reads run_id and uptime from INFO server. A run_id that differs from the
- * one seen on this master before is a restart: the master may have
- * forgotten locks, and if it has been up for less than the quarantine it
- * is held out for the rest. A first contact cannot tell a restart from a
- * master that was always there, and is taken as it is. Commands sent after
- * INFO are answered after it, so the quarantine is known before any grant
- * from this connection is counted. */
+/* Reads run_id and uptime from INFO server and hands them to the owner's
+ * on_info hook (the restart quarantine and the one-vote-per-server rule
+ * live in the lock layer, lib/quarantine.c). Commands sent after INFO are
+ * answered after it, so the hook runs before any reply to a lock command
+ * on this connection. */
 static void on_info(redisAsyncContext *ac, void *r, void *privdata) {
   (void)ac;
   rl_conn *conn = privdata;
@@ -211,31 +205,13 @@ static void on_info(redisAsyncContext *ac, void *r, void *privdata) {
   if (reply == NULL || reply->type != REDIS_REPLY_STRING) return;
   const char *id = strstr(reply->str, "run_id:");
   const char *up = strstr(reply->str, "uptime_in_seconds:");
-  int restarted = 0;
-  if (id != NULL) {
-    char now_id[sizeof conn->run_id];
-    size_t n = strcspn(id + 7, "\r\n");
-    if (n >= sizeof now_id) n = sizeof now_id - 1;
-    memcpy(now_id, id + 7, n);
-    now_id[n] = '\0';
-    if (conn->run_id[0] != '\0' && strcmp(conn->run_id, now_id) != 0) {
-      conn->restarts++;
-      restarted = 1;
-      conn_log(conn, RLOCK_LOG_WARN, "restarted (run_id changed)");
-    }
-    memcpy(conn->run_id, now_id, n + 1);
-  }
-  if (restarted && up != NULL && conn->quarantine_for != NULL) {
-    uint64_t uptime_ms = strtoull(up + 18, NULL, 10) * 1000;
-    uint64_t q = conn->quarantine_for(conn, uptime_ms);
-    conn->quarantine_until = q > 0 ? rl_now_ms() + q : 0;
-    if (q > 0) {
-      char msg[96];
-      snprintf(msg, sizeof msg, "quarantined for %llu ms after a restart",
-               (unsigned long long)q);
-      conn_log(conn, RLOCK_LOG_WARN, msg);
-    }
-  }
+  if (id == NULL || up == NULL) return;
+  size_t n = strcspn(id + 7, "\r\n");
+  if (n >= sizeof conn->run_id) n = sizeof conn->run_id - 1;
+  memcpy(conn->run_id, id + 7, n);
+  conn->run_id[n] = '\0';
+  if (conn->on_info != NULL)
+    conn->on_info(conn, conn->run_id, strtoull(up + 18, NULL, 10) * 1000);
 }
 
 static void on_connect(const redisAsyncContext *cac, int status) {

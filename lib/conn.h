@@ -82,13 +82,13 @@ struct rl_conn {
   atomic_uint_fast64_t timeouts; /* commands that passed their deadline */
   atomic_uint_fast64_t errors;   /* error replies */
   atomic_int up;                 /* 1 while READY */
-  /* Restart detection: the master's run_id at the last connection, and
-   * until when (monotonic ms) its grants do not count (quarantine). */
+  /* The server's run_id from the last handshake, and restarts noticed
+   * (counted by the owner's on_info hook). */
   char run_id[48];
   atomic_uint_fast64_t restarts;
-  uint64_t quarantine_until;
-  /* Returns the quarantine length for a master up for uptime_ms. */
-  uint64_t (*quarantine_for)(rl_conn *conn, uint64_t uptime_ms);
+  /* Called after the handshake's INFO reply, before any reply to a lock
+   * command on this connection; optional. */
+  void (*on_info)(rl_conn *conn, const char *run_id, uint64_t uptime_ms);
   char err[160];       /* the last connection error, for diagnostics */
   rl_conn_state_cb on_state;
   void *data;
@@ -109,9 +109,6 @@ int rl_conn_start(rl_conn *conn, uv_loop_t *loop, const rl_url *url,
  */
 int rl_conn_send(rl_conn *conn, const char *buf, size_t len,
                  const rl_argv *args, rl_cmd_cb cb, void *data, int idx);
-
-/* 1 while the master's grants must not count toward a quorum. */
-int rl_conn_quarantined(const rl_conn *conn);
 
 /* Writes the commands sent since the last flush now (see
  * rl_adapter_flush). */

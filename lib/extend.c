@@ -11,6 +11,7 @@
 
 #include "lock.h"
 #include "ops.h"
+#include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -25,6 +26,7 @@ static int classify_extend(rl_round *r, int i, const redisReply *rep) {
 }
 
 static void extend_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
   rl_req *req = r->data;
   if (req == NULL) return;
   req->round = NULL;
@@ -39,8 +41,6 @@ static void extend_done(rl_round *r) {
   if (r->outcome == RL_VOTE_YES && req->lease_ms - elapsed - drift > 0) {
     h->extensions++;
     if (req->lease_ms > h->lease_ms) h->lease_ms = req->lease_ms;
-    if ((uint64_t)req->lease_ms > c->max_lease_granted)
-      c->max_lease_granted = (uint64_t)req->lease_ms;
     uint64_t valid = r->t_start + (uint64_t)(req->lease_ms - drift);
     if (valid > h->valid_until_ms) h->valid_until_ms = valid; /* never shortened */
     rl_req_finish(req, RLOCK_OK);

@@ -29,6 +29,8 @@ typedef struct rl_hold {
   uint64_t acquired_ms;    /* monotonic, at the start of the winning round */
   uint64_t valid_until_ms; /* monotonic: safe to act as holder until then */
   int lost;
+  uint64_t masters;        /* the masters known to have it (bit per index):
+                              granted there, and not since found gone */
   uint64_t gen;            /* unique per record: a renewal answer for an
                               earlier record of the same (key, owner) is
                               never applied to this one */

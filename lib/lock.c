@@ -105,15 +105,6 @@ rl_hold *rl_req_live_hold(rl_req *req) {
   return h;
 }
 
-void rl_hold_drop(rl_client *c, rl_hold *h) {
-  rl_watchdog_cancel(&c->watchdog, h);
-  RL_ADD(c->metrics.locks_held, -1);
-  rl_hist_observe(&c->metrics.hold, rl_now_ms() - h->acquired_ms);
-  rlock *lock = h->lock;
-  rl_holds_remove(&c->holds, h);
-  if (lock != NULL) rl_lock_unref(lock);
-}
-
 void rl_req_start(rl_req *req) {
   switch (req->kind) {
     case RL_REQ_ACQUIRE: rl_acquire_start(req); break;

@@ -33,8 +33,17 @@ rl_hold *rl_req_hold(rl_req *req);
 rl_hold *rl_req_live_hold(rl_req *req);
 
 /* Forgets a hold: stops its renewal, drops its handle reference and
- * removes it from the table. */
+ * removes it from the table (hold.c). */
 void rl_hold_drop(rl_client *c, rl_hold *h);
+
+/* Marks a hold lost, stops its renewal, releases what is left of it on
+ * the masters where it survived (rl_hold_release_everywhere) and runs the
+ * handle's lost-lock callback, once (hold.c). */
+void rl_hold_lost(rl_client *c, rl_hold *h);
+
+/* The watchdog's renewal routine (renew.c): renews due holds, arg is the
+ * client. */
+void rl_renew_due(rl_wheel_node **due, size_t n, void *arg);
 
 /* Close: releases every lock the client holds, in batches, then calls
  * done (at once when it holds none). Holds are dropped. */
@@ -45,7 +54,17 @@ void rl_extend_start(rl_req *req);
 /* Stops a request's retry timer, if any. */
 void rl_sleep_cancel(rl_req *req);
 
-/* Sends the unlock script to one master, to undo a grant there. */
+/* From rl_req_finish: the acquisition's current grants are kept by its
+ * hold (status 0) or given back (anything else). */
+void rl_acquire_end(rl_req *req, int status);
+
+/* Sends the owner-conditional release of a hold to every master, expecting
+ * no answer (hold.c). On each master it lands after every command sent
+ * before it, and before any sent after it: the same owner's later
+ * acquisition is never hit. */
+void rl_hold_release_everywhere(rl_client *c, const rl_hold *h);
+
+/* Sends the undo script to one master, to take back one grant there. */
 void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
                    const char *owner, size_t ownerlen, int idx);
 

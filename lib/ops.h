@@ -16,7 +16,7 @@ extern const rl_round_ops rl_release_ops;
 extern const rl_round_ops rl_bool_ops;    /* query.c */
 extern const rl_round_ops rl_pttl_ops;
 extern const rl_round_ops rl_extend_ops;  /* extend.c */
-extern const rl_round_ops rl_renew_ops;   /* watchdog.c */
+extern const rl_round_ops rl_renew_ops;   /* renew.c */
 
 /* A renewal batch for n keys, as the watchdog makes one (freed by the
  * round's release hook). */

@@ -8,9 +8,11 @@
 
 #include <arpa/inet.h>
 #include <math.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -52,6 +54,7 @@ void rlock_options_init(rlock_options *o) {
   o->watchdog_batch = 100;
   o->max_extensions = 10;
   o->restart_quarantine_ms = RLOCK_QUARANTINE_AUTO;
+  o->max_lease_ms = RL_DEFAULT_MAX_LEASE_MS;
   o->log_level = RLOCK_LOG_INFO;
 }
 
@@ -108,6 +111,9 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
     REFUSE("restart_quarantine_ms: %lld, not RLOCK_QUARANTINE_AUTO, 0 or "
            "up to 86400000",
            (long long)o->restart_quarantine_ms);
+  if (o->max_lease_ms < 1 || o->max_lease_ms > RL_LEASE_MAX_MS)
+    REFUSE("max_lease_ms: %lld, not in 1..%lld", (long long)o->max_lease_ms,
+           (long long)RL_LEASE_MAX_MS);
   if (o->wait_strategy != RLOCK_WAIT_PUBSUB &&
       o->wait_strategy != RLOCK_WAIT_POLL)
     REFUSE("wait_strategy: %d, not RLOCK_WAIT_PUBSUB or RLOCK_WAIT_POLL",
@@ -153,6 +159,51 @@ int rl_url_resolve(rl_url *u) {
   if (rc != 0)
     rl_open_error("master host \"%.200s\": no IPv4 or IPv6 address", u->host);
   return rc;
+}
+
+/* --- one server, one vote ---------------------------------------------- */
+
+/* The address a resolved master is reached at, in one spelling: numeric
+ * host (IPv6 in brackets) and port, or the socket's real path. */
+void rl_url_canonical(const rl_url *u, char *buf, size_t size) {
+  if (u->kind == RL_URL_UNIX) {
+    char real[PATH_MAX];
+    snprintf(buf, size, "unix:%s", realpath(u->path, real) ? real : u->path);
+  } else if (strchr(u->host, ':') != NULL) {
+    snprintf(buf, size, "[%s]:%d", u->host, u->port);
+  } else {
+    snprintf(buf, size, "%s:%d", u->host, u->port);
+  }
+}
+
+/* A master as its user wrote it, without the password. */
+static void display(const char *s, char *buf, size_t size) {
+  rl_url u;
+  if (s == NULL || rl_url_parse(s, &u) != 0)
+    snprintf(buf, size, "?");
+  else if (u.kind == RL_URL_UNIX)
+    snprintf(buf, size, "unix://%.200s", u.path);
+  else
+    snprintf(buf, size, strchr(u.host, ':') ? "[%.200s]:%d" : "%.200s:%d",
+             u.host, u.port);
+}
+
+int rl_masters_check_unique(const rlock_options *o, const rl_url *urls) {
+  char a[RL_URL_HOST_MAX + 120], b[sizeof a];
+  for (size_t i = 0; i < o->nmasters; i++) {
+    rl_url_canonical(&urls[i], a, sizeof a);
+    for (size_t j = 0; j < i; j++) {
+      rl_url_canonical(&urls[j], b, sizeof b);
+      if (strcmp(a, b) != 0) continue;
+      char dj[300], di[300];
+      display(o->masters[j], dj, sizeof dj);
+      display(o->masters[i], di, sizeof di);
+      REFUSE("masters[%zu] \"%s\" and masters[%zu] \"%s\" are the same "
+             "server (%.200s): it would vote twice in every quorum",
+             j, dj, i, di, a);
+    }
+  }
+  return 0;
 }
 
 int rl_name_check(const char *name) {

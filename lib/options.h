@@ -11,12 +11,26 @@
 #define RL_PREFIX_MAX 64
 #define RL_NAME_MAX 512
 
+/* The longest lease ever accepted (30 days: far beyond any sane lock),
+ * and the default max_lease_ms. */
+#define RL_LEASE_MAX_MS (30LL * 86400000LL)
+#define RL_DEFAULT_MAX_LEASE_MS 60000
+
 /* Checks opts and parses the masters into urls[opts->nmasters] (host names
  * still unresolved). 0 or RLOCK_EINVAL. */
 int rl_options_check(const rlock_options *opts, rl_url *urls);
 
 /* Replaces a host name in u by a numeric address. 0 or RLOCK_ENOTFOUND. */
 int rl_url_resolve(rl_url *u);
+
+/* Refuses two masters that are one server once resolved (same numeric
+ * address and port, or same socket path): a quorum must count servers,
+ * not addresses. 0 or RLOCK_EINVAL, with both entries named. */
+int rl_masters_check_unique(const rlock_options *opts, const rl_url *urls);
+
+/* The one spelling of a resolved master's address ("host:port",
+ * "[v6]:port" or "unix:/real/path"), for comparisons and records. */
+void rl_url_canonical(const rl_url *u, char *buf, size_t size);
 
 /* Sets the reason rlock_open_error reports on this thread (printf-like),
  * or clears it. */

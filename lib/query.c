@@ -8,6 +8,7 @@
 
 #include "lock.h"
 #include "ops.h"
+#include "quarantine.h"
 #include "round.h"
 
 static void finish_round(rl_round *r, int status) {
@@ -24,7 +25,7 @@ static int classify_bool(rl_round *r, int i, const redisReply *rep) {
 
 /* 1 if a majority says yes, 0 if a majority says no, else an error. */
 static void bool_done(rl_round *r) {
-  if (r->data == NULL) return;
+  if (!rl_votes_settle(r, 0) || r->data == NULL) return;
   if (r->outcome == RL_VOTE_YES)
     finish_round(r, 1);
   else
@@ -50,6 +51,7 @@ static int cmp_desc(const void *a, const void *b) {
  * missing key (-2) as not held.
  */
 static void pttl_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
   rl_req *req = r->data;
   if (req == NULL) return;
   if (r->outcome != RL_VOTE_YES) {

@@ -12,6 +12,7 @@
 
 #include "lock.h"
 #include "ops.h"
+#include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
 
@@ -31,20 +32,8 @@ int rl_round_error(const rl_round *r) {
   return RLOCK_ENOQUORUM;
 }
 
-/* Sends the owner-conditional release to every master, expecting no
- * answer: commands on one connection run in order, so it lands after the
- * unlock it follows. */
-static void release_everywhere(rl_client *c, const rl_hold *h) {
-  for (int i = 0; i < c->nmasters; i++) {
-    const char *argv[] = {NULL, "1", h->key, h->owner};
-    size_t len[] = {0, 1, h->keylen, h->ownerlen};
-    rl_round *u =
-        rl_round_new(c, NULL, NULL, RL_SCRIPT_RELEASE, 4, argv, len);
-    if (u != NULL) rl_round_send_one(u, i);
-  }
-}
-
 static void unlock_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
   rl_req *req = r->data;
   if (req == NULL) return;
   req->round = NULL;
@@ -57,7 +46,11 @@ static void unlock_done(rl_round *r) {
     }
     rl_req_finish(req, h != NULL ? RLOCK_OK : RLOCK_ENOTOWNER);
   } else if (r->no >= r->quorum) {
-    if (h != NULL) rl_hold_drop(c, h);
+    if (h != NULL) {
+      /* Lost on a majority: what a minority still has goes too. */
+      rl_hold_release_everywhere(c, h);
+      rl_hold_drop(c, h);
+    }
     rl_req_finish(req, RLOCK_ELOST);
   } else {
     /* No majority either way: the decrement may have landed on some
@@ -67,10 +60,10 @@ static void unlock_done(rl_round *r) {
      * hears RLOCK_ELOST), and whatever is not released expires with its
      * lease, no longer renewed. */
     if (h != NULL) {
-      release_everywhere(c, h);
       if (h->count > 1) {
         rl_hold_lost(c, h); /* outer levels: told, as any lost hold */
       } else {
+        rl_hold_release_everywhere(c, h);
         rl_hold_drop(c, h);
       }
     }
@@ -88,15 +81,21 @@ void rl_unlock_start(rl_req *req) {
   if (h == NULL) return;
   /* The last release stops the renewal before the unlock is sent, so no
    * renewal can follow it. */
-  if (h->count == 1) rl_watchdog_cancel(&c->watchdog, h);
+  if (h->count == 1) rl_watchdog_cancel(&c->watchdog, &h->wd);
+  /* The last hold deletes the key whatever the count on each master (they
+   * may differ: acquire.c), unless an acquisition of the same owner is in
+   * flight: its grant, landing first, must only be decremented. */
+  int last = h->count == 1 &&
+             rl_holds_find(&c->pending, lock->key, lock->keylen, req->owner,
+                           req->ownerlen) == NULL;
   char lease[24];
   snprintf(lease, sizeof lease, "%" PRId64, h->lease_ms);
   const char *argv[] = {NULL, "1", lock->key, lease, req->owner,
-                        lock->channel};
+                        lock->channel, last ? "1" : "0"};
   size_t len[] = {0, 1, lock->keylen, strlen(lease), req->ownerlen,
-                  lock->channellen};
+                  lock->channellen, 1};
   rl_round *r =
-      rl_round_new(c, &rl_unlock_ops, req, RL_SCRIPT_UNLOCK, 6, argv, len);
+      rl_round_new(c, &rl_unlock_ops, req, RL_SCRIPT_UNLOCK, 7, argv, len);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
@@ -112,6 +111,7 @@ static int classify_int(rl_round *r, int i, const redisReply *rep) {
 }
 
 static void force_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
   rl_req *req = r->data;
   if (req == NULL) return;
   req->round = NULL;
@@ -144,6 +144,7 @@ static int classify_any(rl_round *r, int i, const redisReply *rep) {
 
 static void release_round_done(rl_round *r) {
   rl_client *c = r->client;
+  if (!rl_votes_settle(r, 0)) return;
   if (--c->releasing == 0) c->release_done(c);
 }
 

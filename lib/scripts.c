@@ -2,17 +2,21 @@
  * Lua scripts, one per lock operation, as in Redisson's RedissonLock but
  * with a fencing counter beside each lock.
  *
- * Fencing tokens: a first acquisition adds one to the lock's counter or,
- * when there is no counter (never used, expired after a day unused, or
- * lost with a master's memory), starts it at the master's clock in
- * microseconds. A counter started at time T has handed out fewer tokens
- * than microseconds have passed since T (an acquisition takes far longer
- * than one), so a restarted counter always starts above every token given
- * before, as long as the master's wall clock has not stepped back; this is
- * what lets the counter carry a TTL, so that no key rlock writes lives
- * forever. Tokens stay below 2^53 (until the year 2255), so Lua's doubles
- * hold them exactly. Masters with the same history agree on the next
- * value, which lets a round with N > 1 skip the write-back.
+ * Fencing tokens: a first acquisition on a master gives the larger of the
+ * lock's counter plus one and a floor sent by the acquiring client: its
+ * wall clock in microseconds, or one more than the largest token it has
+ * seen, whichever is larger. The master's own clock plays no part. A
+ * counter that a master lost (restarted empty, or expired after a day
+ * unused) therefore restarts from the client's clock, not from the
+ * master's: a master whose clock is hours behind cannot hand out a token
+ * below an earlier one (issue 10), and one whose clock is far ahead cannot
+ * lift tokens to a height that a later all-counters-lost state, seeded
+ * from a correct clock, would not reach. What remains is the acquiring
+ * client's clock, and the write-back (acquire.c) that keeps a majority of
+ * counters at the highest token handed out. Tokens stay below 2^53 (until
+ * the year 2255 as wall-clock microseconds), so Lua's doubles hold them
+ * exactly; this is what lets the counter carry a TTL, so that no key
+ * rlock writes lives forever.
  */
 #include "scripts.h"
 
@@ -21,41 +25,66 @@
 
 #include "sha1.h"
 
+#define RL_STR_(x) #x
+#define RL_STR(x) RL_STR_(x)
+
 /* KEYS[1] lock hash, KEYS[2] fence counter.
- * ARGV[1] lease ms, ARGV[2] owner, ARGV[3] fence TTL ms.
+ * ARGV[1] lease ms, ARGV[2] owner,
+ * ARGV[3] the owner's count to set where the key is absent (1 for a first
+ *         acquisition; for a reentrant one, the hold's count plus one, so
+ *         that a master that missed the hold catches up),
+ * ARGV[4] the token floor (decimal),
+ * ARGV[5] a deadline in microseconds of this master's clock after which
+ *         nothing is granted (0: none); last, so that a round can send
+ *         each master its own.
+ * Ten arguments in all with EVALSHA, sha and numkeys: Redis refuses more
+ * from a connection that has not authenticated yet, and the error must
+ * stay the server's NOAUTH. The counter keeps RL_FENCE_TTL_MS (a day).
+ * Replies {1, token, count, existed} for a grant (existed: the owner's
+ * field was there before), {0, holder_pttl} when another owner holds it,
+ * {0, -3} when the deadline has passed.
  * A reentrant grant never shortens the lock's TTL: an attempt with a
  * shorter lease, undone or not, must not cut the holder's time. */
 static const char acquire_lua[] =
-    "if redis.call('exists', KEYS[1]) == 0 then\n"
-    "  redis.call('hset', KEYS[1], ARGV[2], 1)\n"
-    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
-    "  local f = tonumber(redis.call('get', KEYS[2]) or '0')\n"
-    "  if f > 0 then\n"
-    "    f = f + 1\n"
-    "  else\n"
-    "    local t = redis.call('time')\n"
-    "    f = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+    "local deadline = tonumber(ARGV[5])\n"
+    "if deadline > 0 then\n"
+    "  local t = redis.call('time')\n"
+    "  if tonumber(t[1]) * 1000000 + tonumber(t[2]) > deadline then\n"
+    "    return {0, -3}\n"
     "  end\n"
-    "  redis.call('set', KEYS[2], string.format('%.0f', f), 'px', ARGV[3])\n"
-    "  return {1, f, 1}\n"
+    "end\n"
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
+    "  local floor = tonumber(ARGV[4])\n"
+    "  if f < floor then f = floor end\n"
+    "  redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
+    RL_STR(RL_FENCE_TTL_MS) ")\n"
+    "  return {1, f, tonumber(ARGV[3]), 0}\n"
     "end\n"
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
     "  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
     "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
     "  end\n"
-    "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n}\n"
+    "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1}\n"
     "end\n"
     "return {0, redis.call('pttl', KEYS[1])}\n";
 
-/* KEYS[1] lock hash. ARGV[1] lease ms, ARGV[2] owner, ARGV[3] channel.
+/* KEYS[1] lock hash. ARGV[1] lease ms, ARGV[2] owner, ARGV[3] channel,
+ * ARGV[4] "1" for the owner's last hold (delete whatever the count: the
+ * masters' counts may have diverged, see acquire.c), else "0".
  * Replies 0 not owner, 1 released, 2 still held (count decremented). The
  * TTL is never shortened. An unlock is never retried (one that cannot
  * reach a majority ends the hold: see release.c), so a decrement cannot
  * be applied twice. */
 static const char unlock_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return 0 end\n"
-    "local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)\n"
+    "local n = 0\n"
+    "if ARGV[4] ~= '1' then\n"
+    "  n = redis.call('hincrby', KEYS[1], ARGV[2], -1)\n"
+    "end\n"
     "if n > 0 then\n"
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
     "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
@@ -129,9 +158,28 @@ static const char undo_lua[] =
     "redis.call('publish', ARGV[2], '0')\n"
     "return 1\n";
 
+/* KEYS[1] the restart records of the deployment (quarantine.c): a hash,
+ * field = a master's address, value = "<run_id> <changed>". ARGV[1] TTL
+ * ms, then triples (address, run_id, changed "0"/"1") to merge in: a
+ * run_id that differs from the one stored marks the master changed, and
+ * once changed a run_id stays so. Replies the whole hash (HGETALL), so one
+ * call both writes what the client knows and reads what others knew. */
+static const char record_lua[] =
+    "for i = 2, #ARGV - 2, 3 do\n"
+    "  local id, flag = ARGV[i + 1], ARGV[i + 2]\n"
+    "  local old = redis.call('hget', KEYS[1], ARGV[i])\n"
+    "  if old then\n"
+    "    local oid, oflag = string.match(old, '^(%S+) ([01])$')\n"
+    "    if oid ~= id or oflag == '1' then flag = '1' end\n"
+    "  end\n"
+    "  redis.call('hset', KEYS[1], ARGV[i], id .. ' ' .. flag)\n"
+    "end\n"
+    "if #ARGV > 1 then redis.call('pexpire', KEYS[1], ARGV[1]) end\n"
+    "return redis.call('hgetall', KEYS[1])\n";
+
 static const char *const bodies[RL_SCRIPT_COUNT] = {
     acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua,
-    release_lua, undo_lua};
+    release_lua, undo_lua, record_lua};
 
 static char shas[RL_SCRIPT_COUNT][41];
 static pthread_once_t shas_once = PTHREAD_ONCE_INIT;

@@ -15,10 +15,14 @@ typedef enum rl_script_id {
   RL_SCRIPT_RENEW,
   RL_SCRIPT_RELEASE,
   RL_SCRIPT_UNDO,
+  RL_SCRIPT_RECORD,
   RL_SCRIPT_COUNT
 } rl_script_id;
 
-/* Replies of the acquire script: {1, token, count} or {0, holder_pttl}. */
+/* Replies of the acquire script: {1, token, count, existed} or
+ * {0, holder_pttl}; a holder_pttl of RL_ACQUIRE_LATE means the request's
+ * deadline had passed on the master (nothing was granted). */
+#define RL_ACQUIRE_LATE (-3)
 /* Replies of the unlock script. */
 enum {
   RL_UNLOCK_NOT_OWNER = 0,
@@ -26,8 +30,12 @@ enum {
   RL_UNLOCK_DECREMENTED = 2
 };
 
-/* How long a fencing counter outlives the last acquisition, in ms. */
+/* How long a fencing counter outlives the last acquisition, in ms (also
+ * written into the acquire script). */
 #define RL_FENCE_TTL_MS 86400000
+
+/* How long the restart records outlive the last client that wrote them. */
+#define RL_RECORDS_TTL_MS (7 * 86400000LL)
 
 const char *rl_script_body(rl_script_id id);
 /* 40 hex digits, computed on first use. */

@@ -31,6 +31,8 @@
 #define RT_START_TRIES 5
 #define RT_START_TIMEOUT_MS 5000
 #define RT_CMD_TIMEOUT_MS 2000
+#define RT_EXTRA_MAX 8
+#define RT_EXTRA_LEN 512
 
 typedef struct rt_slot {
   int used;
@@ -40,6 +42,11 @@ typedef struct rt_slot {
   char log[280];
   redisContext *conn; /* the cached connection of rt_redis_cmd */
   int test_scoped;    /* started inside a test: stopped when it ends */
+  /* Extra environment ("NAME=value") and arguments of rt_redis_start_ex,
+   * kept for restarts; "{dir}" in an argument is the server's directory. */
+  char extra_env[RT_EXTRA_MAX][RT_EXTRA_LEN];
+  char extra_arg[RT_EXTRA_MAX][RT_EXTRA_LEN];
+  int nenv, narg;
 } rt_slot;
 
 static rt_slot slots[RT_MAX_SERVERS];
@@ -213,7 +220,8 @@ static int probe(const rt_redis *r) {
 
 /* The child side of spawn: async-signal-safe calls only, since the test
  * may have threads. Output goes to the log, never to the test's. */
-static void child_exec(const char **argv, const char *log, pid_t parent) {
+static void child_exec(const char **argv, char *const *envp, const char *log,
+                       pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(126); /* The parent died before prctl. */
   setpgid(0, 0); /* A group of its own: see kill_and_reap. */
@@ -229,7 +237,7 @@ static void child_exec(const char **argv, const char *log, pid_t parent) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
-  execvp(argv[0], (char *const *)argv);
+  execvpe(argv[0], (char *const *)argv, envp);
   _exit(127);
 }
 
@@ -241,15 +249,52 @@ static int spawn(rt_redis *r, rt_slot *s) {
   if (!bin || !*bin) bin = "redis-server";
   char port[16];
   snprintf(port, sizeof port, "%d", r->port);
-  const char *argv[] = {bin, "--port", port, "--bind", "127.0.0.1",
-                        "--save", "", "--appendonly", "no", "--dir", s->dir,
-                        "--daemonize", "no", "--logfile", s->log,
-                        "--protected-mode", "no", "--requirepass",
-                        r->password, NULL};
-  if (r->password[0] == '\0') argv[17] = NULL; /* Drop --requirepass. */
+  const char *argv[24 + RT_EXTRA_MAX] = {
+      bin, "--port", port, "--bind", "127.0.0.1", "--save", "",
+      "--appendonly", "no", "--dir", s->dir, "--daemonize", "no",
+      "--logfile", s->log, "--protected-mode", "no"};
+  int argc = 17;
+  if (r->password[0] != '\0') {
+    argv[argc++] = "--requirepass";
+    argv[argc++] = r->password;
+  }
+  /* Extra arguments, "{dir}" expanded; built before fork, since the child
+   * may only make async-signal-safe calls. */
+  char args[RT_EXTRA_MAX][RT_EXTRA_LEN + 256];
+  for (int i = 0; i < s->narg; i++) {
+    const char *a = s->extra_arg[i], *d = strstr(a, "{dir}");
+    if (d)
+      snprintf(args[i], sizeof args[i], "%.*s%s%s", (int)(d - a), a, s->dir,
+               d + 5);
+    else
+      snprintf(args[i], sizeof args[i], "%s", a);
+    argv[argc++] = args[i];
+  }
+  argv[argc] = NULL;
+  /* The environment: ours, plus the extra entries (which win). */
+  extern char **environ;
+  size_t nenv = 0;
+  while (environ[nenv]) nenv++;
+  char **envp = calloc(nenv + (size_t)s->nenv + 1, sizeof *envp);
+  if (envp == NULL) return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < nenv; i++) {
+    int overridden = 0;
+    for (int j = 0; j < s->nenv && !overridden; j++) {
+      size_t n = strcspn(s->extra_env[j], "=");
+      overridden = strncmp(environ[i], s->extra_env[j], n + 1) == 0;
+    }
+    if (!overridden) envp[k++] = environ[i];
+  }
+  for (int j = 0; j < s->nenv; j++) envp[k++] = s->extra_env[j];
+  envp[k] = NULL;
   pid_t parent = getpid(), pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) child_exec(argv, s->log, parent);
+  if (pid < 0) {
+    free(envp);
+    return -1;
+  }
+  if (pid == 0) child_exec(argv, envp, s->log, parent);
+  free(envp);
   setpgid(pid, pid); /* As the child does, so that no kill can come first. */
   s->pid = r->pid = pid;
   for (uint64_t end = rt_now_ms() + RT_START_TIMEOUT_MS;; rt_sleep_ms(10)) {
@@ -271,6 +316,21 @@ static int spawn(rt_redis *r, rt_slot *s) {
   }
 }
 
+/* Copies a NULL-terminated list of strings into a slot's table. */
+static int copy_extra(char (*dst)[RT_EXTRA_LEN], int *n,
+                      const char *const *src) {
+  *n = 0;
+  for (int i = 0; src && src[i]; i++) {
+    if (i >= RT_EXTRA_MAX || strlen(src[i]) >= RT_EXTRA_LEN) {
+      fprintf(stderr, "rt_redis: too many or too long extra entries\n");
+      return -1;
+    }
+    strcpy(dst[i], src[i]);
+    *n = i + 1;
+  }
+  return 0;
+}
+
 static void print_log_tail(const char *what, const rt_redis *r,
                            const char *log) {
   char buf[1024];
@@ -285,7 +345,8 @@ static void print_log_tail(const char *what, const rt_redis *r,
           what, r->port, log, n > 0 ? (int)n : 0, buf);
 }
 
-int rt_redis_start(rt_redis *r, const char *password) {
+int rt_redis_start_ex(rt_redis *r, const char *password,
+                      const char *const *env, const char *const *args) {
   memset(r, 0, sizeof *r);
   if (password && strlen(password) >= sizeof r->password) {
     fprintf(stderr, "rt_redis: password too long\n");
@@ -311,6 +372,12 @@ int rt_redis_start(rt_redis *r, const char *password) {
   s->test_scoped = test_pid == getpid();
   strcpy(s->dir, r->dir);
   snprintf(s->log, sizeof s->log, "%s/redis.log", r->dir);
+  if (copy_extra(s->extra_env, &s->nenv, env) != 0 ||
+      copy_extra(s->extra_arg, &s->narg, args) != 0) {
+    slot_release(s);
+    memset(r, 0, sizeof *r);
+    return -1;
+  }
   int rc = -2;
   for (int i = 0; i < RT_START_TRIES && rc == -2; i++)
     rc = (r->port = free_port()) > 0 ? spawn(r, s) : -1;
@@ -326,6 +393,10 @@ int rt_redis_start(rt_redis *r, const char *password) {
   else
     snprintf(r->url, sizeof r->url, "127.0.0.1:%d", r->port);
   return 0;
+}
+
+int rt_redis_start(rt_redis *r, const char *password) {
+  return rt_redis_start_ex(r, password, NULL, NULL);
 }
 
 int rt_redis_start_many(rt_redis *rs, int n) {
@@ -371,6 +442,28 @@ int rt_redis_kill(rt_redis *r) {
   kill_and_reap(r->pid);
   s->pid = r->pid = 0;
   r->paused = 0;
+  return 0;
+}
+
+int rt_redis_restart_ex(rt_redis *r, const char *const *env) {
+  rt_slot *s = slot_of(r);
+  if (!s || s->pid != 0 || r->port <= 0) return -1;
+  if (copy_extra(s->extra_env, &s->nenv, env) != 0) return -1;
+  return rt_redis_restart(r);
+}
+
+int rt_redis_clockshift_env(long long shift_s, char buf[2][512],
+                            const char *env[3]) {
+  const char *lib = getenv("RT_CLOCKSHIFT");
+  if (lib == NULL || *lib == '\0') {
+    fprintf(stderr, "rt_redis: RT_CLOCKSHIFT (the clock shim) is not set\n");
+    return -1;
+  }
+  snprintf(buf[0], 512, "LD_PRELOAD=%s", lib);
+  snprintf(buf[1], 512, "CLOCKSHIFT_SECONDS=%lld", shift_s);
+  env[0] = buf[0];
+  env[1] = buf[1];
+  env[2] = NULL;
   return 0;
 }
 

@@ -43,6 +43,15 @@ typedef struct rt_redis {
  * initialized.
  */
 int rt_redis_start(rt_redis *r, const char *password);
+/*
+ * rt_redis_start with extras: env is a NULL-terminated list of
+ * "NAME=value" entries added to the server's environment (overriding ours),
+ * args a NULL-terminated list of extra redis-server arguments, in which
+ * "{dir}" stands for the server's directory (say "--unixsocket",
+ * "{dir}/redis.sock"). Either may be NULL. Both are kept for restarts.
+ */
+int rt_redis_start_ex(rt_redis *r, const char *password,
+                      const char *const *env, const char *const *args);
 /* Starts n servers without password; on failure stops them all and
  * returns -1. */
 int rt_redis_start_many(rt_redis *rs, int n);
@@ -62,6 +71,18 @@ int rt_redis_kill(rt_redis *r);
  * and waits until it answers. 0, or -1 if it could not (for example
  * because another process took the port meanwhile). */
 int rt_redis_restart(rt_redis *r);
+/* rt_redis_restart with a new extra environment (NULL for none), kept for
+ * later restarts too. */
+int rt_redis_restart_ex(rt_redis *r, const char *const *env);
+/*
+ * Makes env (3 entries, NULL-terminated, strings in buf) the environment
+ * that runs a server with its wall clock shifted by shift_s seconds:
+ * LD_PRELOAD of the clock shim test/clockshift.c, whose path the build
+ * passes in RT_CLOCKSHIFT, and CLOCKSHIFT_SECONDS. 0, or -1 when the shim
+ * is not known.
+ */
+int rt_redis_clockshift_env(long long shift_s, char buf[2][512],
+                            const char *env[3]);
 
 /*
  * Runs one command, with a 2 s timeout, on a connection cached per server

@@ -246,7 +246,13 @@ static void bad_arguments(void) {
   RT_CHECK(rlock_remaining_lease(l, NULL) == RLOCK_EINVAL);
   RT_CHECK(rlock_fencing_token(l, NULL) == RLOCK_EINVAL);
   RT_CHECK(rlock_lock_async(l, 1, 0, 1000, NULL, NULL) == RLOCK_EINVAL);
-  RT_CHECK(rlock_unlock_async(l, 1, NULL, NULL) == RLOCK_EINVAL);
+  RT_CHECK(rlock_unlock_async(NULL, 1, NULL, NULL) == RLOCK_EINVAL);
+  /* Longer than the deployment's longest lease (max_lease_ms, 60 s by
+   * default), and said why. */
+  RT_CHECK(rlock_trylock(l, 0, 60001) == RLOCK_EINVAL);
+  char why[256];
+  rlock_client_last_error(c, why, sizeof why);
+  RT_CHECK(strstr(why, "max_lease_ms") != NULL);
   /* Nothing was written by any of that. */
   RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{args}"), 0);
   RT_CHECK_EQ_INT(rt_redis_dbsize(&srv[0]) >= 0, 1);

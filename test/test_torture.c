@@ -18,13 +18,18 @@
  * rejects the others, and logs every attempt with a sequence number.
  *
  * Meanwhile the parent's main thread injects faults from a seeded random
- * generator: it stops and resumes masters, kills and restarts them (never
- * more than a minority faulty at once), and stops a worker process for
- * longer than any lease, preferably one inside a critical section, so that
- * its lock expires, another worker takes it, and the stopped one resumes
- * to write with a stale token. With one master only worker stops and brief
- * master stops (which every client must survive with errors, not hangs)
- * are injected.
+ * generator: it stops and resumes masters, kills and restarts them empty
+ * (never more than a minority faulty at once), half of the restarts with
+ * the master's wall clock two hours behind (test/clockshift.c: a counter
+ * lost with a clock behind is how fencing tokens used to go backwards),
+ * and stops a worker process for longer than any lease, preferably one
+ * inside a critical section, so that its lock expires, another worker
+ * takes it, and the stopped one resumes to write with a stale token. With
+ * one master, worker stops, brief master stops (which every client must
+ * survive with errors, not hangs) and now and then an empty restart with
+ * the clock behind are injected. The clients are configured as a
+ * deployment should be: max_lease_ms is the longest lease any worker
+ * takes, so a restarted master is quarantined for that long.
  *
  * The checker's definitions (also printed in the report):
  *
@@ -70,7 +75,7 @@
  *
  * Environment: RLOCK_TORTURE_SECONDS (default 20) is the length of each
  * case; RLOCK_TORTURE_SEED fixes the seed (printed either way);
- * RLOCK_TORTURE_RESTART=0 leaves out the kill-and-restart fault.
+ * RLOCK_TORTURE_RESTART=0 leaves out the kill-and-restart faults.
  * RLOCK_TORTURE_BREAK shows that the checker can fail: "fence" makes the
  * register accept every write (checks 1b and 3 must fire), "quarantine"
  * opens the clients with restart_quarantine_ms = 0 (Redlock's restart
@@ -426,6 +431,7 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
   o.nmasters = (size_t)n;
   o.master_timeout_ms = MASTER_TIMEOUT_MS;
   o.watchdog_timeout_ms = WATCHDOG_MS;
+  o.max_lease_ms = LEASE_MAX_MS; /* the deployment's longest lease */
   o.drift_factor = DRIFT;
   o.retry_delay_ms = 10;
   o.retry_jitter_ms = 20;
@@ -550,10 +556,12 @@ typedef struct run {
   int exited[PROCS];
   /* Faults. */
   int m_state[MAX_MASTERS]; /* 0 up, 1 stopped, 2 killed */
+  int m_shift[MAX_MASTERS]; /* killed: restart with the clock behind */
   int64_t m_until[MAX_MASTERS];
   int w_stopped[PROCS];
   int64_t w_until[PROCS];
   int64_t f_master_stop, f_master_kill, f_worker_stop, f_restart_failed;
+  int64_t f_master_kill_shifted; /* of f_master_kill */
   int64_t f_worker_stop_in_section;
   event events[MAX_EVENTS];
   int nevents;
@@ -630,8 +638,14 @@ static void master_back(run *r, int i) {
     log_event(r, "resume master %d", i);
     r->m_state[i] = 0;
   } else if (r->m_state[i] == 2) {
-    if (rt_redis_restart(&srv[i]) == 0) {
-      log_event(r, "restart master %d (empty)", i);
+    char buf[2][512];
+    const char *env[3];
+    int rc = r->m_shift[i] && rt_redis_clockshift_env(-7200, buf, env) == 0
+                 ? rt_redis_restart_ex(&srv[i], env)
+                 : rt_redis_restart_ex(&srv[i], NULL);
+    if (rc == 0) {
+      log_event(r, "restart master %d (empty%s)", i,
+                r->m_shift[i] ? ", clock 2 h behind" : "");
       r->m_state[i] = 0;
     } else {
       /* The port may be taken for a moment; try again soon. */
@@ -642,12 +656,31 @@ static void master_back(run *r, int i) {
   }
 }
 
+/* SIGKILLs master i, to be restarted empty in ms, with its wall clock two
+ * hours behind when shifted is set. */
+static void kill_master(run *r, int i, int64_t ms, int shifted) {
+  if (rt_redis_kill(&srv[i]) != 0) return;
+  r->m_state[i] = 2;
+  r->m_shift[i] = shifted;
+  r->m_until[i] = now_ns() + ms * 1000000;
+  r->f_master_kill++;
+  r->f_master_kill_shifted += shifted;
+  log_event(r, "kill master %d, restart in %d ms%s", i, (int)ms,
+            shifted ? " with the clock 2 h behind" : "");
+}
+
 static void inject_one(run *r, uint64_t *rng) {
   int64_t now = now_ns();
   int minority = (r->n - 1) / 2;
   int kind = (int)(rnd(rng) % 100);
   if (r->n == 1) {
-    /* Only worker stops, and now and then a brief stop of the master. */
+    /* Worker stops, now and then a brief stop of the master, and rarely
+     * an empty restart with its clock behind (nothing can be locked for
+     * the quarantine after it). */
+    if (kind < 4 && r->restarts && r->m_state[0] == 0) {
+      kill_master(r, 0, rnd_in(rng, 100, 600), 1);
+      return;
+    }
     if (kind < 15 && r->m_state[0] == 0) {
       int64_t ms = rnd_in(rng, 50, 300);
       if (rt_redis_pause(&srv[0]) == 0) {
@@ -673,13 +706,7 @@ static void inject_one(run *r, uint64_t *rng) {
   } else if (kind < 60) {
     int i = (int)(rnd(rng) % (uint64_t)r->n);
     if (r->m_state[i] != 0 || masters_faulty(r) >= minority) return;
-    int64_t ms = rnd_in(rng, 100, 1200);
-    if (rt_redis_kill(&srv[i]) == 0) {
-      r->m_state[i] = 2;
-      r->m_until[i] = now + ms * 1000000;
-      r->f_master_kill++;
-      log_event(r, "kill master %d, restart in %d ms", i, (int)ms);
-    }
+    kill_master(r, i, rnd_in(rng, 100, 1200), rnd(rng) % 2);
   } else {
     int64_t ms = WORKER_STOP_MS + rnd_in(rng, 0, 500);
     if (workers_stopped(r) >= PROCS / 2) return;
@@ -1029,7 +1056,7 @@ static void print_figures(const check *c, double secs, int truncated) {
           ",\"valid_writes_rejected\":%" PRId64 ",\"token_regressions\":%" PRId64
           ",\"unlock_retried_sections\":%" PRId64 ",\"max_unlock_tries\":%" PRId64
           ",\"faults\":{\"master_stop\":%" PRId64 ",\"master_kill\":%" PRId64
-          ",\"worker_stop\":%" PRId64 ",\"worker_stop_in_section\":%" PRId64
+          ",\"master_kill_shifted\":%" PRId64 ",\"worker_stop\":%" PRId64 ",\"worker_stop_in_section\":%" PRId64
           ",\"restart_failed\":%" PRId64 "},\"errors\":{",
           r->n, r->seed, secs, r->n, PROCS, THREADS, acq, c->ns, truncated,
           c->writes, c->overlaps, c->resolved, c->benign, c->stale_sections,
@@ -1037,8 +1064,8 @@ static void print_figures(const check *c, double secs, int truncated) {
           c->stale_rejected, c->stale_accepted, c->stale_accepted_before_newer,
           c->valid_rejected, c->token_regressions, c->unlock_retried,
           c->max_unlock_tries, r->f_master_stop,
-          r->f_master_kill, r->f_worker_stop, r->f_worker_stop_in_section,
-          r->f_restart_failed);
+          r->f_master_kill, r->f_master_kill_shifted, r->f_worker_stop,
+          r->f_worker_stop_in_section, r->f_restart_failed);
   for (int op = 0; op < NOPS; op++) {
     fprintf(stderr, "%s\"%s\":{", op ? "," : "", op_names[op]);
     int first = 1;

@@ -440,13 +440,94 @@ typedef struct scan_totals {
 } scan_totals;
 
 /*
+ * The locks seen so far, by key, across masters: a lock is held on several
+ * masters at once and must be counted once. An open-addressing set of key
+ * strings, with what was found about each (a leak or a long lease on any
+ * master).
+ */
+typedef struct seen_key {
+  char *key;
+  size_t len;
+  int leak, over;
+} seen_key;
+
+typedef struct key_set {
+  seen_key *slots;
+  size_t cap, n;
+} key_set;
+
+static size_t key_hash(const char *s, size_t n) {
+  size_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static int key_set_grow(key_set *ks) {
+  size_t cap = ks->cap ? ks->cap * 2 : 1024;
+  seen_key *slots = calloc(cap, sizeof *slots);
+  if (slots == NULL) return -1;
+  for (size_t i = 0; i < ks->cap; i++) {
+    if (ks->slots[i].key == NULL) continue;
+    size_t j = key_hash(ks->slots[i].key, ks->slots[i].len) & (cap - 1);
+    while (slots[j].key != NULL) j = (j + 1) & (cap - 1);
+    slots[j] = ks->slots[i];
+  }
+  free(ks->slots);
+  ks->slots = slots;
+  ks->cap = cap;
+  return 0;
+}
+
+/* Records a lock found on one master; 0, or -1 when out of memory. */
+static int key_set_add(key_set *ks, const char *key, size_t len, int leak,
+                       int over) {
+  if ((ks->n + 1) * 2 > ks->cap && key_set_grow(ks) != 0) return -1;
+  size_t j = key_hash(key, len) & (ks->cap - 1);
+  while (ks->slots[j].key != NULL &&
+         !(ks->slots[j].len == len && memcmp(ks->slots[j].key, key, len) == 0))
+    j = (j + 1) & (ks->cap - 1);
+  seen_key *e = &ks->slots[j];
+  if (e->key == NULL) {
+    if ((e->key = malloc(len + 1)) == NULL) return -1;
+    memcpy(e->key, key, len);
+    e->key[len] = '\0';
+    e->len = len;
+    ks->n++;
+  }
+  e->leak |= leak;
+  e->over |= over;
+  return 0;
+}
+
+static void key_set_totals(const key_set *ks, scan_totals *t) {
+  for (size_t i = 0; i < ks->cap; i++) {
+    if (ks->slots[i].key == NULL) continue;
+    t->locks++;
+    t->leaks += ks->slots[i].leak;
+    t->long_leases += ks->slots[i].over;
+  }
+}
+
+static void key_set_free(key_set *ks) {
+  for (size_t i = 0; i < ks->cap; i++) free(ks->slots[i].key);
+  free(ks->slots);
+}
+
+/* A lock's key is PREFIX{NAME}; other hashes (such as the library's
+ * PREFIXrun_ids restart records) are not locks. */
+static int lock_shaped(const char *key, size_t len) {
+  return len >= 3 && key[len - 1] == '}' && memchr(key, '{', len) != NULL;
+}
+
+/*
  * Scans one connected master, printing each reported key as it goes (the
  * JSON array of keys is open while this runs). Returns 0, or -1 with a
  * message in err after a failed command.
  */
 static int scan_master(redisContext *ctx, const master_url *u,
                        const char *pattern, long long lease_over_ms, int all,
-                       int json, int *first_key, scan_totals *t, char *err,
+                       int json, int *first_key, scan_totals *t, key_set *ks,
+                       char *err,
                        size_t errsize) {
   char cursor[32] = "0";
   do {
@@ -494,6 +575,7 @@ static int scan_master(redisContext *ctx, const master_url *u,
       }
       if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
           strcmp(rr[0]->str, "hash") == 0 &&
+          lock_shaped(k->str, k->len) &&
           rr[1]->type == REDIS_REPLY_INTEGER &&
           rr[1]->integer != -2) { /* -2: it went away meanwhile */
         long long pttl = rr[1]->integer;
@@ -501,9 +583,10 @@ static int scan_master(redisContext *ctx, const master_url *u,
                                ? rr[2]->integer : -1;
         int leak = pttl == -1;
         int over = lease_over_ms >= 0 && pttl > lease_over_ms;
-        t->locks++;
-        t->leaks += leak;
-        t->long_leases += over;
+        if (key_set_add(ks, k->str, k->len, leak, over) != 0) {
+          if (!failed) snprintf(err, errsize, "out of memory");
+          failed = 1;
+        }
         if (leak || over || all) {
           if (json) {
             fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
@@ -606,6 +689,7 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
     return RT_EXIT_OSERR;
   }
   scan_totals t = {0, 0, 0, 0};
+  key_set ks = {NULL, 0, 0};
   size_t failed = 0;
   if (json) {
     fputs("{\"pattern\":", stdout);
@@ -626,7 +710,7 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
     redisContext *ctx = connect_master(&us[i], timeout_ms, err, sizeof err);
     if (ctx != NULL) {
       rc = scan_master(ctx, &us[i], pattern, lease_over_ms, all, json,
-                       &first_key, &t, err, sizeof err);
+                       &first_key, &t, &ks, err, sizeof err);
       redisFree(ctx);
     }
     if (rc != 0) failed++;
@@ -638,6 +722,8 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
       fprintf(stdout, "%s: error: %s\n", us[i].display, err);
     }
   }
+  key_set_totals(&ks, &t);
+  key_set_free(&ks);
   if (json) {
     fprintf(stdout,
             "],\"locks\":%lld,\"leaks\":%lld,\"lease_over\":%lld,"

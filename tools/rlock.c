@@ -104,15 +104,17 @@ static long long now_ms(void) {
 }
 
 /* Opens a client on the global masters with the given watchdog timeout
- * (0: the library's default). Prints why on failure. */
+ * (0: the library's default) and longest lease (0: the library's default).
+ * Prints why on failure. */
 static int open_client(const rt_global *g, long long watchdog_ms,
-                       rlock_client **out) {
+                       long long max_lease_ms, rlock_client **out) {
   rlock_options o;
   rlock_options_init(&o);
   o.masters = g->masters;
   o.nmasters = g->nmasters;
   o.key_prefix = g->prefix;
   if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
+  if (max_lease_ms > 0) o.max_lease_ms = max_lease_ms;
   o.retry_delay_ms = 50;
   o.retry_jitter_ms = 50;
   int rc = rlock_client_open(out, &o);
@@ -124,10 +126,38 @@ static int open_client(const rt_global *g, long long watchdog_ms,
   return rc;
 }
 
-/* Prints a library error, with the master's error reply when there is one. */
+/* Appends to buf (of size) the masters that are not connected, with why,
+ * from the client's metrics: what a user needs after RLOCK_ENOQUORUM. */
+static void failed_masters(rlock_client *c, char *buf, size_t size) {
+  static rlock_metrics m; /* large; the tool is single-threaded here */
+  size_t used = 0;
+  buf[0] = '\0';
+  if (rlock_metrics_snapshot(c, &m) != 0) return;
+  for (size_t i = 0; i < m.nmasters && used + 1 < size; i++) {
+    const rlock_master_metrics *mm = &m.masters[i];
+    int n;
+    if (!mm->up)
+      n = snprintf(buf + used, size - used, "%s%s: not connected",
+                   used ? "; " : "", mm->address);
+    else if (mm->timeouts > 0)
+      n = snprintf(buf + used, size - used,
+                   "%s%s: connected, %llu command(s) timed out",
+                   used ? "; " : "", mm->address,
+                   (unsigned long long)mm->timeouts);
+    else
+      continue;
+    if (n < 0) break;
+    used += (size_t)n < size - used ? (size_t)n : size - used - 1;
+  }
+}
+
+/* Prints a library error, with the master's error reply when there is
+ * one, and which masters failed when a majority could not be reached. */
 static void print_lib_error(const char *what, rlock_client *c, int rc) {
-  char buf[256] = "";
-  if (rc == RLOCK_EREDIS) rlock_client_last_error(c, buf, sizeof buf);
+  char buf[1024] = "";
+  if (rc == RLOCK_EREDIS || rc == RLOCK_EINVAL)
+    rlock_client_last_error(c, buf, sizeof buf);
+  if (rc == RLOCK_ENOQUORUM) failed_masters(c, buf, sizeof buf);
   fprintf(stderr, "rlock: %s: %s%s%s\n", what, rlock_strerror(rc),
           buf[0] ? ": " : "", buf);
 }
@@ -240,6 +270,7 @@ typedef struct exec_opts {
   long long lease_ms;    /* -1: watchdog */
   long long grace_ms;
   long long watchdog_ms; /* 0: library default */
+  long long max_lease_ms; /* 0: library default */
   long long connect_ms;
   int verbose;
 } exec_opts;
@@ -303,6 +334,11 @@ static void sleep_interruptible(exec_state *st, long long ms) {
 static int acquire(exec_state *st) {
   long long start = now_ms();
   long long connect_deadline = start + st->o->connect_ms;
+  /* -w bounds the whole call, connecting included (-n only the wait for a
+   * holder: connecting keeps its own bound). */
+  if (!st->o->nowait && st->o->wait_ms >= 0 &&
+      start + st->o->wait_ms < connect_deadline)
+    connect_deadline = start + st->o->wait_ms;
   int rc;
   for (;;) {
     rc = acquire_once(st, 0);
@@ -457,15 +493,18 @@ static const char exec_usage[] =
     "                                 is lost (default 5)\n"
     "      --watchdog-timeout MS      watchdog lease (default 30000; renewed\n"
     "                                 every third of it)\n"
+    "      --max-lease MS             the longest lease of any client of these\n"
+    "                                 masters (default 60000; --lease is at\n"
+    "                                 most this)\n"
     "      --connect-timeout MS       how long to retry while the masters are\n"
-    "                                 unreachable (default 2000)\n"
+    "                                 unreachable (default 2000; never past -w)\n"
     "  -v, --verbose                  report progress on stderr\n"
     "      --masters URL,...          --prefix P  as for every command\n"
     "Exit: the command's status; CODE (-E) if the lock was not had; 75 if the\n"
     "lock was lost while the command ran; 64 usage; 71 system error.\n";
 
 enum { OPT_MASTERS = 256, OPT_PREFIX, OPT_LEASE, OPT_GRACE, OPT_WATCHDOG,
-       OPT_CONNECT, OPT_FORCE };
+       OPT_CONNECT, OPT_FORCE, OPT_MAX_LEASE };
 
 static int cmd_exec(rt_global *g, int argc, char **argv) {
   static const struct option opts[] = {
@@ -477,6 +516,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       {"lease", required_argument, NULL, OPT_LEASE},
       {"grace", required_argument, NULL, OPT_GRACE},
       {"watchdog-timeout", required_argument, NULL, OPT_WATCHDOG},
+      {"max-lease", required_argument, NULL, OPT_MAX_LEASE},
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
       {"verbose", no_argument, NULL, 'v'},
       {"masters", required_argument, NULL, OPT_MASTERS},
@@ -514,6 +554,10 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       if (rt_parse_ll(optarg, 0, (long long)1 << 40, &o.connect_ms) != 0)
         goto bad;
       break;
+    case OPT_MAX_LEASE:
+      if (rt_parse_ll(optarg, 1, 30LL * 86400000, &o.max_lease_ms) != 0)
+        goto bad;
+      break;
     case 'v': o.verbose = 1; break;
     case OPT_MASTERS:
       if (rt_set_masters(g, optarg) != 0) goto bad;
@@ -536,7 +580,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
     return RT_EXIT_OSERR;
   }
   rlock_client *client;
-  int rc = open_client(g, o.watchdog_ms, &client);
+  int rc = open_client(g, o.watchdog_ms, o.max_lease_ms, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   exec_state st = {.o = &o};
   rc = rlock_get(client, name, &st.lock);
@@ -556,7 +600,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
     if (st.pending_signal) {
       code = 128 + st.pending_signal;
     } else {
-      code = o.conflict_code;
+      code = rc == RLOCK_EINVAL ? RT_EXIT_USAGE : o.conflict_code;
       if (rc == RLOCK_ETIMEDOUT)
         fprintf(stderr, "rlock: lock %s is held%s\n", name,
                 o.nowait ? "" : " (timed out waiting)");
@@ -692,7 +736,7 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
     return RT_EXIT_USAGE;
   }
   rlock_client *client;
-  int rc = open_client(g, 0, &client);
+  int rc = open_client(g, 0, 0, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   rlock *lock;
   rc = rlock_get(client, argv[optind], &lock);

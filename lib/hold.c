@@ -1,0 +1,46 @@
+/*
+ * The state changes of a hold: how one is forgotten, how one is lost, and
+ * how what is left of a lost one is given back.
+ * A hold is a record in the client's table (holds.h); the watchdog only
+ * times its renewals. Losing a hold is the lock layer's decision (renew.c,
+ * extend.c, release.c, acquire.c all reach it), so it lives here, with the
+ * metric, the log line and the owner's callback in one place.
+ */
+#include "lock.h"
+#include "round.h"
+#include "scripts.h"
+#include "util.h"
+
+void rl_hold_release_everywhere(rl_client *c, const rl_hold *h) {
+  const char *argv[] = {NULL, "1", h->key, h->owner};
+  size_t len[] = {0, 1, h->keylen, h->ownerlen};
+  for (int i = 0; i < c->nmasters; i++) {
+    rl_round *u = rl_round_new(c, NULL, NULL, RL_SCRIPT_RELEASE, 4, argv, len);
+    if (u != NULL) rl_round_send_one(u, i);
+  }
+}
+
+void rl_hold_drop(rl_client *c, rl_hold *h) {
+  rl_watchdog_cancel(&c->watchdog, &h->wd);
+  RL_ADD(c->metrics.locks_held, -1);
+  rl_hist_observe(&c->metrics.hold, rl_now_ms() - h->acquired_ms);
+  rlock *lock = h->lock;
+  rl_holds_remove(&c->holds, h);
+  if (lock != NULL) rl_lock_unref(lock);
+}
+
+void rl_hold_lost(rl_client *c, rl_hold *h) {
+  if (h->lost) return;
+  h->lost = 1;
+  RL_ADD(c->metrics.locks_lost, 1);
+  rl_log(c, RLOCK_LOG_ERROR, "lock %.*s lost by %.*s", (int)h->keylen, h->key,
+         (int)h->ownerlen, h->owner);
+  rl_watchdog_cancel(&c->watchdog, &h->wd);
+  /* What survived on some masters would otherwise stay for its lease, and
+   * a later acquisition of the same owner would stack on it. */
+  rl_hold_release_everywhere(c, h);
+  rlock *lock = h->lock;
+  rlock_lost_cb cb = lock ? atomic_load(&lock->lost_cb) : NULL;
+  if (cb != NULL)
+    cb(lock, h->owner_id, h->owner_is_thread, atomic_load(&lock->lost_arg));
+}

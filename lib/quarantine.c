@@ -1,0 +1,295 @@
+/*
+ * Restart quarantine and one vote per server.
+ *
+ * A master restarted without persistence has forgotten the locks it
+ * granted. Counting it at once toward a quorum lets a second client take
+ * a lock whose holder still has it on a minority (Redlock's "delayed
+ * restart" rule). So a master whose run_id changed does not count toward
+ * an acquisition until the deployment's longest lease has passed since it
+ * started: its uptime, read in the handshake, says how much is left.
+ *
+ * The hard part is knowing that it changed. A client that was connected
+ * before sees the run_id change; a client opened after the restart (every
+ * `rlock exec`) has never seen the old one. So clients keep records on the
+ * masters themselves: a hash <prefix>run_ids on every master, field = a
+ * master's address, value = its run_id and whether a change of run_id was
+ * ever seen ("<run_id> 0|1"). Every client, when it connects to a master,
+ * merges what it knows into that master's hash and reads the hash back in
+ * the same script call (RL_SCRIPT_RECORD); the merge marks a run_id that
+ * differs from the stored one as changed, and a changed run_id stays so.
+ * A fresh client thus learns from the other masters that the one it just
+ * met has a run_id nobody had seen before it restarted. A master with no
+ * record anywhere is trusted: a brand-new deployment is usable at once.
+ *
+ * Records are read on a connection before any lock command on it (the read
+ * is queued right after the handshake), so when a master's grant arrives,
+ * that master's records are known; records of other masters may arrive
+ * later, which is why the quarantine is applied when a round is decided
+ * (rl_votes_settle), not when a reply is classified.
+ *
+ * What is not caught (README, "Guarantees"): with N = 1 the only records
+ * are on the master that lost them, so only a client connected across the
+ * restart notices it; masters addressed differently by different clients
+ * (a host name resolving elsewhere, TCP against a unix socket) keep
+ * separate records; records expire after a week without any client.
+ *
+ * One vote per server: two connections whose servers report the same
+ * run_id are one server; the one with the higher index does not count.
+ */
+#include "quarantine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "options.h"
+#include "scripts.h"
+#include "util.h"
+
+#define RUNID_MAX 48
+#define ADDR_MAX (RL_URL_HOST_MAX + 120)
+
+typedef struct rec {
+  char run_id[RUNID_MAX]; /* "" when the record has no such field */
+  int changed;
+} rec;
+
+typedef struct qmaster {
+  char addr[ADDR_MAX];    /* the field name of its records */
+  char run_id[RUNID_MAX]; /* of the current connection; "" unknown */
+  uint64_t info_ms;       /* monotonic ms when run_id and uptime came */
+  uint64_t uptime_ms;
+  int self_seen;          /* this client saw the run_id change */
+  int restarted;          /* the current run_id follows another */
+  uint64_t until_ms;      /* quarantined until then (monotonic ms) */
+} qmaster;
+
+typedef struct rl_quarantine {
+  int n;
+  char key[RL_PREFIX_MAX + 16];
+  qmaster *m;
+  rec *recs; /* n * n: recs[k * n + i] is what master k says of master i */
+} rl_quarantine;
+
+int rl_quarantine_init(rl_client *c, const rl_url *urls) {
+  int n = c->nmasters;
+  rl_quarantine *q = calloc(1, sizeof *q);
+  if (q == NULL) return RLOCK_ENOMEM;
+  q->n = n;
+  q->m = calloc((size_t)n, sizeof *q->m);
+  q->recs = calloc((size_t)n * (size_t)n, sizeof *q->recs);
+  if (q->m == NULL || q->recs == NULL) {
+    free(q->m);
+    free(q->recs);
+    free(q);
+    return RLOCK_ENOMEM;
+  }
+  snprintf(q->key, sizeof q->key, "%srun_ids", c->prefix);
+  for (int i = 0; i < n; i++)
+    rl_url_canonical(&urls[i], q->m[i].addr, sizeof q->m[i].addr);
+  c->quarantine = q;
+  return 0;
+}
+
+void rl_quarantine_free(rl_client *c) {
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL) return;
+  free(q->m);
+  free(q->recs);
+  free(q);
+  c->quarantine = NULL;
+}
+
+uint64_t rl_quarantine_length(const rl_client *c) {
+  int64_t q = c->opts.restart_quarantine_ms;
+  if (q != RLOCK_QUARANTINE_AUTO) return (uint64_t)q;
+  int64_t w = c->opts.watchdog_timeout_ms, l = c->opts.max_lease_ms;
+  return (uint64_t)(w > l ? w : l);
+}
+
+static int conn_index(const rl_conn *conn) {
+  rl_client *c = conn->data;
+  return (int)(conn - c->conns);
+}
+
+/* Decides whether master i restarted, from what this client saw and from
+ * every record read so far, and starts its quarantine when it did. */
+static void evaluate(rl_client *c, int i) {
+  rl_quarantine *q = c->quarantine;
+  qmaster *m = &q->m[i];
+  if (m->run_id[0] == '\0' || m->restarted) return;
+  int seen = m->self_seen;
+  for (int k = 0; k < q->n && !seen; k++) {
+    const rec *r = &q->recs[k * q->n + i];
+    if (r->run_id[0] != '\0' && (strcmp(r->run_id, m->run_id) != 0 ||
+                                 r->changed))
+      seen = 1;
+  }
+  if (!seen) return;
+  m->restarted = 1;
+  atomic_fetch_add(&c->conns[i].restarts, 1);
+  uint64_t len = rl_quarantine_length(c);
+  uint64_t left = m->uptime_ms < len ? len - m->uptime_ms : 0;
+  m->until_ms = left > 0 ? m->info_ms + left : 0;
+  uint64_t now = rl_now_ms();
+  if (m->until_ms > now)
+    rl_log(c, RLOCK_LOG_WARN,
+           "master %s restarted (run_id %s is new%s): its grants do not "
+           "count for %llu ms",
+           m->addr, m->run_id, m->self_seen ? "" : ", by the records",
+           (unsigned long long)(m->until_ms - now));
+  else
+    rl_log(c, RLOCK_LOG_INFO,
+           "master %s restarted (run_id %s is new), longer ago than the "
+           "quarantine",
+           m->addr, m->run_id);
+}
+
+static void record_late(rl_round *r, int k, const redisReply *rep);
+static const rl_round_ops record_ops = {NULL, NULL, record_late, NULL};
+
+/* Sends to master k what this client knows of the masters it is connected
+ * to, and reads back k's records (fire-and-forget: the reply goes to
+ * record_late). */
+static void send_records(rl_client *c, int k) {
+  rl_quarantine *q = c->quarantine;
+  int n = q->n;
+  const char **argv = malloc((size_t)(4 + 3 * n) * sizeof *argv);
+  size_t *len = malloc((size_t)(4 + 3 * n) * sizeof *len);
+  if (argv == NULL || len == NULL) {
+    free(argv);
+    free(len);
+    return; /* out of memory: no records this time */
+  }
+  char ttl[24];
+  int argc = 0;
+  argv[argc++] = NULL;
+  argv[argc++] = "1";
+  argv[argc++] = q->key;
+  argv[argc++] = ttl;
+  snprintf(ttl, sizeof ttl, "%lld", (long long)RL_RECORDS_TTL_MS);
+  for (int i = 0; i < n; i++) {
+    qmaster *m = &q->m[i];
+    if (m->run_id[0] == '\0' || !rl_conn_ready(&c->conns[i])) continue;
+    argv[argc++] = m->addr;
+    argv[argc++] = m->run_id;
+    argv[argc++] = m->restarted ? "1" : "0";
+  }
+  for (int i = 0; i < argc; i++) len[i] = argv[i] ? strlen(argv[i]) : 0;
+  rl_round *r =
+      rl_round_new(c, &record_ops, NULL, RL_SCRIPT_RECORD, argc, argv, len);
+  free(argv);
+  free(len);
+  if (r != NULL) rl_round_send_one(r, k);
+}
+
+/* Master k's records: replaces what it said before, then re-evaluates. */
+static void record_late(rl_round *r, int k, const redisReply *rep) {
+  rl_client *c = r->client;
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL || rep == NULL || rep->type != REDIS_REPLY_ARRAY) return;
+  rec *row = &q->recs[k * q->n];
+  memset(row, 0, sizeof *row * (size_t)q->n);
+  for (size_t e = 0; e + 1 < rep->elements; e += 2) {
+    const redisReply *f = rep->element[e], *v = rep->element[e + 1];
+    if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+      continue;
+    for (int i = 0; i < q->n; i++) {
+      if (strlen(q->m[i].addr) != f->len ||
+          memcmp(q->m[i].addr, f->str, f->len) != 0)
+        continue;
+      size_t idlen = strcspn(v->str, " ");
+      if (idlen == 0 || idlen >= RUNID_MAX) break;
+      memcpy(row[i].run_id, v->str, idlen);
+      row[i].run_id[idlen] = '\0';
+      row[i].changed = strcmp(v->str + idlen, " 0") != 0;
+      break;
+    }
+  }
+  for (int i = 0; i < q->n; i++) evaluate(c, i);
+}
+
+void rl_quarantine_on_ready(rl_conn *conn) {
+  rl_client *c = conn->data;
+  if (c->quarantine == NULL || rl_client_closing(c)) return;
+  send_records(c, conn_index(conn));
+}
+
+void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
+                           uint64_t uptime_ms) {
+  rl_client *c = conn->data;
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL) return;
+  int i = conn_index(conn);
+  qmaster *m = &q->m[i];
+  if (strcmp(m->run_id, run_id) == 0) return; /* reconnected, same server */
+  int had = m->run_id[0] != '\0';
+  snprintf(m->run_id, sizeof m->run_id, "%s", run_id);
+  m->info_ms = rl_now_ms();
+  m->uptime_ms = uptime_ms;
+  m->self_seen = had;
+  m->restarted = 0;
+  m->until_ms = 0;
+  evaluate(c, i);
+  for (int j = 0; j < q->n; j++) {
+    if (j == i || strcmp(q->m[j].run_id, run_id) != 0) continue;
+    int lo = j < i ? j : i, hi = j < i ? i : j;
+    rl_log(c, RLOCK_LOG_ERROR,
+           "masters[%d] %s and masters[%d] %s are the same server (run_id "
+           "%s): its votes count once",
+           lo, q->m[lo].addr, hi, q->m[hi].addr, run_id);
+  }
+  /* Tell every master what this client now knows of this one. */
+  for (int k = 0; k < q->n; k++)
+    if (rl_conn_ready(&c->conns[k])) send_records(c, k);
+}
+
+int rl_master_quarantined(rl_client *c, int idx) {
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL || q->m[idx].until_ms == 0) return 0;
+  return rl_now_ms() < q->m[idx].until_ms;
+}
+
+int rl_master_duplicate(rl_client *c, int idx) {
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL || q->m[idx].run_id[0] == '\0') return 0;
+  for (int j = 0; j < idx; j++)
+    if (rl_conn_ready(&c->conns[j]) &&
+        strcmp(q->m[j].run_id, q->m[idx].run_id) == 0)
+      return 1;
+  return 0;
+}
+
+int rl_votes_settle(rl_round *r, int grants) {
+  rl_client *c = r->client;
+  for (int i = 0; i < r->n; i++) {
+    rl_round_slot *sl = &r->slot[i];
+    if (sl->vote != RL_VOTE_YES && sl->vote != RL_VOTE_NO) continue;
+    int drop = rl_master_duplicate(c, i) ||
+               (grants && sl->vote == RL_VOTE_YES &&
+                rl_master_quarantined(c, i));
+    if (!drop) continue;
+    if (sl->vote == RL_VOTE_YES)
+      r->yes--;
+    else
+      r->no--;
+    sl->vote = RL_VOTE_FAIL;
+    r->fail++;
+  }
+  int answered = r->yes + r->no + r->fail;
+  if (r->wait_all && answered < r->n) {
+    r->decided = 0;
+    return 0;
+  }
+  if (r->yes >= r->quorum) {
+    r->outcome = RL_VOTE_YES;
+    return 1;
+  }
+  if (r->no + r->fail > r->n - r->quorum) {
+    r->outcome = RL_VOTE_NO;
+    return 1;
+  }
+  r->decided = 0; /* not decided after all: wait for more answers */
+  return 0;
+}

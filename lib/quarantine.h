@@ -1,0 +1,53 @@
+/*
+ * Which masters' votes count: a master that restarted (and may have
+ * forgotten locks) does not count toward an acquisition until the
+ * deployment's longest lease has passed since its start, and one server
+ * reached through two addresses counts once. Loop thread only.
+ */
+#ifndef RL_QUARANTINE_H
+#define RL_QUARANTINE_H
+
+#include <stdint.h>
+
+#include "conn.h"
+#include "round.h"
+#include "url.h"
+
+struct rlock_client;
+
+/* Sets up the client's records of its masters (c->quarantine), whose
+ * resolved addresses are urls[c->nmasters]. 0 or RLOCK_ENOMEM. */
+int rl_quarantine_init(struct rlock_client *c, const rl_url *urls);
+void rl_quarantine_free(struct rlock_client *c);
+
+/* The quarantine length in ms: restart_quarantine_ms, or with
+ * RLOCK_QUARANTINE_AUTO the larger of watchdog_timeout_ms and
+ * max_lease_ms. */
+uint64_t rl_quarantine_length(const struct rlock_client *c);
+
+/* Connection hooks (wired in client.c): a connection became ready (the
+ * restart records are read and written before any lock command on it);
+ * a connection's handshake reported the server's run_id and uptime. */
+void rl_quarantine_on_ready(rl_conn *conn);
+void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
+                           uint64_t uptime_ms);
+
+/* 1 while master idx restarted less than the quarantine ago. */
+int rl_master_quarantined(struct rlock_client *c, int idx);
+
+/* 1 if master idx is the same server (same run_id) as a connected master
+ * with a lower index: its votes do not count. */
+int rl_master_duplicate(struct rlock_client *c, int idx);
+
+/*
+ * Settles a round's votes when it is decided, with what is known now
+ * (records from other masters may arrive after a master's own reply): the
+ * votes of duplicate masters, and with grants set the yes votes of
+ * quarantined masters, become FAIL (a grant stays a grant: it is kept or
+ * undone like any other). Returns 1 if the round is still decided
+ * (r->outcome updated), 0 if it is not after all: it then waits for more
+ * answers and its done hook runs again.
+ */
+int rl_votes_settle(rl_round *r, int grants);
+
+#endif

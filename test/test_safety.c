@@ -1,0 +1,411 @@
+/*
+ * The safety rules of issue 10, each as a scenario against real
+ * redis-server processes with real faults: a master restarted empty with
+ * its wall clock two hours behind (the LD_PRELOAD shim test/clockshift.c),
+ * masters unreachable for one client but not another (test/proxy.c), and
+ * masters listed twice.
+ *
+ * - Fencing tokens never go backwards, at N = 3 and N = 5, when the
+ *   master that lost its counter has a clock far behind: neither for the
+ *   client that saw the earlier tokens nor for a fresh one.
+ * - A master that restarted empty does not count toward a quorum until
+ *   the longest lease of the deployment has run out: not for a client
+ *   that noticed the restart after using short leases or none, and not
+ *   for a client opened after the restart. Masters started fresh are
+ *   usable at once.
+ * - One server casts one vote: duplicate addresses are refused at open
+ *   (also as localhost and 127.0.0.1, and unix paths), and two different
+ *   addresses of one server (TCP and its unix socket) count once.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "proxy.h"
+
+#define MT 400 /* master timeout, ms: generous for sanitizers and load */
+
+static rlock_client *open_on(const char *const *masters, int n,
+                             int64_t quarantine_ms) {
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = masters;
+  o.nmasters = (size_t)n;
+  o.master_timeout_ms = MT;
+  o.retry_delay_ms = 20;
+  o.retry_jitter_ms = 20;
+  o.restart_quarantine_ms = quarantine_ms;
+  rlock_client *c = NULL;
+  return rlock_client_open(&c, &o) == 0 ? c : NULL;
+}
+
+/* Waits until the client has noticed k restarts of master idx. */
+static int restarts_seen(rlock_client *c, int idx, uint64_t k, int ms) {
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  rlock_metrics m;
+  do {
+    if (rlock_metrics_snapshot(c, &m) == 0 && m.masters[idx].restarts >= k &&
+        m.masters[idx].up)
+      return 1;
+    rt_sleep_ms(20);
+  } while (rt_now_ms() < end);
+  return 0;
+}
+
+/* The TIME of a server, in seconds. */
+static long long server_time(rt_redis *r) {
+  redisReply *rep = rt_redis_cmd(r, "TIME");
+  long long t = -1;
+  if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+    t = strtoll(rep->element[0]->str, NULL, 10);
+  if (rep) freeReplyObject(rep);
+  return t;
+}
+
+/* --- the clock shim itself ------------------------------------------------ */
+
+static void clock_shim_shifts_time(void) {
+  char buf[2][512];
+  const char *env[3];
+  RT_REQUIRE(rt_redis_clockshift_env(-7200, buf, env) == 0);
+  rt_redis a, b;
+  RT_REQUIRE(rt_redis_start(&a, NULL) == 0);
+  RT_REQUIRE(rt_redis_start_ex(&b, NULL, env, NULL) == 0);
+  long long d = server_time(&a) - server_time(&b);
+  RT_CHECK(d > 7190 && d < 7210);
+  /* It survives a restart, and a restart may change it. */
+  RT_REQUIRE(rt_redis_kill(&b) == 0);
+  RT_REQUIRE(rt_redis_restart(&b) == 0);
+  d = server_time(&a) - server_time(&b);
+  RT_CHECK(d > 7190 && d < 7210);
+  RT_REQUIRE(rt_redis_kill(&b) == 0);
+  RT_REQUIRE(rt_redis_restart_ex(&b, NULL) == 0);
+  d = server_time(&a) - server_time(&b);
+  RT_CHECK(d > -10 && d < 10);
+  rt_redis_stop(&a);
+  rt_redis_stop(&b);
+}
+
+/* --- 10.1: fencing tokens with a master restarted empty, clock behind --- */
+
+/*
+ * N = 3: A, B (clock 2 h behind), C. N = 5: A, B, C, D, E. Masters other
+ * than B are reached through proxies, so that "unreachable" means no
+ * command of the test client reaches them (not even later).
+ *  1. All up: token t0.
+ *  2. A (and D) unreachable: five acquisitions through the others.
+ *  3. B is SIGKILLed and restarted empty, its clock still behind.
+ *  4. A (and D) back, C (and E) unreachable: the next acquisition goes
+ *     through A, B (and D); its token must be above every earlier one,
+ *     for the client that saw them and for a fresh client.
+ * The quarantine is off: this is about tokens, not about the restart.
+ */
+static void token_regression(int n, int fresh) {
+  char buf[2][512];
+  const char *env[3];
+  RT_REQUIRE(rt_redis_clockshift_env(-7200, buf, env) == 0);
+  rt_redis srv[5];
+  rt_proxy *px[5] = {NULL};
+  const char *m[5];
+  for (int i = 0; i < n; i++) {
+    RT_REQUIRE(rt_redis_start_ex(&srv[i], NULL, i == 1 ? env : NULL, NULL) ==
+               0);
+    if (i == 1) {
+      m[i] = srv[i].url;
+    } else {
+      RT_REQUIRE((px[i] = rt_proxy_start(srv[i].port)) != NULL);
+      m[i] = rt_proxy_url(px[i]);
+    }
+  }
+  /* Which masters drop out in step 2 and in step 4. */
+  int out2[2] = {0, 3}, out4[2] = {2, 4}, nout = n == 3 ? 1 : 2;
+  rlock_client *c = open_on(m, n, 0);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "fenced", &l) == 0);
+  uint64_t t0 = 0, last = 0, t = 0;
+  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_CHECK(rlock_fencing_token(l, &t0) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  last = t0;
+  for (int k = 0; k < nout; k++) rt_proxy_cut(px[out2[k]]);
+  for (int k = 0; k < 5; k++) {
+    RT_REQUIRE(rlock_trylock(l, 3000, 10000) == 0);
+    RT_CHECK(rlock_fencing_token(l, &t) == 0);
+    RT_CHECK(t > last);
+    last = t;
+    RT_REQUIRE(rlock_unlock(l) == 0);
+  }
+  RT_REQUIRE(rt_redis_kill(&srv[1]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[1]) == 0);
+  for (int k = 0; k < nout; k++) {
+    rt_proxy_pass(px[out2[k]]);
+    rt_proxy_cut(px[out4[k]]);
+  }
+  rlock_client *c2 = c;
+  rlock *l2 = l;
+  if (fresh) {
+    RT_REQUIRE((c2 = open_on(m, n, 0)) != NULL);
+    RT_REQUIRE(rlock_get(c2, "fenced", &l2) == 0);
+  }
+  /* The masters that are back are reconnected within the wait. */
+  RT_CHECK_EQ_INT(rlock_trylock(l2, 5000, 10000), 0);
+  t = 0;
+  RT_CHECK(rlock_fencing_token(l2, &t) == 0);
+  if (getenv("RT_DEBUG"))
+    for (int i = 0; i < n; i++) {
+      redisReply *f = rt_redis_cmd(&srv[i], "GET rlock:{fenced}:fence");
+      fprintf(stderr, "    master %d counter %s\n", i,
+              f && f->type == REDIS_REPLY_STRING ? f->str : "(none)");
+      if (f) freeReplyObject(f);
+    }
+  if (t <= last)
+    fprintf(stderr, "    token regression: %llu after %llu (t0 %llu)\n",
+            (unsigned long long)t, (unsigned long long)last,
+            (unsigned long long)t0);
+  RT_CHECK(t > last);
+  rlock_unlock(l2);
+  if (fresh) {
+    rlock_free(l2);
+    rlock_client_close(c2);
+  }
+  rlock_free(l);
+  rlock_client_close(c);
+  for (int i = 0; i < n; i++) {
+    rt_proxy_stop(px[i]);
+    rt_redis_stop(&srv[i]);
+  }
+}
+
+static void token_regression_3(void) { token_regression(3, 0); }
+static void token_regression_3_fresh(void) { token_regression(3, 1); }
+static void token_regression_5(void) { token_regression(5, 0); }
+static void token_regression_5_fresh(void) { token_regression(5, 1); }
+
+/* --- 10.2: the restart quarantine covers every client -------------------- */
+
+/*
+ * Client X holds L with the watchdog (30 s lease) on A and B; C is
+ * unreachable for X (its C goes through a cut proxy). A is SIGKILLed and
+ * restarted empty. Client Y, open since before the restart, noticed it;
+ * its longest lease so far is y_lease (0: none). Y must not take L, and
+ * neither must a client opened after the restart.
+ */
+static void quarantine_two_clients(int64_t y_lease) {
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  rt_proxy *cx = rt_proxy_start(srv[2].port);
+  RT_REQUIRE(cx != NULL);
+  const char *my[3] = {srv[0].url, srv[1].url, srv[2].url};
+  const char *mx[3] = {srv[0].url, srv[1].url, rt_proxy_url(cx)};
+  rlock_client *y = open_on(my, 3, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(y != NULL);
+  rlock *ly, *warm;
+  RT_REQUIRE(rlock_get(y, "L", &ly) == 0);
+  RT_REQUIRE(rlock_get(y, "warmup", &warm) == 0);
+  RT_REQUIRE(rt_force_soon(warm) == 0); /* connected everywhere */
+  if (y_lease > 0) {
+    RT_REQUIRE(rlock_trylock(warm, 2000, y_lease) == 0);
+    RT_REQUIRE(rlock_unlock(warm) == 0);
+  }
+  rt_proxy_cut(cx);
+  rlock_client *x = open_on(mx, 3, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(x != NULL);
+  rlock *lx;
+  RT_REQUIRE(rlock_get(x, "L", &lx) == 0);
+  RT_REQUIRE(rlock_trylock(lx, 5000, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rt_redis_int(&srv[2], "EXISTS rlock:{L}") == 0);
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  RT_REQUIRE(restarts_seen(y, 0, 1, 10000));
+  /* Y: A and C would make a majority, but A forgot X's lock. */
+  int rc = rlock_trylock(ly, 0, 10000);
+  if (rc == 0) fprintf(stderr, "    Y took L while X holds it\n");
+  RT_CHECK(rc != 0);
+  if (rc == 0) rlock_unlock(ly);
+  /* A client opened after the restart, that never saw A before. */
+  rlock_client *z = open_on(my, 3, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(z != NULL);
+  rlock *lz;
+  RT_REQUIRE(rlock_get(z, "L", &lz) == 0);
+  rc = rlock_trylock(lz, 1500, 10000);
+  if (rc == 0) fprintf(stderr, "    a fresh client took L while X holds it\n");
+  RT_CHECK(rc != 0);
+  if (rc == 0) rlock_unlock(lz);
+  /* X's hold was never taken from it: B still has it, within its lease.
+   * Only B of the masters that count can confirm it now (A forgot, C is
+   * cut off), so the unlock cannot show a majority: RLOCK_ENOQUORUM, and
+   * the hold ends anyway, released where it is. */
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[1], "EXISTS rlock:{L}"), 1);
+  rc = rlock_unlock(lx);
+  RT_CHECK(rc == 0 || rc == RLOCK_ENOQUORUM);
+  uint64_t end = rt_now_ms() + 2000;
+  while (rt_redis_int(&srv[1], "EXISTS rlock:{L}") != 0 && rt_now_ms() < end)
+    rt_sleep_ms(20);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[1], "EXISTS rlock:{L}"), 0);
+  rlock_free(lz);
+  rlock_free(lx);
+  rlock_free(ly);
+  rlock_free(warm);
+  rlock_client_close(z);
+  rlock_client_close(x);
+  rlock_client_close(y);
+  rt_proxy_stop(cx);
+  rt_redis_stop_many(srv, 3);
+}
+
+static void quarantine_y_no_lease(void) { quarantine_two_clients(0); }
+static void quarantine_y_short_lease(void) { quarantine_two_clients(500); }
+static void quarantine_y_long_lease(void) { quarantine_two_clients(45000); }
+
+/*
+ * Masters started fresh (no client ever saw them) are trusted at once: a
+ * fresh client locks with one of three stopped, so both others count.
+ */
+static void fresh_masters_usable_at_once(void) {
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  const char *m[3] = {srv[0].url, srv[1].url, srv[2].url};
+  RT_REQUIRE(rt_redis_pause(&srv[2]) == 0);
+  rlock_client *c = open_on(m, 3, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "fresh", &l) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 3000, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  /* A master restarted before any client saw it is new to everyone. */
+  RT_REQUIRE(rt_redis_resume(&srv[2]) == 0);
+  rlock_free(l);
+  rlock_client_close(c);
+  rt_redis_stop_many(srv, 3);
+}
+
+/* --- 10.3: one server, one vote ------------------------------------------ */
+
+/* Opens with these masters; returns the open's status and its reason. */
+static int open_status(const char *const *m, int n, char *why, size_t size) {
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = (size_t)n;
+  o.master_timeout_ms = MT;
+  o.restart_quarantine_ms = 0;
+  rlock_client *c = NULL;
+  int rc = rlock_client_open(&c, &o);
+  rlock_open_error(why, size);
+  if (rc == 0) rlock_client_close(c);
+  return rc;
+}
+
+/* Counts ERROR log lines that say two masters are one server. */
+static atomic_int same_server_logged;
+static void on_log(int level, const char *msg, void *arg) {
+  (void)arg;
+  if (level == RLOCK_LOG_ERROR && strstr(msg, "same server") != NULL)
+    atomic_fetch_add(&same_server_logged, 1);
+}
+
+/* With B stopped, the only server left must not make a majority alone. */
+static void check_one_vote(const char *const *m, rt_redis *a, rt_redis *b) {
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 3;
+  o.master_timeout_ms = MT;
+  o.restart_quarantine_ms = 0;
+  o.log_cb = on_log;
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "dup", &l) == 0);
+  RT_REQUIRE(rt_force_soon(l) == 0);
+  RT_REQUIRE(rt_redis_pause(b) == 0);
+  int rc = rlock_trylock(l, 0, 10000);
+  if (rc == 0) {
+    redisReply *r = rt_redis_cmd(a, "HGETALL rlock:{dup}");
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+      fprintf(stderr, "    one server, two votes: HGETALL = %s %s\n",
+              r->element[0]->str, r->element[1]->str);
+    if (r) freeReplyObject(r);
+    rlock_unlock(l);
+  }
+  RT_CHECK(rc != 0);
+  RT_REQUIRE(rt_redis_resume(b) == 0);
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
+static void duplicate_address_refused(void) {
+  rt_redis srv[2];
+  RT_REQUIRE(rt_redis_start_many(srv, 2) == 0);
+  char why[320], local[64];
+  snprintf(local, sizeof local, "localhost:%d", srv[0].port);
+  const char *same[3] = {srv[0].url, srv[0].url, srv[1].url};
+  const char *spelled[3] = {local, srv[1].url, srv[0].url};
+  int rc = open_status(same, 3, why, sizeof why);
+  RT_CHECK_EQ_INT(rc, RLOCK_EINVAL);
+  if (rc == RLOCK_EINVAL) {
+    RT_CHECK(strstr(why, "masters[0]") != NULL);
+    RT_CHECK(strstr(why, "masters[1]") != NULL);
+  } else {
+    check_one_vote(same, &srv[0], &srv[1]);
+  }
+  rc = open_status(spelled, 3, why, sizeof why);
+  RT_CHECK_EQ_INT(rc, RLOCK_EINVAL);
+  if (rc == RLOCK_EINVAL) {
+    RT_CHECK(strstr(why, "masters[0]") != NULL);
+    RT_CHECK(strstr(why, "masters[2]") != NULL);
+    RT_CHECK(strstr(why, "localhost") != NULL);
+  } else {
+    check_one_vote(spelled, &srv[0], &srv[1]);
+  }
+  rt_redis_stop_many(srv, 2);
+}
+
+static void duplicate_unix_path_refused(void) {
+  rt_redis a;
+  const char *args[] = {"--unixsocket", "{dir}/redis.sock", NULL};
+  RT_REQUIRE(rt_redis_start_ex(&a, NULL, NULL, args) == 0);
+  char u1[400], u2[400], why[320];
+  snprintf(u1, sizeof u1, "unix://%s/redis.sock", a.dir);
+  snprintf(u2, sizeof u2, "unix://%s/./redis.sock", a.dir);
+  const char *m[2] = {u1, u2};
+  RT_CHECK_EQ_INT(open_status(m, 2, why, sizeof why), RLOCK_EINVAL);
+  RT_CHECK(strstr(why, "masters[1]") != NULL);
+  rt_redis_stop(&a);
+}
+
+/* TCP and the unix socket of one server: two addresses, one run_id. */
+static void same_run_id_counts_once(void) {
+  rt_redis a, b;
+  const char *args[] = {"--unixsocket", "{dir}/redis.sock", NULL};
+  RT_REQUIRE(rt_redis_start_ex(&a, NULL, NULL, args) == 0);
+  RT_REQUIRE(rt_redis_start(&b, NULL) == 0);
+  char u[400];
+  snprintf(u, sizeof u, "unix://%s/redis.sock", a.dir);
+  const char *m[3] = {a.url, u, b.url};
+  atomic_store(&same_server_logged, 0);
+  check_one_vote(m, &a, &b);
+  RT_CHECK(atomic_load(&same_server_logged) >= 1); /* said so, at ERROR */
+  rt_redis_stop(&a);
+  rt_redis_stop(&b);
+}
+
+int main(int argc, char **argv) {
+  static const rt_test tests[] = {
+      {"clock_shim_shifts_time", clock_shim_shifts_time},
+      {"token_regression_3", token_regression_3},
+      {"token_regression_3_fresh", token_regression_3_fresh},
+      {"token_regression_5", token_regression_5},
+      {"token_regression_5_fresh", token_regression_5_fresh},
+      {"quarantine_y_no_lease", quarantine_y_no_lease},
+      {"quarantine_y_short_lease", quarantine_y_short_lease},
+      {"quarantine_y_long_lease", quarantine_y_long_lease},
+      {"fresh_masters_usable_at_once", fresh_masters_usable_at_once},
+      {"duplicate_address_refused", duplicate_address_refused},
+      {"duplicate_unix_path_refused", duplicate_unix_path_refused},
+      {"same_run_id_counts_once", same_run_id_counts_once},
+  };
+  return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
