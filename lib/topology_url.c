@@ -1,0 +1,266 @@
+/*
+ * The cluster and Sentinel URL forms of topology_url.h. Like url.c, it
+ * accepts exactly the documented forms and refuses the rest with a reason,
+ * because a master list is typed by hand and a typo must fail at open
+ * rather than become a master that never answers.
+ */
+#include "topology_url.h"
+
+#include <string.h>
+
+#include "rlock.h"
+
+#define FAIL(text)        \
+  do {                    \
+    if (why) *why = text; \
+    return RLOCK_EINVAL;  \
+  } while (0)
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Copies [s, e) into dst, percent-decoded. 0, or -1 when it is empty, too
+ * long, badly encoded, or decodes to a NUL. */
+static int decode(char *dst, size_t cap, const char *s, const char *e) {
+  size_t n = 0;
+  for (const char *p = s; p < e; p++) {
+    char c = *p;
+    if (c == '%') {
+      if (e - p < 3) return -1;
+      int hi = hex_digit(p[1]), lo = hex_digit(p[2]);
+      if (hi < 0 || lo < 0) return -1;
+      c = (char)(hi * 16 + lo);
+      if (c == '\0') return -1;
+      p += 2;
+    }
+    if (n + 1 >= cap) return -1;
+    dst[n++] = c;
+  }
+  if (n == 0) return -1;
+  dst[n] = '\0';
+  return 0;
+}
+
+/* "host[:port]" or "[v6][:port]" in [s, e), the port defaulting to def. */
+static int parse_addr(const char *s, const char *e, int def,
+                      rl_topo_addr *a) {
+  const char *hs = s, *he, *colon = NULL;
+  if (s < e && *s == '[') {
+    const char *close = memchr(s, ']', (size_t)(e - s));
+    if (close == NULL) return -1;
+    hs = s + 1;
+    he = close;
+    if (close + 1 < e) {
+      if (close[1] != ':') return -1;
+      colon = close + 1;
+    }
+    if (memchr(hs, ':', (size_t)(he - hs)) == NULL) return -1; /* not v6 */
+  } else {
+    colon = memchr(s, ':', (size_t)(e - s));
+    he = colon ? colon : e;
+  }
+  size_t n = (size_t)(he - hs);
+  if (n == 0 || n >= sizeof a->host) return -1;
+  for (const char *p = hs; p < he; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c <= ' ' || c == 0x7f || strchr("/@?&=[]%,#", c) != NULL ||
+        (c == ':' && hs == s))
+      return -1;
+  }
+  memcpy(a->host, hs, n);
+  a->host[n] = '\0';
+  if (colon == NULL) {
+    a->port = def;
+    return 0;
+  }
+  const char *p = colon + 1;
+  long v = 0;
+  if (p == e || e - p > 5) return -1;
+  for (; p < e; p++) {
+    if (*p < '0' || *p > '9') return -1;
+    v = v * 10 + (*p - '0');
+  }
+  if (v < 1 || v > 65535) return -1;
+  a->port = (int)v;
+  return 0;
+}
+
+/* Adds an address; refuses a duplicate and one too many. */
+static int add_addr(rl_topo_url *u, const char *s, const char *e, int def,
+                    const char **why) {
+  rl_topo_addr a;
+  if (parse_addr(s, e, def, &a) != 0)
+    FAIL("bad address (host, host:port or [v6]:port, port 1 to 65535)");
+  for (int i = 0; i < u->naddrs; i++)
+    if (u->addr[i].port == a.port && strcmp(u->addr[i].host, a.host) == 0)
+      FAIL("an address is given twice");
+  if (u->naddrs == RL_TOPO_MAX_ADDRS)
+    FAIL("more than 16 seeds or sentinels");
+  u->addr[u->naddrs++] = a;
+  return 0;
+}
+
+/* "[user]:password" in [s, e), for the data nodes. */
+static int parse_userinfo(const char *s, const char *e, rl_topo_url *u,
+                          const char **why) {
+  const char *c = memchr(s, ':', (size_t)(e - s));
+  if (c == NULL) FAIL("userinfo must be :password or user:password");
+  if (c != s) {
+    if (decode(u->user, sizeof u->user, s, c) != 0)
+      FAIL("user longer than 255 bytes, or badly percent-encoded");
+    u->has_user = 1;
+  }
+  if (decode(u->password, sizeof u->password, c + 1, e) != 0)
+    FAIL("password empty, longer than 255 bytes, or badly percent-encoded");
+  u->has_password = 1;
+  return 0;
+}
+
+/* A percent-encoded option value, given at most once. */
+static int set_text(char *dst, size_t cap, int *has, const char *s,
+                    const char *e, const char **why) {
+  if (*has) FAIL("an option is given twice");
+  if (decode(dst, cap, s, e) != 0)
+    FAIL("an option's value is empty, longer than 255 bytes, or badly "
+         "percent-encoded");
+  *has = 1;
+  return 0;
+}
+
+static int name_is(const char *s, const char *e, const char *name) {
+  size_t n = strlen(name);
+  return (size_t)(e - s) == n && memcmp(s, name, n) == 0;
+}
+
+/* One "name=value" of the query. */
+static int parse_option(rl_topo_url *u, const char *s, const char *e,
+                        int *has_db, const char **why) {
+  const char *eq = memchr(s, '=', (size_t)(e - s));
+  if (eq == NULL) FAIL("an option is not name=value");
+  const char *v = eq + 1;
+  if (u->kind == RL_TOPO_CLUSTER) {
+    if (name_is(s, eq, "seed"))
+      return add_addr(u, v, e, RL_TOPO_CLUSTER_PORT, why);
+    FAIL("unknown option (a cluster URL takes seed=)");
+  }
+  if (name_is(s, eq, "sentinel"))
+    return add_addr(u, v, e, RL_TOPO_SENTINEL_PORT, why);
+  if (name_is(s, eq, "sentinel_user"))
+    return set_text(u->sentinel_user, sizeof u->sentinel_user,
+                    &u->has_sentinel_user, v, e, why);
+  if (name_is(s, eq, "sentinel_password"))
+    return set_text(u->sentinel_password, sizeof u->sentinel_password,
+                    &u->has_sentinel_password, v, e, why);
+  if (name_is(s, eq, "db")) {
+    long db = 0;
+    if (*has_db) FAIL("an option is given twice");
+    if (v == e || e - v > 7) FAIL("db must be a number from 0 to 1000000");
+    for (const char *p = v; p < e; p++) {
+      if (*p < '0' || *p > '9') FAIL("db must be a number from 0 to 1000000");
+      db = db * 10 + (*p - '0');
+    }
+    if (db > 1000000) FAIL("db must be a number from 0 to 1000000");
+    u->db = (int)db;
+    *has_db = 1;
+    return 0;
+  }
+  FAIL("unknown option (a sentinel URL takes sentinel=, sentinel_user=, "
+       "sentinel_password= and db=)");
+}
+
+static int parse_query(rl_topo_url *u, const char *s, const char *end,
+                       const char **why) {
+  int has_db = 0;
+  while (s < end) {
+    const char *amp = memchr(s, '&', (size_t)(end - s));
+    const char *e = amp ? amp : end;
+    if (e == s) FAIL("an empty option (&& or a trailing &)");
+    if (parse_option(u, s, e, &has_db, why) != 0) return RLOCK_EINVAL;
+    s = amp ? amp + 1 : end;
+    if (amp && s == end) FAIL("an empty option (&& or a trailing &)");
+  }
+  if (u->has_sentinel_user && !u->has_sentinel_password)
+    FAIL("sentinel_user= needs sentinel_password=");
+  return 0;
+}
+
+static const struct {
+  const char *prefix;
+  int kind, tls;
+} schemes[] = {
+    {"redis-cluster://", RL_TOPO_CLUSTER, 0},
+    {"rediss-cluster://", RL_TOPO_CLUSTER, 1},
+    {"redis-sentinel://", RL_TOPO_SENTINEL, 0},
+    {"rediss-sentinel://", RL_TOPO_SENTINEL, 1},
+};
+
+static int scheme_of(const char *s) {
+  for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+    if (strncmp(s, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
+      return (int)i;
+  return -1;
+}
+
+int rl_topo_url_is(const char *s) { return s != NULL && scheme_of(s) >= 0; }
+
+int rl_topo_url_parse(const char *s, rl_topo_url *u, const char **why) {
+  if (s == NULL) FAIL("missing (NULL)");
+  memset(u, 0, sizeof *u);
+  int sc = scheme_of(s);
+  if (sc < 0)
+    FAIL("not a redis-cluster://, rediss-cluster://, redis-sentinel:// or "
+         "rediss-sentinel:// URL");
+  size_t len = strlen(s);
+  if (len > 4096) FAIL("longer than 4096 bytes");
+  if (memchr(s, ',', len) != NULL)
+    FAIL("a comma (commas separate masters; give more seeds or sentinels "
+         "with seed= or sentinel=, and encode a comma in a password as %2C)");
+  u->kind = schemes[sc].kind;
+  u->tls = schemes[sc].tls;
+  const char *p = s + strlen(schemes[sc].prefix), *end = s + len;
+
+  /* The query starts at the first '?'; '@', '/' and '?' inside the
+   * userinfo must be percent-encoded, so the authority ends at the first
+   * '/' or '?' after the last '@' before them. */
+  const char *q = memchr(p, '?', (size_t)(end - p));
+  const char *qend = q ? q : end;
+  const char *at = NULL;
+  for (const char *c = p; c < qend; c++)
+    if (*c == '@') at = c;
+  if (at != NULL) {
+    if (memchr(p, '/', (size_t)(at - p)) != NULL)
+      FAIL("a '/' in the userinfo must be percent-encoded (%2F)");
+    if (parse_userinfo(p, at, u, why) != 0) return RLOCK_EINVAL;
+    p = at + 1;
+  }
+  const char *slash = memchr(p, '/', (size_t)(qend - p));
+  const char *auth_end = slash ? slash : qend;
+  int def = u->kind == RL_TOPO_CLUSTER ? RL_TOPO_CLUSTER_PORT
+                                       : RL_TOPO_SENTINEL_PORT;
+  if (add_addr(u, p, auth_end, def, why) != 0) return RLOCK_EINVAL;
+
+  if (u->kind == RL_TOPO_CLUSTER) {
+    if (slash != NULL)
+      FAIL("a cluster URL has no path (a cluster has only database 0)");
+  } else {
+    if (slash == NULL || slash + 1 == qend)
+      FAIL("a sentinel URL needs the service name as its path "
+           "(redis-sentinel://host:port/mymaster)");
+    if (memchr(slash + 1, '/', (size_t)(qend - slash - 1)) != NULL)
+      FAIL("the service name must not contain '/' (encode it as %2F)");
+    if (decode(u->service, sizeof u->service, slash + 1, qend) != 0)
+      FAIL("service name longer than 255 bytes or badly percent-encoded");
+    for (const char *c = u->service; *c; c++)
+      if ((unsigned char)*c <= ' ')
+        FAIL("the service name must not contain blanks or control bytes");
+  }
+  if (q != NULL) {
+    if (q + 1 == end) FAIL("an empty query after '?'");
+    if (parse_query(u, q + 1, end, why) != 0) return RLOCK_EINVAL;
+  }
+  return 0;
+}
