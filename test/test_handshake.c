@@ -119,6 +119,11 @@ static void wrong_password(void) {
   RT_CHECK(strstr(last_log, "WRONGPASS") != NULL);
   RT_CHECK(m.masters[0].errors >= 1);
   RT_CHECK_EQ_INT(m.masters[0].up, 0);
+  RT_CHECK(strncmp(m.masters[0].error, "WRONGPASS", 9) == 0);
+  /* Waiting for readiness learns it at once, not at the timeout. */
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 60000), RLOCK_EREDIS);
+  RT_CHECK(rt_now_ms() - t0 < 30000);
   rlock_free(l);
   rlock_client_close(c);
   rt_redis_stop(&pw);
