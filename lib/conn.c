@@ -687,12 +687,16 @@ static void on_retry(uv_timer_t *t) { connect_now(t->data); }
 static void on_timer(uv_timer_t *t) {
   rl_conn *conn = t->data;
   if (conn->state == RL_CONN_CONNECTING || conn->state == RL_CONN_HANDSHAKE) {
-    attempt_failed(conn,
-                   conn->state == RL_CONN_CONNECTING
-                       ? (conn->url.tls ? "connect timed out (TCP or TLS)"
-                                        : "connect timed out")
-                       : "handshake timed out",
-                   0, 0);
+    const char *why = "connect timed out";
+    int tls = conn->state == RL_CONN_CONNECTING && conn->stream != NULL &&
+              rl_stream_tls_handshaking(conn->stream);
+    if (conn->state == RL_CONN_HANDSHAKE)
+      why = "handshake timed out (the master did not answer AUTH, SELECT or "
+            "SCRIPT LOAD)";
+    else if (tls)
+      why = "TLS handshake timed out (does the master speak TLS on this "
+            "port?)";
+    attempt_failed(conn, why, 0, tls);
     return;
   }
   if (conn->state != RL_CONN_READY) return;

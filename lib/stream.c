@@ -170,6 +170,25 @@ static void maybe_shut(rl_stream *s, int fd) {
   shutdown(fd, SHUT_WR);
 }
 
+/* A write failed on a TLS stream: the master may have said why before it
+ * closed (a TLS alert: "certificate required", say), in bytes not read
+ * yet. Reads them and fails with that reason if there is one; 1 if so.
+ * Plaintext found on the way is dropped: the stream is failing anyway. */
+static int explain_from_input(rl_stream *s, int fd) {
+  for (int i = 0; i < 16; i++) {
+    ssize_t n = recv(fd, s->rbuf, sizeof s->rbuf, MSG_DONTWAIT);
+    if (n <= 0 || rl_tls_feed(s->tls, s->rbuf, (size_t)n) != 0) break;
+  }
+  long r;
+  if (s->state == S_HANDSHAKING)
+    r = rl_tls_handshake(s->tls);
+  else
+    while ((r = rl_tls_read(s->tls, s->rbuf, sizeof s->rbuf)) > 0) continue;
+  if (r >= 0) return 0;
+  fail(s, rl_tls_error(s->tls), 1);
+  return 1;
+}
+
 static void try_send(rl_stream *s) {
   if (s->state != S_OPEN && s->state != S_HANDSHAKING &&
       s->state != S_LINGER)
@@ -189,6 +208,8 @@ static void try_send(rl_stream *s) {
     }
     char why[96];
     snprintf(why, sizeof why, "write: %s", strerror(n < 0 ? errno : EIO));
+    if (s->tls != NULL && s->state != S_LINGER && explain_from_input(s, fd))
+      return;
     fail(s, why, 0);
     return;
   }
@@ -423,6 +444,10 @@ rl_stream *rl_stream_open(uv_loop_t *loop, const rl_url *url, rl_tls_ctx *tls,
 }
 
 void *rl_stream_data(const rl_stream *s) { return s->data; }
+
+int rl_stream_tls_handshaking(const rl_stream *s) {
+  return s->state == S_HANDSHAKING;
+}
 
 void rl_stream_close(rl_stream *s, uint64_t linger_ms) {
   if (s->state == S_CLOSED || s->state == S_LINGER) return;

@@ -55,6 +55,9 @@ rl_stream *rl_stream_open(uv_loop_t *loop, const rl_url *url, rl_tls_ctx *tls,
 /* The owner's slot. */
 void *rl_stream_data(const rl_stream *s);
 
+/* 1 while the TLS handshake is in progress (the socket is connected). */
+int rl_stream_tls_handshaking(const rl_stream *s);
+
 /* Stages bytes for the next rl_stream_flush (copied). -1 unless
  * connected. */
 int rl_stream_append(rl_stream *s, const char *data, size_t len);

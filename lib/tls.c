@@ -32,12 +32,18 @@ struct rl_tls {
   char err[200];
 };
 
-/* The reason of the oldest error in the queue, or fallback; clears it. */
-static const char *queued_reason(const char *fallback) {
+/* The reason of the oldest error in the queue, or fallback; clears it.
+ * With code, also its reason code. */
+static const char *queued_reason_code(const char *fallback, int *code) {
   unsigned long e = ERR_get_error();
   ERR_clear_error();
+  if (code != NULL) *code = e != 0 ? ERR_GET_REASON(e) : 0;
   const char *r = e != 0 ? ERR_reason_error_string(e) : NULL;
   return r != NULL ? r : fallback;
+}
+
+static const char *queued_reason(const char *fallback) {
+  return queued_reason_code(fallback, NULL);
 }
 
 /* Checks that a file option names a readable file, for a message that
@@ -100,13 +106,19 @@ rl_tls_ctx *rl_tls_ctx_new(const rl_tls_config *cfg, char *why,
     if (!readable("tls_key_file", cfg->key_file, why, size)) goto fail;
     if (SSL_CTX_use_PrivateKey_file(ctx->ssl_ctx, cfg->key_file,
                                     SSL_FILETYPE_PEM) != 1) {
-      snprintf(why, size, "tls_key_file \"%.200s\": %s", cfg->key_file,
-               queued_reason("cannot load"));
+      int code;
+      const char *r = queued_reason_code("cannot load", &code);
+      if (code == X509_R_KEY_VALUES_MISMATCH)
+        snprintf(why, size, "tls_key_file \"%.200s\" does not match "
+                 "tls_cert_file (%s)", cfg->key_file, r);
+      else
+        snprintf(why, size, "tls_key_file \"%.200s\": %s", cfg->key_file,
+                 r);
       goto fail;
     }
     if (SSL_CTX_check_private_key(ctx->ssl_ctx) != 1) {
       snprintf(why, size, "tls_key_file \"%.200s\" does not match "
-               "tls_cert_file: %s", cfg->key_file,
+               "tls_cert_file (%s)", cfg->key_file,
                queued_reason("key values mismatch"));
       goto fail;
     }

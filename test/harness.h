@@ -31,6 +31,13 @@ typedef struct rt_redis {
                         "redis://:PASSWORD@127.0.0.1:PORT" */
   char password[64]; /* "" for none */
   int paused;        /* 1 while SIGSTOPped */
+  /* TLS and unix sockets (rt_redis_start_opts); zero for a plain server. */
+  int tls;              /* TLS only: port is the TLS port (--port 0) */
+  int tls_auth_clients; /* the server requires a client certificate */
+  char tls_cert[300];   /* its certificate and key */
+  char tls_key[300];
+  char unixsock[128];   /* "" or a unix socket it also listens on, which
+                           the harness's own commands then use */
 } rt_redis;
 
 /*
@@ -46,6 +53,46 @@ int rt_redis_start(rt_redis *r, const char *password);
 /* Starts n servers without password; on failure stops them all and
  * returns -1. */
 int rt_redis_start_many(rt_redis *rs, int n);
+
+/*
+ * TLS. rt_tls() makes, on first use and with the openssl command,
+ * a throwaway CA and certificates in a temporary directory that is
+ * removed at exit: the server's (SAN IP 127.0.0.1 and DNS localhost),
+ * one signed by another CA, an expired one, one for another host name,
+ * and a client certificate. NULL (with a diagnostic) if openssl failed.
+ */
+typedef struct rt_tls_files {
+  char dir[256];
+  char ca[300];           /* the CA the servers' certificates chain to */
+  char server_cert[300], server_key[300];
+  char other_ca[300];     /* another CA */
+  char other_cert[300], other_key[300];     /* signed by other_ca */
+  char expired_cert[300], expired_key[300]; /* by ca, expired */
+  char wrongname_cert[300], wrongname_key[300]; /* by ca, for another
+                                                   host name only */
+  char client_cert[300], client_key[300];   /* by ca, for clients */
+} rt_tls_files;
+const rt_tls_files *rt_tls(void);
+
+/* 1 when RT_TLS=1 is in the environment: rt_redis_start then starts
+ * TLS-only servers (rediss:// urls, the harness talking to them over a
+ * unix socket), and SSL_CERT_FILE points at rt_tls()'s CA, so that
+ * a client that is given no CA verifies them too. */
+int rt_tls_mode(void);
+
+typedef struct rt_redis_opts {
+  const char *password;  /* NULL or "" for none */
+  int tls;               /* 1: TLS only (--port 0 --tls-port) */
+  const char *tls_cert;  /* NULL: rt_tls()'s server certificate */
+  const char *tls_key;
+  int tls_auth_clients;  /* 1: --tls-auth-clients yes */
+  int unix_socket;       /* 1: also listen on DIR/redis.sock (always with
+                            tls) */
+} rt_redis_opts;
+
+/* rt_redis_start with options; the url is rediss:// for a TLS server. A
+ * restart keeps them. 0 or -1. */
+int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o);
 /* Kills the server (SIGCONT first if paused) with its process group, so
  * BGSAVE or AOF rewrite children too, reaps it and removes its directory
  * and whatever is in it; clears pid, paused and dir. Safe on a stopped or
