@@ -354,7 +354,7 @@ static int spawn(rt_redis *r, rt_slot *s) {
   if (!bin || !*bin) bin = "redis-server";
   char port[16];
   snprintf(port, sizeof port, "%d", r->port);
-  const char *argv[40] = {bin, "--port", port, "--bind", "127.0.0.1",
+  const char *argv[64] = {bin, "--port", port, "--bind", "127.0.0.1",
                           "--save", "", "--appendonly", "no", "--dir", s->dir,
                           "--daemonize", "no", "--logfile", s->log,
                           "--protected-mode", "no"};
@@ -377,6 +377,19 @@ static int spawn(rt_redis *r, rt_slot *s) {
     argv[argc++] = tf->ca;
     argv[argc++] = "--tls-auth-clients";
     argv[argc++] = r->tls_auth_clients ? "yes" : "no";
+  }
+  char acl[sizeof r->acl];
+  if (r->acl[0] != '\0') { /* --user NAME on >PASSWORD RULE... */
+    snprintf(acl, sizeof acl, "%s", r->acl);
+    argv[argc++] = "--user";
+    for (char *save = NULL, *w = strtok_r(acl, " ", &save); w != NULL;
+         w = strtok_r(NULL, " ", &save)) {
+      if (argc == 56) {
+        fprintf(stderr, "rt_redis: ACL rule has too many words\n");
+        return -1;
+      }
+      argv[argc++] = w;
+    }
   }
   if (r->unixsock[0] != '\0') {
     argv[argc++] = "--unixsocket";
@@ -433,6 +446,12 @@ int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o) {
   if (password) strcpy(r->password, password);
   r->tls = o->tls;
   r->tls_auth_clients = o->tls_auth_clients;
+  if (o->acl_user != NULL &&
+      (size_t)snprintf(r->acl, sizeof r->acl, "%s on >%s %s", o->acl_user,
+                       o->acl_password, o->acl_rule) >= sizeof r->acl) {
+    fprintf(stderr, "rt_redis: ACL rule too long\n");
+    return -1;
+  }
   if (r->tls) {
     const rt_tls_files *tf = rt_tls();
     if (tf == NULL) return -1;
@@ -479,7 +498,10 @@ int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o) {
     return -1;
   }
   const char *scheme = r->tls ? "rediss" : "redis";
-  if (r->password[0] != '\0')
+  if (o->acl_user != NULL)
+    snprintf(r->url, sizeof r->url, "%s://%s:%s@127.0.0.1:%d", scheme,
+             o->acl_user, o->acl_password, r->port);
+  else if (r->password[0] != '\0')
     snprintf(r->url, sizeof r->url, "%s://:%s@127.0.0.1:%d", scheme,
              r->password, r->port);
   else if (r->tls)
@@ -489,8 +511,18 @@ int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o) {
   return 0;
 }
 
+int rt_acl_mode(void) {
+  const char *e = getenv("RT_ACL");
+  return e != NULL && strcmp(e, "1") == 0;
+}
+
 int rt_redis_start(rt_redis *r, const char *password) {
   rt_redis_opts o = {.password = password, .tls = rt_tls_mode()};
+  if (rt_acl_mode()) {
+    o.acl_user = RT_ACL_USER;
+    o.acl_password = RT_ACL_PASSWORD;
+    o.acl_rule = RT_ACL_RULE;
+  }
   return rt_redis_start_opts(r, &o);
 }
 

@@ -38,6 +38,7 @@ typedef struct rt_redis {
   char tls_key[300];
   char unixsock[128];   /* "" or a unix socket it also listens on, which
                            the harness's own commands then use */
+  char acl[600];        /* "user password rule..." made at each start */
 } rt_redis;
 
 /*
@@ -80,8 +81,30 @@ const rt_tls_files *rt_tls(void);
  * a client that is given no CA verifies them too. */
 int rt_tls_mode(void);
 
+/*
+ * ACL users. RT_ACL_RULE is the smallest rule rlock needs (README says the
+ * same): the handshake's commands, EVALSHA, the commands the scripts run,
+ * pub/sub, and the default key prefix's keys and channels. With RT_ACL=1
+ * in the environment, rt_redis_start's servers also have a user
+ * RT_ACL_USER with exactly that rule, and their url authenticates as it
+ * (the harness's own commands stay the default user's).
+ */
+#define RT_ACL_USER "rlock"
+#define RT_ACL_PASSWORD "rlock-pw"
+#define RT_ACL_COMMANDS                                                       \
+  "+evalsha +script|load +info +time +client|setname +subscribe "          \
+  "+unsubscribe +exists +hset +hexists +hincrby +pexpire +pttl +get +set "  \
+  "+del +publish"
+#define RT_ACL_RULE "~rlock:* &rlock:* -@all " RT_ACL_COMMANDS
+int rt_acl_mode(void);
+
 typedef struct rt_redis_opts {
   const char *password;  /* NULL or "" for none */
+  const char *acl_user;  /* a user to make, with acl_password and acl_rule
+                            (space-separated ACL rules); the url then
+                            authenticates as it */
+  const char *acl_password;
+  const char *acl_rule;
   int tls;               /* 1: TLS only (--port 0 --tls-port) */
   const char *tls_cert;  /* NULL: rt_tls()'s server certificate */
   const char *tls_key;
