@@ -35,6 +35,37 @@ static inline rlock_client *rt_client(rt_redis *rs, int n,
   return c;
 }
 
+/* Under valgrind, a process's first TLS connection costs about a second
+ * of code translation (OpenSSL's handshake and crypto paths), which a
+ * loaded machine can push past a fresh client's connect timeout: a cost
+ * of the tool, not of TLS (natively the handshake takes milliseconds).
+ * Under valgrind, with RT_TLS=1 or in a program that defines RT_WARM_TLS
+ * before including this file, one TLS connection is made and closed
+ * before main, against a server of its own. */
+__attribute__((constructor, unused)) static void rt_warm_tls(void) {
+  const char *pre = getenv("LD_PRELOAD");
+  if (pre == NULL || strstr(pre, "vgpreload") == NULL) return;
+#ifndef RT_WARM_TLS
+  const char *tls = getenv("RT_TLS");
+  if (tls == NULL || strcmp(tls, "1") != 0) return;
+#endif
+  rt_redis r;
+  if (rt_redis_start_opts(&r, &(rt_redis_opts){.tls = 1}) != 0) return;
+  const char *m[1] = {r.url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 1;
+  o.connect_timeout_ms = 30000;
+  o.tls_ca_file = rt_tls()->ca;
+  rlock_client *c = NULL;
+  if (rlock_client_open(&c, &o) == 0) {
+    rlock_client_wait_ready(c, 30000);
+    rlock_client_close(c);
+  }
+  rt_redis_stop(&r);
+}
+
 /* A fresh client's first call needs no retry (its connections' first
  * attempt is waited for): these two are the plain calls now, kept for the
  * tests that still name them. */

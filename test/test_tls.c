@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#define RT_WARM_TLS 1
 #include "common.h"
 
 #define CONNECT_MS 2000
