@@ -276,8 +276,9 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
  * (blocked threads wake, async callbacks run), renewals stop, and the
  * locks the client still holds are released (best effort: the masters get
  * at most master_timeout_ms to answer; a lock not released expires with its
- * lease). Then connections are closed and the loop thread, if rlock's own,
- * is joined. Lock handles stay valid for rlock_free() only; every other
+ * lease). Then connections are closed, each after writing what it still
+ * had queued that must not be lost (releases, undos of grants), within
+ * master_timeout_ms; the loop thread, if rlock's own, is joined. Lock handles stay valid for rlock_free() only; every other
  * call on them returns RLOCK_ECLOSED.
  *
  * With a caller's loop, call it on the loop thread; the caller must run
