@@ -129,11 +129,19 @@ typedef void (*rlock_log_cb)(int level, const char *msg, void *arg);
 /* Options of a client. Fill with rlock_options_init(), then set fields. */
 typedef struct rlock_options {
   /*
-   * The masters, each "host:port", "redis://[:password@]host[:port][/db]"
-   * or "unix:///path/to/socket". Host names are resolved once, when the
-   * client opens. Required: at least one, at most 64, each a different
-   * server: two entries that resolve to one address and port (or one
-   * socket path) are refused, since that server would vote twice.
+   * The masters, each one of:
+   *   "host:port"
+   *   "redis://[[user]:password@]host[:port][/db]"
+   *   "rediss://[[user]:password@]host[:port][/db]"  (TLS; see tls_*)
+   *   "unix://[[user]:password@]/path/to/socket[?db=N]"
+   * With a user, rlock authenticates as that ACL user (AUTH user
+   * password); with a password alone, as the default user (AUTH
+   * password). A user or password may be percent-encoded (%40 for '@',
+   * %2C for ','). Host names are resolved once, when the client opens.
+   * TLS and plain masters may be mixed. Required: at least one, at most
+   * 64, each a different server: two entries that resolve to one address
+   * and port (or one socket path) are refused, since that server would
+   * vote twice.
    */
   const char *const *masters;
   size_t nmasters;
@@ -219,6 +227,31 @@ typedef struct rlock_options {
   rlock_log_cb log_cb;
   void *log_arg;
   int log_level;
+  /*
+   * TLS, for rediss:// masters (the names mirror redis-cli's --cacert,
+   * --cacertdir, --cert, --key, --sni and --insecure). A master's
+   * certificate chain is verified against tls_ca_file (a PEM bundle) or
+   * tls_ca_dir (a directory hashed by c_rehash), or else the system's CA
+   * store, and the certificate must carry the master's host name (as
+   * written in its URL, or tls_server_name) as a DNS name or IP address.
+   * tls_cert_file and tls_key_file (PEM, both or neither) are a client
+   * certificate for masters that require one (tls-auth-clients yes).
+   * tls_server_name, when set, is sent as SNI and verified instead of
+   * each TLS master's URL host. Files are read when the client opens: an
+   * unreadable file, or a key that does not match its certificate, fails
+   * rlock_client_open with the reason in rlock_open_error. Strings are
+   * copied; NULL means not set.
+   *
+   * tls_insecure = 1 turns verification off (chain and host name): the
+   * connection is encrypted but the master is not authenticated, so
+   * anyone on the path can impersonate it. For tests only.
+   */
+  const char *tls_ca_file;
+  const char *tls_ca_dir;
+  const char *tls_cert_file;
+  const char *tls_key_file;
+  const char *tls_server_name;
+  int tls_insecure;
 } rlock_options;
 
 #define RLOCK_QUARANTINE_AUTO (-1)
@@ -230,11 +263,16 @@ RLOCK_EXTERN void rlock_options_init(rlock_options *opts);
 RLOCK_EXTERN const char *rlock_strerror(int err);
 
 /*
- * Opens a client: validates the options, resolves the masters, starts the
- * loop thread (unless opts->loop is set) and begins connecting. It does
- * not wait for the masters: an operation made before a majority is
- * reachable fails with RLOCK_ENOQUORUM. On success *out is the client and
- * 0 is returned; otherwise *out is NULL.
+ * Opens a client: validates the options, resolves the masters, loads the
+ * TLS files, starts the loop thread (unless opts->loop is set) and begins
+ * connecting. It does not wait for the masters, but the client is usable
+ * at once: an operation made while a master's first connection attempt is
+ * in progress waits for that attempt (at most connect_timeout_ms, then the
+ * master timeout) instead of failing. Once an attempt has failed, a master
+ * that is down fails operations at once (they count it as not answering).
+ * rlock_client_wait_ready waits for a majority. On success *out is the
+ * client and 0 is returned; otherwise *out is NULL and rlock_open_error
+ * says why.
  */
 RLOCK_EXTERN int rlock_client_open(rlock_client **out,
                                    const rlock_options *opts);
@@ -254,8 +292,10 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
  * undone on every master (late grants included), renewals stop, and the
  * locks the client still holds are released (best effort: the masters get
  * at most master_timeout_ms to answer; a lock not released expires with its
- * lease); all of it is written out before the connections close. Then connections are closed and the loop thread, if rlock's own,
- * is joined. Lock handles stay valid for rlock_free() only; every other
+ * lease). Then connections are closed, each after writing what it still
+ * had queued that must not be lost (releases, undos of grants), within
+ * master_timeout_ms; the loop thread, if rlock's own, is joined. Lock
+ * handles stay valid for rlock_free() only; every other
  * call on them returns RLOCK_ECLOSED.
  *
  * With a caller's loop, call it on the loop thread; the caller must run
@@ -264,9 +304,29 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
 RLOCK_EXTERN void rlock_client_close(rlock_client *client);
 
 /*
- * The text of the last error reply a master sent this client, or of the
- * last call it refused for an invalid lease (longer than max_lease_ms),
- * copied into buf (always NUL-terminated when size > 0). Returns its
+ * Blocks until a majority of masters has completed its connection
+ * handshake (AUTH, SELECT, script loading), or timeout_ms pass
+ * (RLOCK_WAIT_FOREVER: no limit). Returns 0 when a majority is ready;
+ * RLOCK_EREDIS when masters refused the handshake (a wrong password, a
+ * missing ACL permission, a database the master lacks: the server's text
+ * is in rlock_client_last_error), at once if so many refused that no
+ * majority can be ready; RLOCK_ENOQUORUM at the timeout otherwise (each
+ * master's rlock_master_metrics.error says why it is not up);
+ * RLOCK_ECLOSED if the client is closed; RLOCK_EDEADLK on the client's
+ * loop thread; RLOCK_EINVAL for another negative timeout. Operations do
+ * not need it (see rlock_client_open); it is for a program that wants to
+ * learn at start whether its masters are usable.
+ */
+RLOCK_EXTERN int rlock_client_wait_ready(rlock_client *client,
+                                         int64_t timeout_ms);
+
+/*
+ * The text of the last error reply a master sent this client, copied into
+ * buf (always NUL-terminated when size > 0): the reply to a lock command
+ * (OOM, READONLY, NOPERM...), the refusal of a connection's handshake
+ * (WRONGPASS..., "ERR DB index is out of range"), a TLS failure ("TLS
+ * handshake: certificate verify failed: ..."), or the reason a call was
+ * refused for an invalid lease (longer than max_lease_ms). Returns its
  * length, 0 if there was none.
  */
 RLOCK_EXTERN size_t rlock_client_last_error(rlock_client *client, char *buf,
@@ -450,11 +510,18 @@ typedef struct rlock_histogram {
 
 typedef struct rlock_master_metrics {
   char address[272];   /* host:port or the socket path; no password */
-  int up;              /* the command connection is connected now */
+  int up;              /* the command connection completed its handshake
+                          and is not stalled: 0 from the moment a command
+                          passes the master timeout without a reply until
+                          a reply comes */
   uint64_t timeouts;   /* commands that passed the master timeout */
-  uint64_t errors;     /* error replies (OOM, READONLY, NOAUTH...) */
+  uint64_t errors;     /* error replies (OOM, READONLY...) and refused
+                          handshakes (WRONGPASS...) */
   uint64_t reconnects; /* connections after the first */
   uint64_t restarts;   /* restarts noticed (run_id changed) */
+  char error[160];     /* why the connection is not up: the master's last
+                          connection, TLS or handshake error; "" while it
+                          is up */
 } rlock_master_metrics;
 
 typedef struct rlock_metrics {

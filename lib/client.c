@@ -34,8 +34,12 @@ static void client_free(rl_client *c) {
   rl_holds_free(&c->pending);
   free(c->conns);
   free(c->prefix);
+  free(c->tls_server_name);
+  rl_tls_ctx_free(c->tls);
   uv_mutex_destroy(&c->qmu);
   uv_mutex_destroy(&c->errmu);
+  uv_mutex_destroy(&c->readymu);
+  uv_cond_destroy(&c->readycond);
   free(c);
 }
 
@@ -184,7 +188,7 @@ static void shutdown_loop_side(rl_client *c) {
     rl_req *req = rl_container_of(c->active.next, rl_req, node);
     rl_req_finish(req, RLOCK_ECLOSED);
   }
-  rl_pubsub_close(c);
+  rl_pubsub_shutdown(c);
   /* Give back what is still held, so that others need not wait out the
    * leases; the release rounds end within the master timeout. The holds
    * are dropped (their wheel entries cancelled) before the wheel goes. */
@@ -196,12 +200,37 @@ static void conn_log(rl_conn *conn, int level, const char *msg) {
   rl_client *c = conn->data;
   if (conn->url.kind == RL_URL_UNIX)
     rl_log(c, level, "master %s: %s", conn->url.path, msg);
+  else if (strchr(conn->url.host, ':') != NULL)
+    rl_log(c, level, "master [%s]:%d: %s", conn->url.host, conn->url.port,
+           msg);
   else
     rl_log(c, level, "master %s:%d: %s", conn->url.host, conn->url.port, msg);
 }
 
-static void conn_state(rl_conn *conn, int state) {
+/* Keeps the counts rlock_client_wait_ready waits on; a ready connection
+ * also exchanges restart records (quarantine.c). */
+static void conn_on_state(rl_conn *conn, int state) {
+  rl_client *c = conn->data;
   if (state == RL_CONN_READY) rl_quarantine_on_ready(conn);
+  int ready = 0, refused = 0;
+  for (int i = 0; i < c->nmasters; i++) {
+    if (c->conns[i].state == RL_CONN_READY)
+      ready++;
+    else if (c->conns[i].refused)
+      refused++;
+  }
+  uv_mutex_lock(&c->readymu);
+  c->nready = ready;
+  c->nrefused = refused;
+  uv_cond_broadcast(&c->readycond);
+  uv_mutex_unlock(&c->readymu);
+}
+
+/* A master refused the handshake, or TLS failed: the caller learns it
+ * from rlock_client_last_error (once per change of text). */
+static void conn_on_error(rl_conn *conn, const char *text, int refused,
+                          int tls) {
+  if (refused || tls) rl_client_note_error(conn->data, text, strlen(text));
 }
 
 typedef struct thread_start {
@@ -239,19 +268,81 @@ static int client_init(rl_client *c, const rlock_options *opts) {
   rl_hex(raw, sizeof raw, c->id);
   c->opts = *opts;
   c->opts.masters = NULL;
+  c->opts.tls_ca_file = c->opts.tls_ca_dir = NULL;
+  c->opts.tls_cert_file = c->opts.tls_key_file = NULL;
+  c->opts.tls_server_name = NULL;
   c->prefix = strdup(opts->key_prefix);
   c->nmasters = (int)opts->nmasters;
   c->conns = calloc(opts->nmasters, sizeof *c->conns);
   if (c->prefix == NULL || c->conns == NULL) return RLOCK_ENOMEM;
+  if (opts->tls_server_name != NULL &&
+      (c->tls_server_name = strdup(opts->tls_server_name)) == NULL)
+    return RLOCK_ENOMEM;
   c->opts.key_prefix = c->prefix;
   if (rl_holds_init(&c->holds) != 0 || rl_holds_init(&c->pending) != 0)
     return RLOCK_ENOMEM;
   c->conn_cfg.command_timeout_ms = (uint64_t)opts->master_timeout_ms;
   c->conn_cfg.connect_timeout_ms = (uint64_t)opts->connect_timeout_ms;
-  c->conn_cfg.guard_sigpipe = opts->loop != NULL;
+  c->conn_cfg.mode = RL_CONN_COMMAND;
+  snprintf(c->conn_name, sizeof c->conn_name, "rlock-%s", c->id);
+  c->conn_cfg.client_name = c->conn_name;
+  c->conn_cfg.tls_server_name = c->tls_server_name;
   rl_list_init(&c->queue);
   rl_list_init(&c->active);
   return 0;
+}
+
+/* Makes the TLS context when a master needs it or a TLS file is given (a
+ * bad file is an error at open either way). 0, or RLOCK_EINVAL with the
+ * reason for rlock_open_error. */
+static int tls_init(rl_client *c, const rlock_options *opts,
+                    const rl_url *urls) {
+  int any = opts->tls_ca_file || opts->tls_ca_dir || opts->tls_cert_file ||
+            opts->tls_key_file;
+  for (size_t i = 0; i < opts->nmasters; i++) any |= urls[i].tls;
+  if (!any) return 0;
+  rl_tls_config cfg = {opts->tls_ca_file, opts->tls_ca_dir,
+                       opts->tls_cert_file, opts->tls_key_file,
+                       opts->tls_insecure};
+  char why[300];
+  c->tls = rl_tls_ctx_new(&cfg, why, sizeof why);
+  if (c->tls == NULL) {
+    rl_open_error("%s", why);
+    return RLOCK_EINVAL;
+  }
+  c->conn_cfg.tls = c->tls;
+  return 0;
+}
+
+/* The client's synchronization objects; 0 or RLOCK_ENOMEM (nothing to
+ * undo then). */
+static int client_sync_init(rl_client *c) {
+  if (uv_mutex_init(&c->qmu) != 0) return RLOCK_ENOMEM;
+  if (uv_mutex_init(&c->errmu) != 0) goto fail_errmu;
+  if (uv_mutex_init(&c->readymu) != 0) goto fail_readymu;
+  if (uv_cond_init(&c->readycond) != 0) goto fail_readycond;
+  return 0;
+fail_readycond:
+  uv_mutex_destroy(&c->readymu);
+fail_readymu:
+  uv_mutex_destroy(&c->errmu);
+fail_errmu:
+  uv_mutex_destroy(&c->qmu);
+  return RLOCK_ENOMEM;
+}
+
+static void start_connections(rl_client *c, const rl_url *urls) {
+  for (int i = 0; i < c->nmasters; i++) {
+    rl_conn *conn = &c->conns[i];
+    conn->data = c;
+    conn->on_info = rl_quarantine_on_info;
+    conn->on_state = conn_on_state;
+    conn->on_error = conn_on_error;
+    conn->on_log = conn_log;
+    conn->on_closed = on_conn_closed;
+    /* The mutex init is the only failure, and glibc's cannot fail. */
+    rl_conn_start(conn, c->loop, &urls[i], &c->conn_cfg);
+  }
 }
 
 static int open_client(rlock_client **out, const rlock_options *opts) {
@@ -271,30 +362,19 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
     rc = rl_url_resolve(&urls[i]);
   if (rc == 0) rc = rl_masters_check_unique(opts, urls);
-  if (rc != 0) {
-    free(urls);
-    return rc;
-  }
+  if (rc != 0) goto fail_urls;
   rl_client *c = calloc(1, sizeof *c);
-  if (c == NULL || uv_mutex_init(&c->qmu) != 0) {
+  rc = RLOCK_ENOMEM;
+  if (c == NULL) goto fail_urls;
+  if (client_sync_init(c) != 0) {
     free(c);
-    free(urls);
-    return RLOCK_ENOMEM;
-  }
-  if (uv_mutex_init(&c->errmu) != 0) {
-    uv_mutex_destroy(&c->qmu);
-    free(c);
-    free(urls);
-    return RLOCK_ENOMEM;
+    goto fail_urls;
   }
   rc = client_init(c, opts);
+  if (rc == 0) rc = tls_init(c, opts, urls);
   if (rc == 0 && opts->loop == NULL && uv_loop_init(&c->own_loop) != 0)
     rc = RLOCK_ENOMEM;
-  if (rc != 0) {
-    client_free(c);
-    free(urls);
-    return rc;
-  }
+  if (rc != 0) goto fail_client;
   c->own_thread = opts->loop == NULL;
   c->loop = c->own_thread ? &c->own_loop : opts->loop;
   c->loop_thread = uv_thread_self();
@@ -303,22 +383,13 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
       rl_watchdog_init(&c->watchdog, c->loop, period,
                        (size_t)c->opts.watchdog_batch, rl_renew_due,
                        c) != 0) {
-    if (c->own_thread) uv_loop_close(c->loop);
-    client_free(c);
-    free(urls);
-    return RLOCK_ENOMEM;
+    rc = RLOCK_ENOMEM;
+    goto fail_loop;
   }
   c->watchdog.timer.data = c;
   uv_async_init(c->loop, &c->async, on_async);
   c->async.data = c;
-  for (int i = 0; i < c->nmasters; i++) {
-    c->conns[i].data = c;
-    c->conns[i].on_info = rl_quarantine_on_info;
-    c->conns[i].on_state = conn_state;
-    c->conns[i].on_log = conn_log;
-    c->conns[i].on_closed = on_conn_closed;
-    rl_conn_start(&c->conns[i], c->loop, &urls[i], &c->conn_cfg);
-  }
+  start_connections(c, urls);
   free(urls);
   c->handles_open = 2 + c->nmasters; /* async, watchdog timer, conns */
   atomic_init(&c->refs, 2); /* the opener, and the open handles */
@@ -340,6 +411,13 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   }
   *out = c;
   return 0;
+fail_loop:
+  if (c->own_thread) uv_loop_close(c->loop);
+fail_client:
+  client_free(c);
+fail_urls:
+  free(urls);
+  return rc;
 }
 
 int rlock_client_open(rlock_client **out, const rlock_options *opts) {
@@ -360,6 +438,10 @@ void rlock_client_close(rlock_client *c) {
   }
   c->closed = 1;
   c->close_requested = 1;
+  uv_mutex_lock(&c->readymu);
+  c->ready_closed = 1;
+  uv_cond_broadcast(&c->readycond);
+  uv_mutex_unlock(&c->readymu);
   /* The shutdown itself always runs in the async callback, on a clean
    * stack: called from inside one of rlock's callbacks (a lost-lock or
    * completion callback), it must not free what that callback's callers
@@ -378,4 +460,39 @@ void rlock_client_close(rlock_client *c) {
   /* On a caller's loop, the shutdown runs when the caller next runs it;
    * the open handles keep the memory until they have closed. */
   rl_client_unref(c);
+}
+
+/* Waits on the readiness counts; see rlock.h. The caller holds a
+ * reference, so a close from another thread cannot free the client under
+ * the wait. */
+static int wait_ready_locked(rl_client *c, int64_t timeout_ms) {
+  uint64_t deadline = timeout_ms < 0 ? RL_FOREVER
+                                     : rl_now_ms() + (uint64_t)timeout_ms;
+  int quorum = c->nmasters / 2 + 1;
+  for (;;) {
+    if (c->ready_closed) return RLOCK_ECLOSED;
+    if (c->nready >= quorum) return 0;
+    /* Refusals (a wrong password, a database the master lacks) do not
+     * mend themselves: once too many refused, waiting longer is useless. */
+    if (c->nrefused > c->nmasters - quorum) return RLOCK_EREDIS;
+    uint64_t now = rl_now_ms();
+    if (now >= deadline)
+      return c->nrefused > 0 ? RLOCK_EREDIS : RLOCK_ENOQUORUM;
+    if (deadline == RL_FOREVER)
+      uv_cond_wait(&c->readycond, &c->readymu);
+    else
+      uv_cond_timedwait(&c->readycond, &c->readymu,
+                        (deadline - now) * 1000000ull);
+  }
+}
+
+int rlock_client_wait_ready(rlock_client *c, int64_t timeout_ms) {
+  if (c == NULL || timeout_ms < RLOCK_WAIT_FOREVER) return RLOCK_EINVAL;
+  if (rl_client_on_loop(c)) return RLOCK_EDEADLK;
+  atomic_fetch_add(&c->refs, 1);
+  uv_mutex_lock(&c->readymu);
+  int rc = wait_ready_locked(c, timeout_ms);
+  uv_mutex_unlock(&c->readymu);
+  rl_client_unref(c);
+  return rc;
 }

@@ -16,6 +16,7 @@
 #include "list.h"
 #include "metrics.h"
 #include "rlock.h"
+#include "tls.h"
 #include "watchdog.h"
 
 #define RL_MAX_MASTERS 64
@@ -74,7 +75,6 @@ typedef struct rl_req {
   rl_sleep *sleep;        /* retry timer */
   struct rl_psw *psw;     /* pubsub/: its place in a wait queue */
   int last_err;
-  uint64_t granted_mask;  /* unused (pubsub/ reads it): see grants */
   struct rl_grants *grants; /* acquire.c: the current attempt's grants,
                                until they are kept or given back */
   uint64_t token;
@@ -106,6 +106,16 @@ struct rlock_client {
   int nmasters;
   rl_conn *conns;
   rl_conn_config conn_cfg;
+  rl_tls_ctx *tls;          /* for rediss:// masters, or NULL */
+  char *tls_server_name;    /* a copy of the option, or NULL */
+  char conn_name[48];       /* CLIENT SETNAME: "rlock-" and the id */
+
+  /* Readiness, for rlock_client_wait_ready: how many masters completed
+   * their handshake and how many refused it, kept by the loop thread. */
+  uv_mutex_t readymu;
+  uv_cond_t readycond;
+  int nready, nrefused;
+  int ready_closed;
 
   uv_loop_t *loop;
   uv_loop_t own_loop;

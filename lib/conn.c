@@ -1,325 +1,785 @@
 /*
- * Master command connections.
+ * Master connections: Redis over a stream. See conn.h for the contract;
+ * this comment says why it is built the way it is.
  *
- * hiredis 0.14.1 has no async timeouts, so deadlines are kept here: replies
- * on one connection come back in send order, so the pending commands form a
- * FIFO whose deadlines only grow, and one timer per connection, armed for
- * the oldest command still in time, is enough. When the timer fires, the
- * socket is read first: on a loaded machine the loop may have been late,
- * and a reply already sitting in the kernel buffer is not a timeout.
+ * Replies on one connection come back in the order commands were written,
+ * so every written command waits in one FIFO (pending) and each parsed
+ * reply belongs to its head. The handshake's commands are in that FIFO
+ * too, ahead of everything else, so that their replies, INFO's included,
+ * are handled before any other. A subscriber connection differs in one
+ * way: messages come at any time, so they are told apart by their shape
+ * and go to on_push; the replies to SUBSCRIBE and UNSUBSCRIBE still come
+ * in order.
  *
- * A dropped connection is retried with exponential backoff and jitter;
- * while it is down, commands fail at once, so a dead master costs a round
- * nothing.
+ * Deadlines: the FIFO's deadlines only grow, so one timer per connection,
+ * armed for the oldest command still in time, is enough. When it fires,
+ * the socket is read first: on a loaded machine the loop may have been
+ * late, and a reply already sitting in the kernel's buffer is not a
+ * timeout. A command that passes its deadline stays in the FIFO (its
+ * reply will come, or the connection drops), and the connection counts as
+ * stalled, not up, until some reply arrives.
+ *
+ * Writes are batched: a command is queued (unsent) and the queue is
+ * written by a prepare handle, which runs once per loop iteration just
+ * before the loop blocks, or at once by rl_conn_flush. Many commands
+ * queued in one iteration cost one write.
+ *
+ * Attempts: the first connection attempt is waited for (the client is
+ * usable the moment it is opened); later ones are not (a dead master
+ * costs a round nothing). The backoff between attempts doubles from 50 ms
+ * to 2 s with jitter, and is reset only by a complete handshake, so a
+ * master that accepts TCP but refuses AUTH is not hammered.
  */
 #include "conn.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
-#include "adapter.h"
+#include "resp.h"
 #include "rlock.h"
 #include "scripts.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
+#define CLOCK_REFRESH_MS 30000
+#define CLOCK_DRIFT_PPM 500 /* the fastest a kernel slews a clock */
+
+/* Internal commands, by what their reply is for. */
+enum {
+  K_USER = 0,
+  K_AUTH,
+  K_SELECT,
+  K_SETNAME,
+  K_INFO,
+  K_TIME,
+  K_EXTRA,
+  K_SCRIPT,
+  K_REFRESH, /* the periodic TIME */
+  K_LOAD     /* SCRIPT LOAD before a NOSCRIPT resend */
+};
 
 static void connect_now(rl_conn *conn);
 static void on_timer(uv_timer_t *t);
 static void on_retry(uv_timer_t *t);
+static void on_refresh(uv_timer_t *t);
+static void on_prepare(uv_prepare_t *p);
+static void attempt_failed(rl_conn *conn, const char *why, int refused,
+                           int tls);
+
+/* --- small things ------------------------------------------------------------ */
+
+int64_t rl_conn_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static void conn_log(rl_conn *conn, int level, const char *msg) {
   if (conn->on_log) conn->on_log(conn, level, msg);
 }
 
+static void set_err(rl_conn *conn, const char *text) {
+  snprintf(conn->err, sizeof conn->err, "%s", text);
+  uv_mutex_lock(&conn->errmu);
+  memcpy(conn->err_copy, conn->err, sizeof conn->err);
+  uv_mutex_unlock(&conn->errmu);
+}
+
+void rl_conn_error_text(rl_conn *conn, char *buf, size_t size) {
+  if (size == 0) return;
+  uv_mutex_lock(&conn->errmu);
+  snprintf(buf, size, "%s", conn->err_copy);
+  uv_mutex_unlock(&conn->errmu);
+}
+
+static void update_up(rl_conn *conn) {
+  atomic_store(&conn->up, conn->state == RL_CONN_READY && !conn->stalled);
+}
+
 static void set_state(rl_conn *conn, int state) {
-  int was_up = conn->state == RL_CONN_READY;
   conn->state = state;
-  atomic_store(&conn->up, state == RL_CONN_READY);
-  if (state == RL_CONN_READY)
-    conn_log(conn, RLOCK_LOG_INFO, "connected");
-  else if (was_up && state == RL_CONN_DOWN)
-    conn_log(conn, RLOCK_LOG_WARN, conn->err[0] ? conn->err : "disconnected");
-  else if (state == RL_CONN_DOWN && conn->err[0])
-    conn_log(conn, RLOCK_LOG_DEBUG, conn->err);
+  update_up(conn);
   if (conn->on_state) conn->on_state(conn, state);
 }
 
+/* --- commands ------------------------------------------------------------------ */
+
+static rl_cmd *cmd_new(rl_conn *conn, int kind, rl_cmd_cb cb, void *data,
+                       int idx) {
+  rl_cmd *cmd = calloc(1, sizeof *cmd);
+  if (cmd == NULL) return NULL;
+  cmd->conn = conn;
+  cmd->kind = kind;
+  cmd->script = -1;
+  cmd->cb = cb;
+  cmd->data = data;
+  cmd->idx = idx;
+  return cmd;
+}
+
+/* An internal command that carries its own bytes. */
+static rl_cmd *internal_new(rl_conn *conn, int kind, rl_cmd_cb cb, int argc,
+                            const char **argv, const size_t *argvlen) {
+  size_t len = rl_resp_size(argc, argv, argvlen);
+  rl_cmd *cmd = calloc(1, sizeof *cmd + len);
+  if (cmd == NULL) return NULL;
+  char *bytes = (char *)(cmd + 1);
+  rl_resp_write(bytes, argc, argv, argvlen);
+  cmd->conn = conn;
+  cmd->kind = kind;
+  cmd->script = -1;
+  cmd->cb = cb;
+  cmd->data = conn;
+  cmd->nbufs = 1;
+  cmd->bufs[0] = uv_buf_init(bytes, (unsigned)len);
+  return cmd;
+}
+
+static uint64_t deadline_from_now(const rl_conn *conn) {
+  uint64_t t = conn->cfg->command_timeout_ms;
+  return t == 0 ? 0 : uv_now(conn->loop) + t;
+}
+
+/* Arms the timer for the oldest command still in time, if any. */
 static void arm_timer(rl_conn *conn) {
-  rl_list *n;
+  rl_list *lists[2] = {&conn->pending, &conn->unsent};
   uint64_t now = uv_now(conn->loop);
-  for (n = conn->pending.next; n != &conn->pending; n = n->next) {
-    rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
-    if (cmd->timed_out) continue;
-    uint64_t wait = cmd->deadline > now ? cmd->deadline - now : 0;
-    uv_timer_start(&conn->timer, on_timer, wait, 0);
+  for (int l = 0; l < 2; l++)
+    for (rl_list *n = lists[l]->next; n != lists[l]; n = n->next) {
+      rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
+      if (cmd->timed_out || cmd->deadline == 0) continue;
+      uint64_t wait = cmd->deadline > now ? cmd->deadline - now : 0;
+      uv_timer_start(&conn->timer, on_timer, wait, 0);
+      return;
+    }
+  uv_timer_stop(&conn->timer);
+}
+
+/* Queues a command for the next write. */
+static void queue_unsent(rl_conn *conn, rl_cmd *cmd) {
+  rl_list_push_back(&conn->unsent, &cmd->node);
+  if (!uv_is_active((uv_handle_t *)&conn->flush))
+    uv_prepare_start(&conn->flush, on_prepare);
+  if (cmd->deadline != 0 && !uv_is_active((uv_handle_t *)&conn->timer))
+    arm_timer(conn);
+}
+
+/* Completes a command that will get no reply, and frees it. */
+static void complete(rl_cmd *cmd, int status) {
+  if (cmd->kind == K_USER) cmd->cb(cmd, NULL, status);
+  free(cmd);
+}
+
+/* Completes everything the connection holds: written and unsent commands
+ * DROPPED, waiting ones with waiting_status. Callbacks may send (which
+ * fails: the state is not READY) or close the connection. */
+static void complete_all(rl_conn *conn, int waiting_status) {
+  rl_list *n;
+  while ((n = rl_list_pop_front(&conn->pending)) != NULL)
+    complete(rl_container_of(n, rl_cmd, node), RL_CMD_DROPPED);
+  while ((n = rl_list_pop_front(&conn->unsent)) != NULL)
+    complete(rl_container_of(n, rl_cmd, node), RL_CMD_DROPPED);
+  while ((n = rl_list_pop_front(&conn->waiting)) != NULL)
+    complete(rl_container_of(n, rl_cmd, node), waiting_status);
+}
+
+int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                 int script, int no_resend, rl_cmd_cb cb, void *data,
+                 int idx) {
+  int waits = conn->state == RL_CONN_HANDSHAKE ||
+              (conn->state == RL_CONN_CONNECTING && conn->first);
+  if (conn->state != RL_CONN_READY && !waits)
+    return conn->refused && conn->state != RL_CONN_CLOSED ? RL_CONN_EREFUSED
+                                                          : RL_CONN_EDOWN;
+  if (nbufs == 0 || nbufs > RL_CONN_MAX_BUFS) return RL_CONN_EDOWN;
+  rl_cmd *cmd = cmd_new(conn, K_USER, cb, data, idx);
+  if (cmd == NULL) return RL_CONN_EDOWN;
+  cmd->script = script;
+  cmd->no_resend = no_resend;
+  cmd->nbufs = nbufs;
+  memcpy(cmd->bufs, bufs, sizeof bufs[0] * nbufs);
+  if (waits) {
+    /* Written once the handshake succeeded; the connect timeout bounds
+     * the wait, so it needs no deadline of its own. */
+    rl_list_push_back(&conn->waiting, &cmd->node);
+    return 0;
+  }
+  cmd->deadline = deadline_from_now(conn);
+  queue_unsent(conn, cmd);
+  return 0;
+}
+
+/* Writes one command's bytes to the stream. */
+static void append_cmd(rl_conn *conn, rl_cmd *cmd) {
+  for (unsigned i = 0; i < cmd->nbufs; i++)
+    rl_stream_append(conn->stream, cmd->bufs[i].base, cmd->bufs[i].len);
+  rl_list_push_back(&conn->pending, &cmd->node);
+}
+
+void rl_conn_flush(rl_conn *conn) {
+  if (conn->state != RL_CONN_READY || conn->stream == NULL) return;
+  uv_prepare_stop(&conn->flush);
+  if (rl_list_empty(&conn->unsent)) return;
+  rl_list *n;
+  while ((n = rl_list_pop_front(&conn->unsent)) != NULL)
+    append_cmd(conn, rl_container_of(n, rl_cmd, node));
+  rl_stream_flush(conn->stream); /* a failure drops the connection */
+}
+
+static void on_prepare(uv_prepare_t *p) { rl_conn_flush(p->data); }
+
+int rl_conn_set_handshake_extra(rl_conn *conn, const char *resp, size_t len,
+                                int n, rl_conn_extra_cb cb, void *data) {
+  char *copy = NULL;
+  if (n > 0) {
+    copy = malloc(len);
+    if (copy == NULL) return -1;
+    memcpy(copy, resp, len);
+  }
+  free(conn->extra);
+  conn->extra = copy;
+  conn->extra_len = n > 0 ? len : 0;
+  conn->extra_n = n > 0 ? n : 0;
+  conn->extra_cb = cb;
+  conn->extra_data = data;
+  return 0;
+}
+
+/* --- the master's clock ---------------------------------------------------------- */
+
+/* The estimate at now_us: the one kept, less the drift since. */
+static int64_t aged_offset(const rl_conn *conn, int64_t now_us) {
+  int64_t age = now_us - conn->clock_at_us;
+  return conn->clock_offset_us - (age > 0 ? age * CLOCK_DRIFT_PPM / 1000000 : 0);
+}
+
+int rl_conn_clock_offset(const rl_conn *conn, int64_t *offset_us) {
+  if (!conn->clock_valid) return 0;
+  *offset_us = aged_offset(conn, rl_conn_now_us());
+  return 1;
+}
+
+/* A TIME reply, read after the master sampled its clock: the master's
+ * time then is a lower bound of its time when the reply is handled, so
+ * master_us - now_us can only underestimate the offset. The tightest
+ * (largest) estimate wins. */
+static void clock_sample(rl_conn *conn, const redisReply *r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+      r->element[0]->type != REDIS_REPLY_STRING ||
+      r->element[1]->type != REDIS_REPLY_STRING)
     return;
+  int64_t master_us = strtoll(r->element[0]->str, NULL, 10) * 1000000 +
+                      strtoll(r->element[1]->str, NULL, 10);
+  int64_t now_us = rl_conn_now_us();
+  int64_t offset = master_us - now_us;
+  if (conn->clock_valid) {
+    int64_t kept = aged_offset(conn, now_us);
+    if (kept > offset) offset = kept;
+  }
+  conn->clock_offset_us = offset;
+  conn->clock_at_us = now_us;
+  conn->clock_valid = 1;
+}
+
+static void on_refresh_reply(rl_cmd *cmd, redisReply *r, int status) {
+  if (r != NULL && (status == RL_CMD_REPLY || status == RL_CMD_LATE))
+    clock_sample(cmd->conn, r);
+}
+
+static void on_refresh(uv_timer_t *t) {
+  rl_conn *conn = t->data;
+  if (conn->state != RL_CONN_READY) return;
+  const char *argv[] = {"TIME"};
+  size_t len[] = {4};
+  rl_cmd *cmd = internal_new(conn, K_REFRESH, on_refresh_reply, 1, argv, len);
+  if (cmd == NULL) return;
+  cmd->deadline = deadline_from_now(conn);
+  queue_unsent(conn, cmd);
+}
+
+/* --- the handshake ---------------------------------------------------------------- */
+
+/* Parses INFO server's run_id and uptime for on_info. */
+static void take_info(rl_conn *conn, const redisReply *r) {
+  if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) return;
+  const char *id = strstr(r->str, "run_id:");
+  const char *up = strstr(r->str, "uptime_in_seconds:");
+  char run_id[sizeof conn->run_id] = "";
+  if (id != NULL) {
+    size_t n = strcspn(id + 7, "\r\n");
+    if (n >= sizeof run_id) n = sizeof run_id - 1;
+    memcpy(run_id, id + 7, n);
+    run_id[n] = '\0';
+  }
+  uint64_t uptime_ms = up ? strtoull(up + 18, NULL, 10) * 1000 : 0;
+  if (run_id[0] == '\0') return; /* not a Redis INFO: nothing to say */
+  memcpy(conn->run_id, run_id, sizeof run_id);
+  if (conn->on_info) conn->on_info(conn, conn->run_id, uptime_ms);
+}
+
+static void become_ready(rl_conn *conn);
+
+/* Fails the attempt with the master's refusal. */
+static void refuse(rl_conn *conn, const char *text, size_t len) {
+  char why[sizeof conn->err];
+  if (len >= sizeof why) len = sizeof why - 1;
+  memcpy(why, text, len);
+  why[len] = '\0';
+  attempt_failed(conn, why, 1, 0);
+}
+
+static void on_handshake_reply(rl_cmd *cmd, redisReply *r, int status) {
+  rl_conn *conn = cmd->conn;
+  if (r == NULL || status != RL_CMD_REPLY) return; /* the attempt ended */
+  int error = r->type == REDIS_REPLY_ERROR;
+  switch (cmd->kind) {
+    case K_SETNAME: /* an ACL user may lack "client": no matter */
+      if (error && r->len >= 6 && strncmp(r->str, "NOPERM", 6) == 0)
+        error = 0;
+      break;
+    case K_INFO:
+      if (!error) take_info(conn, r);
+      break;
+    case K_TIME:
+      if (!error) clock_sample(conn, r);
+      break;
+    case K_EXTRA: {
+      int stop = conn->extra_cb ? conn->extra_cb(conn, cmd->idx, r,
+                                                 conn->extra_data)
+                                : error;
+      if (stop) {
+        const char *t = error ? r->str : "an extra handshake command failed";
+        refuse(conn, t, strlen(t));
+        return;
+      }
+      error = 0;
+      break;
+    }
+    default:
+      break;
+  }
+  if (conn->state != RL_CONN_HANDSHAKE) return; /* a hook closed it */
+  if (error) {
+    refuse(conn, r->str, (size_t)r->len);
+    return;
+  }
+  if (--conn->hs_left == 0) become_ready(conn);
+}
+
+/* Builds the handshake in out, queueing one internal command per reply to
+ * come; returns how many, or -1 when out of memory. */
+typedef struct hs_buf {
+  char *p;
+  size_t len, cap;
+} hs_buf;
+
+static int hs_add(rl_conn *conn, hs_buf *b, int kind, int idx, int argc,
+                  const char **argv, const size_t *argvlen) {
+  size_t need = argv ? rl_resp_size(argc, argv, argvlen) : 0;
+  if (b->len + need > b->cap) {
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + need) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (p == NULL) return -1;
+    b->p = p;
+    b->cap = cap;
+  }
+  if (argv) b->len += rl_resp_write(b->p + b->len, argc, argv, argvlen);
+  rl_cmd *cmd = cmd_new(conn, kind, on_handshake_reply, conn, idx);
+  if (cmd == NULL) return -1;
+  rl_list_push_back(&conn->pending, &cmd->node);
+  conn->hs_left++;
+  return 0;
+}
+
+static int build_handshake(rl_conn *conn, hs_buf *b) {
+  const rl_url *u = &conn->url;
+  int mode = conn->cfg->mode, rc = 0;
+  char db[16];
+  if (u->has_password) {
+    const char *argv[] = {"AUTH", u->user, u->password};
+    size_t len[] = {4, strlen(u->user), strlen(u->password)};
+    if (u->has_user)
+      rc |= hs_add(conn, b, K_AUTH, 0, 3, argv, len);
+    else
+      rc |= hs_add(conn, b, K_AUTH, 0, 2, (const char *[]){"AUTH", u->password},
+                   (size_t[]){4, len[2]});
+  }
+  if (u->db != 0) {
+    int n = snprintf(db, sizeof db, "%d", u->db);
+    rc |= hs_add(conn, b, K_SELECT, 0, 2, (const char *[]){"SELECT", db},
+                 (size_t[]){6, (size_t)n});
+  }
+  const char *name = conn->cfg->client_name;
+  if (mode != RL_CONN_BARE && name != NULL)
+    rc |= hs_add(conn, b, K_SETNAME, 0, 3,
+                 (const char *[]){"CLIENT", "SETNAME", name},
+                 (size_t[]){6, 7, strlen(name)});
+  if (mode != RL_CONN_COMMAND) return rc;
+  rc |= hs_add(conn, b, K_INFO, 0, 2, (const char *[]){"INFO", "server"},
+               (size_t[]){4, 6});
+  rc |= hs_add(conn, b, K_TIME, 0, 1, (const char *[]){"TIME"}, (size_t[]){4});
+  if (conn->extra_n > 0) {
+    rc |= hs_add(conn, b, K_EXTRA, 0, 0, NULL, NULL);
+    for (int i = 1; i < conn->extra_n; i++)
+      rc |= hs_add(conn, b, K_EXTRA, i, 0, NULL, NULL);
+    if (rc == 0) { /* the owner's bytes, as given */
+      if (b->len + conn->extra_len > b->cap) {
+        char *p = realloc(b->p, b->len + conn->extra_len);
+        if (p == NULL) return -1;
+        b->p = p;
+        b->cap = b->len + conn->extra_len;
+      }
+      memcpy(b->p + b->len, conn->extra, conn->extra_len);
+      b->len += conn->extra_len;
+    }
+  }
+  /* Every script is loaded before any command that uses it, so EVALSHA
+   * finds it, and NOSCRIPT only follows a SCRIPT FLUSH. */
+  for (int s = 0; s < RL_SCRIPT_COUNT; s++) {
+    const char *body = rl_script_body((rl_script_id)s);
+    rc |= hs_add(conn, b, K_SCRIPT, s, 3,
+                 (const char *[]){"SCRIPT", "LOAD", body},
+                 (size_t[]){6, 4, strlen(body)});
+  }
+  return rc;
+}
+
+static void send_handshake(rl_conn *conn) {
+  hs_buf b = {0};
+  conn->hs_left = 0;
+  set_state(conn, RL_CONN_HANDSHAKE);
+  if (conn->state != RL_CONN_HANDSHAKE) return;
+  if (build_handshake(conn, &b) != 0) {
+    free(b.p);
+    attempt_failed(conn, "out of memory", 0, 0);
+    return;
+  }
+  if (conn->hs_left == 0) {
+    free(b.p);
+    become_ready(conn);
+    return;
+  }
+  rl_stream_append(conn->stream, b.p, b.len);
+  free(b.p);
+  rl_stream_flush(conn->stream); /* a failure drops the attempt */
+}
+
+static void become_ready(rl_conn *conn) {
+  uv_timer_stop(&conn->timer); /* the connect timeout */
+  conn->first = 0;
+  conn->refused = 0;
+  conn->backoff_ms = BACKOFF_MIN_MS;
+  conn->stalled = 0;
+  conn->logged[0] = '\0';
+  set_err(conn, "");
+  conn->connects++;
+  /* The commands that waited go first, in the order they were sent. */
+  rl_list *n;
+  while ((n = rl_list_pop_front(&conn->waiting)) != NULL) {
+    rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
+    cmd->deadline = deadline_from_now(conn);
+    rl_list_push_back(&conn->unsent, &cmd->node);
+  }
+  if (conn->cfg->mode == RL_CONN_COMMAND)
+    uv_timer_start(&conn->retry, on_refresh, CLOCK_REFRESH_MS,
+                   CLOCK_REFRESH_MS);
+  conn_log(conn, RLOCK_LOG_INFO, "connected");
+  set_state(conn, RL_CONN_READY);
+  if (conn->state != RL_CONN_READY) return;
+  arm_timer(conn);
+  rl_conn_flush(conn);
+}
+
+/* --- replies ------------------------------------------------------------------------- */
+
+static int is_noscript(const redisReply *r) {
+  return r->type == REDIS_REPLY_ERROR && r->len >= 8 &&
+         memcmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+/* A message a subscriber connection did not ask for. */
+static int is_message(const redisReply *r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) return 0;
+  const redisReply *k = r->element[0];
+  if (k->type != REDIS_REPLY_STRING) return 0;
+  return strcasecmp(k->str, "message") == 0 ||
+         strcasecmp(k->str, "pmessage") == 0 ||
+         strcasecmp(k->str, "smessage") == 0;
+}
+
+/* Writes SCRIPT LOAD, then cmd again. 0, or -1 when out of memory. */
+static int resend_after_load(rl_conn *conn, rl_cmd *cmd) {
+  const char *body = rl_script_body((rl_script_id)cmd->script);
+  const char *argv[] = {"SCRIPT", "LOAD", body};
+  size_t len[] = {6, 4, strlen(body)};
+  rl_cmd *load = internal_new(conn, K_LOAD, NULL, 3, argv, len);
+  if (load == NULL) return -1;
+  queue_unsent(conn, load);
+  cmd->fallback = 1;
+  if (!cmd->timed_out) cmd->deadline = deadline_from_now(conn);
+  queue_unsent(conn, cmd);
+  return 0;
+}
+
+/* Hands one reply to its command (or to on_push) and frees it. */
+static void deliver(rl_conn *conn, redisReply *r) {
+  if (conn->cfg->mode == RL_CONN_SUBSCRIBER && is_message(r)) {
+    if (conn->on_push) conn->on_push(conn, r);
+    freeReplyObject(r);
+    return;
+  }
+  rl_list *n = rl_list_pop_front(&conn->pending);
+  if (n == NULL) {
+    freeReplyObject(r);
+    attempt_failed(conn, "protocol error: a reply to no command", 0, 0);
+    return;
+  }
+  rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
+  if (conn->stalled) {
+    conn->stalled = 0;
+    update_up(conn);
+  }
+  int status = cmd->timed_out ? RL_CMD_LATE : RL_CMD_REPLY;
+  if (cmd->kind != K_USER) {
+    if (cmd->cb) cmd->cb(cmd, r, status);
+    free(cmd);
+  } else if (cmd->script >= 0 && !cmd->no_resend && !cmd->fallback &&
+             is_noscript(r) && resend_after_load(conn, cmd) == 0) {
+    /* Written again after the script; the reply will come later. */
+  } else {
+    cmd->cb(cmd, r, status);
+    free(cmd);
+  }
+  freeReplyObject(r);
+}
+
+static void on_received(rl_stream *s, const char *data, size_t len) {
+  rl_conn *conn = rl_stream_data(s);
+  redisReader *rd = conn->reader;
+  if (redisReaderFeed(rd, data, len) != REDIS_OK) {
+    attempt_failed(conn, "out of memory", 0, 0);
+    return;
+  }
+  conn->dispatching = 1;
+  while (conn->stream == s) {
+    void *reply = NULL;
+    if (redisReaderGetReply(rd, &reply) != REDIS_OK) {
+      char why[sizeof conn->err];
+      snprintf(why, sizeof why, "protocol error: %s", rd->errstr);
+      attempt_failed(conn, why, 0, 0);
+      break;
+    }
+    if (reply == NULL) break;
+    deliver(conn, reply);
+  }
+  conn->dispatching = 0;
+  if (conn->reader != rd) redisReaderFree(rd); /* dropped meanwhile */
+}
+
+/* --- the attempt's life ------------------------------------------------------------ */
+
+static void on_connected(rl_stream *s) {
+  rl_conn *conn = rl_stream_data(s);
+  if (conn->stream == s) send_handshake(conn);
+}
+
+static void on_stream_failed(rl_stream *s, const char *why, int tls) {
+  rl_conn *conn = rl_stream_data(s);
+  if (conn->stream == s) attempt_failed(conn, why, 0, tls);
+}
+
+static void maybe_closed(rl_conn *conn) {
+  if (conn->handles_open == 0 && conn->on_closed) conn->on_closed(conn);
+}
+
+static void on_stream_closed(rl_stream *s) {
+  rl_conn *conn = rl_stream_data(s);
+  conn->handles_open--;
+  maybe_closed(conn);
+}
+
+static const rl_stream_handler stream_handler = {
+    on_connected, on_received, on_stream_failed, on_stream_closed};
+
+/* Lets go of the attempt's stream and reader. */
+static void drop_stream(rl_conn *conn, uint64_t linger_ms) {
+  if (conn->stream != NULL) {
+    rl_stream *s = conn->stream;
+    conn->stream = NULL;
+    rl_stream_close(s, linger_ms);
+  }
+  if (conn->reader != NULL) {
+    redisReader *rd = conn->reader;
+    conn->reader = NULL;
+    if (!conn->dispatching) redisReaderFree(rd); /* else on_received does */
   }
 }
 
 static void schedule_reconnect(rl_conn *conn) {
-  if (conn->state == RL_CONN_CLOSED) return;
   uint64_t b = conn->backoff_ms;
   uint64_t delay = b / 2 + rl_random_upto(b / 2);
   conn->backoff_ms = b * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b * 2;
   uv_timer_start(&conn->retry, on_retry, delay, 0);
 }
 
-static void on_reply(redisAsyncContext *ac, void *r, void *privdata);
-
-static int is_noscript(const redisReply *reply) {
-  return reply->type == REDIS_REPLY_ERROR && reply->len >= 8 &&
-         memcmp(reply->str, "NOSCRIPT", 8) == 0;
-}
-
-/* Resends a script as EVAL with its body. 0, or -1 if it could not be
- * queued (then the caller completes the command as dropped). */
-static int resend_as_eval(rl_conn *conn, rl_cmd *cmd) {
-  const rl_argv *a = cmd->args;
-  const char *argv[a->argc];
-  size_t argvlen[a->argc];
-  memcpy(argv, a->argv, sizeof(argv[0]) * (size_t)a->argc);
-  memcpy(argvlen, a->argvlen, sizeof(argvlen[0]) * (size_t)a->argc);
-  argv[0] = "EVAL";
-  argvlen[0] = 4;
-  argv[1] = rl_script_body((rl_script_id)a->script);
-  argvlen[1] = strlen(argv[1]);
-  if (conn->ac == NULL) return -1;
-  if (redisAsyncCommandArgv(conn->ac, on_reply, cmd, a->argc, argv,
-                            argvlen) != REDIS_OK)
-    return -1;
-  cmd->fallback = 1;
-  rl_list_push_back(&conn->pending, &cmd->node);
-  if (!cmd->timed_out) {
-    cmd->deadline = uv_now(conn->loop) + conn->cfg->command_timeout_ms;
-    if (!uv_is_active((uv_handle_t *)&conn->timer)) arm_timer(conn);
+/* Ends an attempt or a live connection: why goes to err, the log (once
+ * per text) and the owner; commands complete; a retry is scheduled. */
+static void attempt_failed(rl_conn *conn, const char *why, int refused,
+                           int tls) {
+  if (conn->state == RL_CONN_CLOSED) return;
+  int was_ready = conn->state == RL_CONN_READY;
+  set_err(conn, why);
+  conn->refused = refused;
+  if (refused) conn->errors++;
+  if (strcmp(conn->logged, why) != 0) {
+    snprintf(conn->logged, sizeof conn->logged, "%s", why);
+    int level = refused || tls ? RLOCK_LOG_ERROR
+                : was_ready    ? RLOCK_LOG_WARN
+                               : RLOCK_LOG_DEBUG;
+    conn_log(conn, level, why);
+    if (conn->on_error) conn->on_error(conn, why, refused, tls);
+  } else if (was_ready) {
+    conn_log(conn, RLOCK_LOG_WARN, why);
   }
-  return 0;
+  uv_timer_stop(&conn->timer);
+  uv_timer_stop(&conn->retry);
+  uv_prepare_stop(&conn->flush);
+  drop_stream(conn, 0);
+  conn->clock_valid = 0;
+  conn->first = 0;
+  conn->stalled = 0;
+  set_state(conn, RL_CONN_DOWN);
+  complete_all(conn, refused ? RL_CMD_REFUSED : RL_CMD_DROPPED);
+  if (conn->state == RL_CONN_DOWN) schedule_reconnect(conn);
 }
 
-static void on_reply(redisAsyncContext *ac, void *r, void *privdata) {
-  (void)ac;
-  rl_cmd *cmd = privdata;
-  rl_conn *conn = cmd->conn;
-  redisReply *reply = r;
-  rl_list_remove(&cmd->node);
-  if (reply != NULL && cmd->args != NULL && cmd->args->script >= 0 &&
-      !cmd->args->no_resend && !cmd->fallback && is_noscript(reply)) {
-    if (resend_as_eval(conn, cmd) == 0) return;
-    reply = NULL;
+static void connect_now(rl_conn *conn) {
+  const rl_url *u = &conn->url;
+  rl_tls_ctx *tls = u->tls ? conn->cfg->tls : NULL;
+  if (u->tls && tls == NULL) {
+    attempt_failed(conn, "TLS is not configured", 0, 1);
+    return;
   }
-  int status = reply == NULL ? RL_CMD_DROPPED
-               : cmd->timed_out ? RL_CMD_LATE
-                                : RL_CMD_REPLY;
-  cmd->cb(cmd, reply, status);
-  free(cmd);
-}
-
-int rl_conn_send(rl_conn *conn, const char *buf, size_t len,
-                 const rl_argv *args, rl_cmd_cb cb, void *data, int idx) {
-  if (conn->state != RL_CONN_READY || conn->ac == NULL) return -1;
-  rl_cmd *cmd = malloc(sizeof *cmd);
-  if (cmd == NULL) return -1;
-  cmd->conn = conn;
-  cmd->deadline = uv_now(conn->loop) + conn->cfg->command_timeout_ms;
-  cmd->timed_out = 0;
-  cmd->fallback = 0;
-  cmd->args = args;
-  cmd->cb = cb;
-  cmd->data = data;
-  cmd->idx = idx;
-  if (redisAsyncFormattedCommand(conn->ac, on_reply, cmd, buf, len) !=
-      REDIS_OK) {
-    free(cmd);
-    return -1;
+  conn->reader = redisReaderCreate();
+  const char *name =
+      conn->cfg->tls_server_name ? conn->cfg->tls_server_name : u->name;
+  conn->stream = conn->reader ? rl_stream_open(conn->loop, u, tls, name,
+                                               &stream_handler, conn)
+                              : NULL;
+  if (conn->stream == NULL) {
+    attempt_failed(conn, "out of memory", 0, 0);
+    return;
   }
-  rl_list_push_back(&conn->pending, &cmd->node);
-  if (!uv_is_active((uv_handle_t *)&conn->timer))
-    uv_timer_start(&conn->timer, on_timer, conn->cfg->command_timeout_ms, 0);
-  return 0;
+  conn->handles_open++; /* the stream, until it has closed */
+  set_state(conn, RL_CONN_CONNECTING);
+  uv_timer_start(&conn->timer, on_timer, conn->cfg->connect_timeout_ms, 0);
 }
 
-void rl_conn_flush(rl_conn *conn) {
-  if (conn->state == RL_CONN_READY && conn->ac != NULL)
-    rl_adapter_flush(conn->ac);
-}
-
-/* Reads replies already waiting in the socket, without blocking. */
-static void drain_socket(rl_conn *conn) {
-  if (conn->ac == NULL || conn->state != RL_CONN_READY) return;
-  struct pollfd p = {.fd = conn->ac->c.fd, .events = POLLIN};
-  if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
-    redisAsyncHandleRead(conn->ac);
-}
+static void on_retry(uv_timer_t *t) { connect_now(t->data); }
 
 static void on_timer(uv_timer_t *t) {
   rl_conn *conn = t->data;
-  if (conn->state == RL_CONN_CONNECTING) {
-    snprintf(conn->err, sizeof conn->err, "connect timed out");
-    redisAsyncContext *ac = conn->ac;
-    conn->ac = NULL;
-    set_state(conn, RL_CONN_DOWN);
-    redisAsyncFree(ac); /* never connected: no callbacks but cleanup */
-    schedule_reconnect(conn);
+  if (conn->state == RL_CONN_CONNECTING || conn->state == RL_CONN_HANDSHAKE) {
+    const char *why = "connect timed out";
+    int tls = conn->state == RL_CONN_CONNECTING && conn->stream != NULL &&
+              rl_stream_tls_handshaking(conn->stream);
+    if (conn->state == RL_CONN_HANDSHAKE)
+      why = "handshake timed out (the master did not answer AUTH, SELECT or "
+            "SCRIPT LOAD)";
+    else if (tls)
+      why = "TLS handshake timed out (does the master speak TLS on this "
+            "port?)";
+    attempt_failed(conn, why, 0, tls);
     return;
   }
-  drain_socket(conn);
+  if (conn->state != RL_CONN_READY) return;
+  rl_stream_read_now(conn->stream); /* replies the loop has not read yet */
+  if (conn->state != RL_CONN_READY) return;
   uint64_t now = uv_now(conn->loop);
   rl_list *n = conn->pending.next;
   while (n != &conn->pending) {
     rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
     n = n->next;
-    if (cmd->timed_out) continue;
+    if (cmd->timed_out || cmd->deadline == 0) continue;
     if (cmd->deadline > now) break;
     cmd->timed_out = 1;
     conn->timeouts++;
-    cmd->cb(cmd, NULL, RL_CMD_TIMEOUT);
-    if (conn->state == RL_CONN_CLOSED) return; /* freed what n points to */
+    if (!conn->stalled) {
+      conn->stalled = 1;
+      update_up(conn);
+    }
+    if (cmd->kind == K_USER) cmd->cb(cmd, NULL, RL_CMD_TIMEOUT);
+    if (conn->state != RL_CONN_READY) return; /* closed: n is freed */
   }
   arm_timer(conn);
 }
-
-static void on_setup_reply(redisAsyncContext *ac, void *r, void *privdata) {
-  rl_conn *conn = privdata;
-  redisReply *reply = r;
-  if (reply != NULL && reply->type == REDIS_REPLY_ERROR) {
-    snprintf(conn->err, sizeof conn->err, "%s", reply->str);
-    conn_log(conn, RLOCK_LOG_ERROR, conn->err);
-    redisAsyncDisconnect(ac);
-  }
-}
-
-/* Reads run_id and uptime from INFO server and hands them to the owner's
- * on_info hook (the restart quarantine and the one-vote-per-server rule
- * live in the lock layer, lib/quarantine.c). Commands sent after INFO are
- * answered after it, so the hook runs before any reply to a lock command
- * on this connection. */
-static void on_info(redisAsyncContext *ac, void *r, void *privdata) {
-  (void)ac;
-  rl_conn *conn = privdata;
-  redisReply *reply = r;
-  if (reply == NULL || reply->type != REDIS_REPLY_STRING) return;
-  const char *id = strstr(reply->str, "run_id:");
-  const char *up = strstr(reply->str, "uptime_in_seconds:");
-  if (id == NULL || up == NULL) return;
-  size_t n = strcspn(id + 7, "\r\n");
-  if (n >= sizeof conn->run_id) n = sizeof conn->run_id - 1;
-  memcpy(conn->run_id, id + 7, n);
-  conn->run_id[n] = '\0';
-  if (conn->on_info != NULL)
-    conn->on_info(conn, conn->run_id, strtoull(up + 18, NULL, 10) * 1000);
-}
-
-static void on_connect(const redisAsyncContext *cac, int status) {
-  rl_conn *conn = cac->data;
-  redisAsyncContext *ac = (redisAsyncContext *)cac;
-  uv_timer_stop(&conn->timer);
-  if (status != REDIS_OK) {
-    snprintf(conn->err, sizeof conn->err, "connect: %s", ac->errstr);
-    /* hiredis frees the context after this callback. */
-    conn->ac = NULL;
-    set_state(conn, RL_CONN_DOWN);
-    schedule_reconnect(conn);
-    return;
-  }
-  int flags = fcntl(ac->c.fd, F_GETFD);
-  if (flags >= 0) fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
-  conn->backoff_ms = BACKOFF_MIN_MS;
-  conn->connects++;
-  /* AUTH and SELECT go first; commands sent after them are queued behind
-   * them on the same socket, so the connection is usable at once. A
-   * refused AUTH disconnects, and those commands fail. */
-  if (conn->url.has_password)
-    redisAsyncCommand(ac, on_setup_reply, conn, "AUTH %s",
-                      conn->url.password);
-  if (conn->url.db != 0)
-    redisAsyncCommand(ac, on_setup_reply, conn, "SELECT %d", conn->url.db);
-  redisAsyncCommand(ac, on_info, conn, "INFO server");
-  /* Every script is loaded before any command that uses it (replies and
-   * commands keep their order), so EVALSHA finds it and NOSCRIPT only
-   * follows a SCRIPT FLUSH, never a fresh or restarted master. */
-  for (int s = 0; s < RL_SCRIPT_COUNT; s++)
-    redisAsyncCommand(ac, on_setup_reply, conn, "SCRIPT LOAD %s",
-                      rl_script_body((rl_script_id)s));
-  set_state(conn, RL_CONN_READY);
-}
-
-static void on_disconnect(const redisAsyncContext *ac, int status) {
-  rl_conn *conn = ac->data;
-  if (status != REDIS_OK && conn->err[0] == '\0')
-    snprintf(conn->err, sizeof conn->err, "disconnected: %s", ac->errstr);
-  conn->ac = NULL;
-  uv_timer_stop(&conn->timer);
-  if (conn->state == RL_CONN_CLOSED) return;
-  set_state(conn, RL_CONN_DOWN);
-  schedule_reconnect(conn);
-}
-
-static void connect_now(rl_conn *conn) {
-  redisAsyncContext *ac;
-  if (conn->url.kind == RL_URL_UNIX)
-    ac = redisAsyncConnectUnix(conn->url.path);
-  else
-    ac = redisAsyncConnect(conn->url.host, conn->url.port);
-  if (ac == NULL || ac->err) {
-    snprintf(conn->err, sizeof conn->err, "connect: %s",
-             ac ? ac->errstr : "out of memory");
-    if (ac) redisAsyncFree(ac);
-    schedule_reconnect(conn);
-    return;
-  }
-  ac->data = conn;
-  if (rl_adapter_attach(ac, conn->loop, conn->cfg->guard_sigpipe) != 0) {
-    snprintf(conn->err, sizeof conn->err, "connect: cannot poll socket");
-    redisAsyncFree(ac);
-    schedule_reconnect(conn);
-    return;
-  }
-  conn->ac = ac;
-  conn->err[0] = '\0';
-  set_state(conn, RL_CONN_CONNECTING);
-  redisAsyncSetConnectCallback(ac, on_connect);
-  redisAsyncSetDisconnectCallback(ac, on_disconnect);
-  uv_timer_start(&conn->timer, on_timer, conn->cfg->connect_timeout_ms, 0);
-}
-
-static void on_retry(uv_timer_t *t) { connect_now(t->data); }
 
 int rl_conn_start(rl_conn *conn, uv_loop_t *loop, const rl_url *url,
                   const rl_conn_config *cfg) {
   conn->loop = loop;
   conn->url = *url;
   conn->cfg = cfg;
-  conn->ac = NULL;
+  conn->stream = NULL;
+  conn->reader = NULL;
   conn->state = RL_CONN_DOWN;
+  conn->first = 1;
   conn->backoff_ms = BACKOFF_MIN_MS;
   rl_list_init(&conn->pending);
+  rl_list_init(&conn->unsent);
+  rl_list_init(&conn->waiting);
+  int rc = uv_mutex_init(&conn->errmu);
+  if (rc != 0) return rc;
   uv_timer_init(loop, &conn->timer);
   uv_timer_init(loop, &conn->retry);
+  uv_prepare_init(loop, &conn->flush);
   conn->timer.data = conn;
   conn->retry.data = conn;
-  conn->handles_open = 2;
+  conn->flush.data = conn;
+  conn->handles_open = 3;
   connect_now(conn);
   return 0;
 }
 
 static void on_handle_closed(uv_handle_t *h) {
   rl_conn *conn = h->data;
-  if (--conn->handles_open == 0 && conn->on_closed) conn->on_closed(conn);
+  conn->handles_open--;
+  maybe_closed(conn);
 }
 
 void rl_conn_close(rl_conn *conn) {
   if (conn->state == RL_CONN_CLOSED) return;
+  int live = conn->state == RL_CONN_READY && conn->stream != NULL;
   conn->state = RL_CONN_CLOSED;
-  if (conn->ac != NULL) {
-    redisAsyncContext *ac = conn->ac;
-    conn->ac = NULL;
-    redisAsyncFree(ac); /* pending commands are called back: DROPPED */
+  update_up(conn);
+  uv_timer_stop(&conn->timer);
+  uv_timer_stop(&conn->retry);
+  uv_prepare_stop(&conn->flush);
+  if (live) {
+    /* Fire-and-forget commands go out; those whose reply someone waits
+     * for would only leave effects nobody sees, so they do not. */
+    rl_list keep, *n;
+    rl_list_init(&keep);
+    while ((n = rl_list_pop_front(&conn->unsent)) != NULL) {
+      rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
+      if (cmd->no_resend)
+        append_cmd(conn, cmd);
+      else
+        rl_list_push_back(&keep, &cmd->node);
+    }
+    rl_list_splice(&conn->unsent, &keep);
+    rl_stream_flush(conn->stream);
   }
+  complete_all(conn, RL_CMD_DROPPED);
+  drop_stream(conn, live ? conn->cfg->command_timeout_ms : 0);
+  free(conn->extra);
+  conn->extra = NULL;
+  conn->extra_n = 0;
   uv_close((uv_handle_t *)&conn->timer, on_handle_closed);
   uv_close((uv_handle_t *)&conn->retry, on_handle_closed);
+  uv_close((uv_handle_t *)&conn->flush, on_handle_closed);
 }

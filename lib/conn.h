@@ -1,128 +1,244 @@
 /*
- * One command connection to one master: connect with a timeout, AUTH and
- * SELECT from the URL, per-command deadlines, EVALSHA with a NOSCRIPT
- * fallback, and reconnection with backoff. Loop thread only.
+ * One connection to one master: a stream (stream.h) with Redis on top.
+ * It connects with a timeout, runs the handshake, writes commands,
+ * parses replies with hiredis's reply reader and hands each to its
+ * command in order, keeps per-command deadlines, retries a dropped
+ * connection with backoff, and closes gracefully. Loop thread only, save
+ * the atomic counters and the error text, which metrics read from any
+ * thread.
  *
- * A command's callback runs once with a final status (REPLY, LATE or
- * DROPPED). If its deadline passes first, it also runs once before that
- * with TIMEOUT: the command is then failed as far as a round is concerned,
- * but the connection keeps it until hiredis answers, because a reply
+ * Commands. rl_conn_send takes the command as buffers written back to
+ * back; they belong to the sender and must stay valid until the command's
+ * final callback (a NOSCRIPT fallback writes them again). A command's
+ * callback runs once with a final status (REPLY, LATE, DROPPED or
+ * REFUSED). If its deadline passes first, it also runs once before that
+ * with TIMEOUT: the command has failed as far as a round is concerned,
+ * but the connection keeps it until the master answers, because a reply
  * cannot be cancelled and a late grant must still be seen (and undone).
+ *
+ * The handshake, pipelined in one write before the connection counts as
+ * ready: AUTH (with the URL's user, if any), SELECT when the db is not 0,
+ * CLIENT SETNAME (a NOPERM is tolerated), then in command mode INFO
+ * server, TIME, the owner's extra commands and SCRIPT LOAD of every
+ * script. Nothing else is written before it succeeded. An error reply to
+ * any of it (but a tolerated one) refuses the connection: it closes, the
+ * commands waiting for it complete REFUSED, and the text is kept in err.
+ *
+ * Readiness. While the first connection attempt since rl_conn_start is in
+ * progress, and during any handshake, commands are kept and written once
+ * the handshake succeeded (they complete DROPPED or REFUSED if it fails);
+ * the connect timeout bounds that wait. Otherwise, while the connection
+ * is down, rl_conn_send fails at once, so a dead master costs a round
+ * nothing.
+ *
+ * Close. rl_conn_close completes every command DROPPED, once, except that
+ * fire-and-forget commands (no_resend: undos, releases) not yet written
+ * are written first; commands whose sender waits for a reply that will
+ * never be read are not. What was written is then sent before the socket
+ * closes, bounded by the command timeout.
  */
 #ifndef RL_CONN_H
 #define RL_CONN_H
 
-#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include "list.h"
+#include "stream.h"
+#include "tls.h"
 #include "url.h"
 
 enum {
   RL_CMD_REPLY = 0,   /* final: the reply, in time */
   RL_CMD_TIMEOUT = 1, /* not final: the deadline passed, reply is NULL */
   RL_CMD_LATE = 2,    /* final: the reply, after a TIMEOUT */
-  RL_CMD_DROPPED = 3  /* final: no reply will come (connection lost) */
+  RL_CMD_DROPPED = 3, /* final: no reply will come (connection lost) */
+  RL_CMD_REFUSED = 4  /* final: the master refused the handshake; reply is
+                         NULL and conn->err has the master's text */
 };
 
-enum { RL_CONN_DOWN = 0, RL_CONN_CONNECTING, RL_CONN_READY, RL_CONN_CLOSED };
+enum {
+  RL_CONN_DOWN = 0,
+  RL_CONN_CONNECTING, /* the stream is connecting (TLS handshake too) */
+  RL_CONN_HANDSHAKE,  /* the Redis handshake is in flight */
+  RL_CONN_READY,
+  RL_CONN_CLOSED
+};
+
+/* What the connection is for: it decides the handshake, and how replies
+ * are matched. */
+enum {
+  RL_CONN_COMMAND = 0,  /* the full handshake; replies in order */
+  RL_CONN_SUBSCRIBER,   /* AUTH, SELECT, SETNAME; messages go to on_push */
+  RL_CONN_BARE          /* AUTH and SELECT only (the tool) */
+};
+
+/* rl_conn_send's failures. */
+#define RL_CONN_EDOWN (-1)    /* not connected, or out of memory */
+#define RL_CONN_EREFUSED (-2) /* down because the master refused the
+                                 handshake: conn->err says why */
+
+/* Every command in a pipeline, a NOSCRIPT fallback's resend included,
+ * is bounded by this many buffers. */
+#define RL_CONN_MAX_BUFS 4
 
 typedef struct rl_cmd rl_cmd;
 typedef struct rl_conn rl_conn;
 typedef void (*rl_cmd_cb)(rl_cmd *cmd, redisReply *reply, int status);
-typedef void (*rl_conn_state_cb)(rl_conn *conn, int state);
-
-/* The argument vector of a command, owned by the sender and kept alive
- * until the command's final callback (a NOSCRIPT fallback re-reads it). */
-typedef struct rl_argv {
-  int argc;
-  const char **argv;
-  size_t *argvlen;
-  int script; /* an rl_script_id when argv[0] is EVALSHA, else -1 */
-  /* After NOSCRIPT, a resent EVAL runs after every command sent since:
-   * fine when the sender waits for this reply before sending anything
-   * else about the lock, wrong for a fire-and-forget undo or release,
-   * which could then land after the same owner's next acquisition. */
-  int no_resend;
-} rl_argv;
 
 struct rl_cmd {
-  rl_list node; /* in conn->pending, in send order */
+  rl_list node; /* in one of conn's lists, in send order */
   rl_conn *conn;
-  uint64_t deadline;
+  uint64_t deadline; /* loop ms; 0 for none */
   int timed_out;
-  int fallback; /* resent as EVAL after NOSCRIPT */
-  const rl_argv *args;
+  int script;    /* an rl_script_id when it is EVALSHA, else -1 */
+  int no_resend; /* fire-and-forget: never written twice */
+  int fallback;  /* written again after NOSCRIPT */
+  int kind;      /* 0, or what the connection's own command is for */
   rl_cmd_cb cb;
   void *data;
   int idx;
+  unsigned nbufs;
+  uv_buf_t bufs[RL_CONN_MAX_BUFS];
 };
 
 typedef struct rl_conn_config {
-  uint64_t command_timeout_ms;
-  uint64_t connect_timeout_ms;
-  int guard_sigpipe;
+  uint64_t command_timeout_ms; /* 0: commands have no deadline */
+  uint64_t connect_timeout_ms; /* connect, TLS and Redis handshakes */
+  int mode;                    /* RL_CONN_COMMAND, ... */
+  const char *client_name;     /* CLIENT SETNAME; NULL for none */
+  rl_tls_ctx *tls;             /* for rediss:// masters */
+  const char *tls_server_name; /* NULL: the URL's host */
 } rl_conn_config;
+
+/*
+ * An owner's extra handshake command's reply (an error reply included).
+ * Return 0 to go on, nonzero to refuse the connection (with the reply's
+ * text when it is an error reply).
+ */
+typedef int (*rl_conn_extra_cb)(rl_conn *conn, int i, const redisReply *reply,
+                                void *data);
 
 struct rl_conn {
   uv_loop_t *loop;
   rl_url url; /* host is numeric once resolved */
   const rl_conn_config *cfg;
-  redisAsyncContext *ac;
+  rl_stream *stream; /* the current attempt's, or NULL */
+  void *reader;      /* its redisReader */
   int state;
-  uv_timer_t timer; /* command deadlines, and the connect timeout */
-  uv_timer_t retry; /* reconnect backoff */
+  int first;   /* the first attempt since rl_conn_start is in progress */
+  int refused; /* the last attempt's handshake was refused */
+  uv_timer_t timer;   /* command deadlines, and the connect timeout */
+  uv_timer_t retry;   /* reconnect backoff; when ready, the TIME refresh */
+  uv_prepare_t flush; /* writes what was queued before the loop blocks */
   int handles_open;
-  rl_list pending;
+  rl_list pending; /* written, awaiting a reply */
+  rl_list unsent;  /* queued while ready, to be written */
+  rl_list waiting; /* sent before the handshake completed */
+  int hs_left;     /* handshake replies still to come */
   uint64_t backoff_ms;
+  int dispatching; /* inside the reply loop */
   /* Counters, read by metrics snapshots from any thread. */
-  atomic_uint_fast64_t connects; /* successful connections so far */
+  atomic_uint_fast64_t connects; /* completed handshakes so far */
   atomic_uint_fast64_t timeouts; /* commands that passed their deadline */
-  atomic_uint_fast64_t errors;   /* error replies */
-  atomic_int up;                 /* 1 while READY */
-  /* The server's run_id from the last handshake, and restarts noticed
-   * (counted by the owner's on_info hook). */
+  atomic_uint_fast64_t errors;   /* error replies, refused handshakes */
+  atomic_int up;                 /* ready and not stalled */
+  int stalled; /* a command passed its deadline with no reply since */
+  /* The master's run_id at the last handshake (set before on_info), and
+   * the restarts the owner noticed (counted by its on_info hook: the
+   * restart quarantine is the lock layer's, lib/quarantine.c). */
   char run_id[48];
   atomic_uint_fast64_t restarts;
-  /* Called after the handshake's INFO reply, before any reply to a lock
-   * command on this connection; optional. */
-  void (*on_info)(rl_conn *conn, const char *run_id, uint64_t uptime_ms);
-  char err[160];       /* the last connection error, for diagnostics */
-  rl_conn_state_cb on_state;
+  /* The master's clock, from TIME: master_wall_us >= now_us +
+   * clock_offset_us held at clock_at_us; read it with
+   * rl_conn_clock_offset, which ages it. */
+  int64_t clock_offset_us;
+  int64_t clock_at_us;
+  int clock_valid;
+  /* Why the connection is not up ("" while it is), loop thread; err_copy
+   * is the same for other threads, under errmu. */
+  char err[160];
+  char err_copy[160];
+  uv_mutex_t errmu;
+  char logged[160]; /* the last error logged, to log each text once */
+  /* The owner's extra handshake commands (rl_conn_set_handshake_extra). */
+  char *extra;
+  size_t extra_len;
+  int extra_n;
+  rl_conn_extra_cb extra_cb;
+  void *extra_data;
+
+  /* Hooks for the owner; each optional, set before rl_conn_start. */
   void *data;
-  void (*on_closed)(rl_conn *conn); /* after rl_conn_close's handles close */
-  /* Reports connection events for the client's log; optional. */
+  /* Called on every change of state. */
+  void (*on_state)(rl_conn *conn, int state);
+  /* After the INFO reply, before the connection is ready and before any
+   * reply to a non-handshake command is delivered. */
+  void (*on_info)(rl_conn *conn, const char *run_id, uint64_t uptime_ms);
+  /* A failed connection attempt: refused is 1 when the master refused the
+   * handshake, tls 1 when TLS failed. Called once per change of text. */
+  void (*on_error)(rl_conn *conn, const char *text, int refused, int tls);
+  /* Subscriber mode: a message (["message", channel, payload]). */
+  void (*on_push)(rl_conn *conn, const redisReply *msg);
+  /* Connection events for the owner's log. */
   void (*on_log)(rl_conn *conn, int level, const char *msg);
+  /* After rl_conn_close, once every handle has closed. */
+  void (*on_closed)(rl_conn *conn);
 };
 
-/* Initializes and starts connecting. 0 or a negative libuv error. */
+/* Initializes (the error mutex too) and starts connecting. 0 or a
+ * negative libuv error. */
 int rl_conn_start(rl_conn *conn, uv_loop_t *loop, const rl_url *url,
                   const rl_conn_config *cfg);
 
 /*
- * Sends a command. buf/len is the formatted command (redisFormatCommandArgv
- * of *args), shared by every master of a round; args is kept for a
- * NOSCRIPT fallback. Returns 0 and later calls cb, or -1 (not connected)
- * and never calls cb.
+ * Sends a command: nbufs (at most RL_CONN_MAX_BUFS) buffers written back
+ * to back, which stay the sender's and valid until the final callback.
+ * script is the rl_script_id of an EVALSHA command, or -1; after a
+ * NOSCRIPT reply a command with no_resend 0 is written again after a
+ * SCRIPT LOAD, one with no_resend 1 completes with the NOSCRIPT reply. It
+ * is written before the loop next blocks (or by rl_conn_flush). Returns
+ * 0 and later calls cb, or RL_CONN_EDOWN or RL_CONN_EREFUSED and never
+ * calls cb.
  */
-int rl_conn_send(rl_conn *conn, const char *buf, size_t len,
-                 const rl_argv *args, rl_cmd_cb cb, void *data, int idx);
+int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                 int script, int no_resend, rl_cmd_cb cb, void *data, int idx);
 
-/* Writes the commands sent since the last flush now (see
- * rl_adapter_flush). */
+/* Writes the commands sent since the last write now. */
 void rl_conn_flush(rl_conn *conn);
 
-/* 1 if commands can be sent now. */
+/*
+ * Adds commands to every later handshake, after INFO and TIME (command
+ * mode): n commands in RESP, back to back in resp[0..len) (copied). Their
+ * replies go to cb in order, before the connection is ready. n = 0 removes
+ * them. 0, or -1 when out of memory.
+ */
+int rl_conn_set_handshake_extra(rl_conn *conn, const char *resp, size_t len,
+                                int n, rl_conn_extra_cb cb, void *data);
+
+/* Microseconds on CLOCK_MONOTONIC: the clock clock offsets are from. */
+int64_t rl_conn_now_us(void);
+
+/*
+ * The master's clock: 1 and *offset_us such that, barring a step of the
+ * master's wall clock, master_wall_us >= rl_conn_now_us() + *offset_us
+ * for as long as the connection lives (the estimate from the handshake's
+ * TIME, the tightest of its refreshes about every 30 s, aged by 500 ppm of
+ * drift); 0 when there is none (not connected yet).
+ */
+int rl_conn_clock_offset(const rl_conn *conn, int64_t *offset_us);
+
+/* 1 if commands are written at once (not waiting, not failing). */
 static inline int rl_conn_ready(const rl_conn *conn) {
   return conn->state == RL_CONN_READY;
 }
 
-/*
- * Closes the connection: pending commands get DROPPED (synchronously),
- * timers close, and on_closed runs once libuv has closed them.
- */
+/* Copies the connection's error text ("" while up) for any thread. */
+void rl_conn_error_text(rl_conn *conn, char *buf, size_t size);
+
+/* Closes the connection; see the top of this file. on_closed follows. */
 void rl_conn_close(rl_conn *conn);
 
 #endif

@@ -66,7 +66,7 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   hist_snapshot(&s->hold, &m->hold);
   m->nmasters = (size_t)c->nmasters;
   for (int i = 0; i < c->nmasters && i < RLOCK_METRICS_MASTERS; i++) {
-    const rl_conn *cn = &c->conns[i];
+    rl_conn *cn = &c->conns[i];
     rlock_master_metrics *mm = &m->masters[i];
     if (cn->url.kind == RL_URL_UNIX)
       snprintf(mm->address, sizeof mm->address, "%.200s", cn->url.path);
@@ -82,6 +82,7 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
     uint64_t connects = LOAD(cn->connects);
     mm->reconnects = connects > 0 ? connects - 1 : 0;
     mm->restarts = LOAD(cn->restarts);
+    rl_conn_error_text(cn, mm->error, sizeof mm->error);
   }
   return 0;
 }

@@ -72,6 +72,32 @@ static int prefix_ok(const char *p) {
     return RLOCK_EINVAL;      \
   } while (0)
 
+/* The TLS options' own rules; the files are read at open (tls.c). */
+static int tls_options_check(const rlock_options *o) {
+  const struct {
+    const char *name, *value;
+  } files[] = {{"tls_ca_file", o->tls_ca_file},
+               {"tls_ca_dir", o->tls_ca_dir},
+               {"tls_cert_file", o->tls_cert_file},
+               {"tls_key_file", o->tls_key_file}};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    if (files[i].value != NULL && files[i].value[0] == '\0')
+      REFUSE("%s: empty (NULL means not set)", files[i].name);
+  if ((o->tls_cert_file == NULL) != (o->tls_key_file == NULL))
+    REFUSE("%s: given without %s (a client certificate needs both)",
+           o->tls_cert_file ? "tls_cert_file" : "tls_key_file",
+           o->tls_cert_file ? "tls_key_file" : "tls_cert_file");
+  if (o->tls_server_name != NULL) {
+    size_t n = strlen(o->tls_server_name);
+    if (n == 0 || n > 255 || strpbrk(o->tls_server_name, " \t\r\n/") != NULL)
+      REFUSE("tls_server_name: \"%.200s\", not a host name",
+             o->tls_server_name);
+  }
+  if (o->tls_insecure != 0 && o->tls_insecure != 1)
+    REFUSE("tls_insecure: %d, not 0 or 1", o->tls_insecure);
+  return 0;
+}
+
 int rl_options_check(const rlock_options *o, rl_url *urls) {
   if (o == NULL) REFUSE("options: NULL");
   if (o->masters == NULL || o->nmasters == 0)
@@ -118,6 +144,7 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
       o->wait_strategy != RLOCK_WAIT_POLL)
     REFUSE("wait_strategy: %d, not RLOCK_WAIT_PUBSUB or RLOCK_WAIT_POLL",
            o->wait_strategy);
+  if (tls_options_check(o) != 0) return RLOCK_EINVAL;
   for (size_t i = 0; i < o->nmasters; i++) {
     const char *why = "invalid";
     if (rl_url_parse_why(o->masters[i], &urls[i], &why) != 0)

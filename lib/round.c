@@ -1,6 +1,13 @@
 /*
  * Quorum round bookkeeping; see round.h for what a round is. The command
- * is formatted once and the same bytes go to every master.
+ * is formatted once and the same bytes go to every master (the connection
+ * takes an array of buffers, so that a part that differs per master can
+ * be added without copying the rest).
+ *
+ * A master that refused its connection's handshake (a wrong password, a
+ * database it does not have) answers every command with that refusal:
+ * the round counts it as an error reply, so that the caller gets
+ * RLOCK_EREDIS and the server's text rather than "no quorum".
  */
 #include "round.h"
 
@@ -59,8 +66,7 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
   r->args.script = script;
   /* One allocation for the round, its arguments and the formatted
    * command, which every master is sent. */
-  r->buf = s;
-  r->len = rl_resp_write(r->buf, j, av, al);
+  r->wire = uv_buf_init(s, (unsigned)rl_resp_write(s, j, av, al));
   return r;
 }
 
@@ -100,6 +106,15 @@ static void count(rl_round *r, int vote) {
     r->fail++;
 }
 
+/* A master that refused the handshake: an error reply, whose text the
+ * connection kept (and counted). */
+static void note_refusal(rl_round *r, int i) {
+  char text[sizeof r->client->conns[i].err];
+  memcpy(text, r->client->conns[i].err, sizeof text);
+  r->slot[i].error_reply = 1;
+  rl_client_note_error(r->client, text, strlen(text));
+}
+
 static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
   rl_round *r = cmd->data;
   int i = cmd->idx;
@@ -116,7 +131,9 @@ static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
   r->refs--;
   if (sl->vote == RL_VOTE_PENDING && !r->decided) {
     int vote = RL_VOTE_FAIL;
-    if (reply != NULL) {
+    if (status == RL_CMD_REFUSED) {
+      note_refusal(r, i);
+    } else if (reply != NULL) {
       if (reply->type == REDIS_REPLY_ERROR) {
         sl->error_reply = 1;
         r->client->conns[i].errors++;
@@ -135,13 +152,20 @@ static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
   maybe_free(r);
 }
 
+/* Sends to master i; 0, or the connection's refusal. */
+static int send_to(rl_round *r, int i) {
+  int rc = rl_conn_send(&r->client->conns[i], &r->wire, 1, r->args.script,
+                        r->args.no_resend, on_cmd, r, i);
+  if (rc == 0) r->refs++;
+  return rc;
+}
+
 void rl_round_send(rl_round *r) {
   r->t_start = rl_now_ms();
   for (int i = 0; i < r->n; i++) {
-    if (rl_conn_send(&r->client->conns[i], r->buf, r->len, &r->args, on_cmd,
-                     r, i) == 0) {
-      r->refs++;
-    } else {
+    int rc = send_to(r, i);
+    if (rc != 0) {
+      if (rc == RL_CONN_EREFUSED) note_refusal(r, i);
       r->slot[i].vote = RL_VOTE_FAIL;
       count(r, RL_VOTE_FAIL);
     }
@@ -156,9 +180,7 @@ void rl_round_send_one(rl_round *r, int idx) {
   r->args.no_resend = 1; /* nobody waits for it: it must not be reordered */
   r->decided = 1;
   r->outcome = RL_VOTE_NO;
-  if (rl_conn_send(&r->client->conns[idx], r->buf, r->len, &r->args, on_cmd,
-                   r, idx) == 0)
-    r->refs++;
+  send_to(r, idx);
   r->refs--;
   maybe_free(r);
 }

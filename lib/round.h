@@ -21,6 +21,21 @@
 struct rlock_client;
 typedef struct rl_round rl_round;
 
+/* The argument vector of a round's command, kept for the operations that
+ * need it again (an undo names the key and owner of the acquisition). */
+typedef struct rl_argv {
+  int argc;
+  const char **argv;
+  size_t *argvlen;
+  int script; /* an rl_script_id when argv[0] is EVALSHA, else -1 */
+  /* After NOSCRIPT, a command is written again after SCRIPT LOAD, behind
+   * every command sent since: fine when the sender waits for this reply
+   * before sending anything else about the lock, wrong for a
+   * fire-and-forget undo or release, which could then land after the
+   * same owner's next acquisition. */
+  int no_resend;
+} rl_argv;
+
 enum { RL_VOTE_PENDING = 0, RL_VOTE_YES, RL_VOTE_NO, RL_VOTE_FAIL };
 
 typedef struct rl_round_slot {
@@ -56,8 +71,7 @@ struct rl_round {
   int wait_all; /* decide only once every master answered or failed */
   int refs;    /* commands still owed a final callback, + 1 until sent */
   uint64_t t_start, t_decided; /* monotonic ms */
-  char *buf;   /* the formatted command, shared by all masters */
-  size_t len;
+  uv_buf_t wire; /* the formatted command, shared by all masters */
   rl_argv args;
   rl_round_slot slot[];
 };

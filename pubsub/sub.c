@@ -1,25 +1,15 @@
 /*
  * Subscriber connections and channel subscriptions.
  *
- * Each master gets a second connection, made when the client first waits,
- * that only ever sends AUTH and SELECT (before anything else) and then
- * SUBSCRIBE and UNSUBSCRIBE: hiredis 0.14.1 drops or aborts a subscribed
- * connection that is sent anything else. Three more facts of hiredis
- * 0.14.1 shape this file:
- *
- * - It keeps one callback per channel name, put in place by SUBSCRIBE and
- *   removed by the UNSUBSCRIBE reply. A connection therefore never has two
- *   commands in flight for one channel (see rl_chan in sub.h): an
- *   UNSUBSCRIBE reply that overtook a fresh SUBSCRIBE would delete the new
- *   callback and its messages would be lost.
- * - When an UNSUBSCRIBE reply says the connection has no channel left, it
- *   leaves subscribed mode, and a SUBSCRIBE reply still on its way then
- *   trips an assertion. Each connection therefore first subscribes an
- *   anchor channel of its own and keeps it until it closes, so that the
- *   count never drops to zero.
- * - The callback's private data is the connection, never a channel: the
- *   dispatcher finds the channel by name in the client's table, so a
- *   message for a channel already freed is simply not found.
+ * Each master gets a second connection (lib/conn.c in subscriber mode),
+ * made when the client first waits, that sends only SUBSCRIBE and
+ * UNSUBSCRIBE after its handshake: a connection in subscribed mode takes
+ * nothing else, and keeping subscriptions off the command connections
+ * keeps a flood of messages from delaying lock replies. Messages arrive
+ * at any time and go to one dispatcher, which finds the channel by name
+ * in the table, so a message for a channel already freed is simply not
+ * found. Replies to SUBSCRIBE and UNSUBSCRIBE come in order, each to its
+ * own command.
  *
  * Confirmation. A waiter that subscribes tries once more after the
  * subscription is confirmed, because an unlock between its failed attempt
@@ -37,20 +27,14 @@
  */
 #include "sub.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "adapter.h"
-#include "util.h"
+#include "resp.h"
+#include "rlock.h"
 
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
-
-static void connect_now(rl_sub *s);
-static void on_retry(uv_timer_t *t);
 static void chan_check(rl_chan *ch);
 
 /* --- the channel table --------------------------------------------------- */
@@ -110,28 +94,46 @@ static void chan_maybe_free(rl_chan *ch) {
 
 /* --- subscribing ------------------------------------------------------------ */
 
-static void on_sub_reply(redisAsyncContext *ac, void *r, void *privdata);
+/* A SUBSCRIBE or UNSUBSCRIBE in flight: its bytes, which the connection
+ * writes from here, and the channel it is for. */
+typedef struct sub_cmd {
+  rl_chan *ch;
+  int unsubscribe;
+  uv_buf_t buf;
+  char bytes[];
+} sub_cmd;
 
-static int send_cmd(rl_sub *s, const char *cmd, const char *name,
-                    size_t len) {
-  if (s->state != RL_SUB_READY || s->ac == NULL) return -1;
-  return redisAsyncCommand(s->ac, on_sub_reply, s, "%s %b", cmd, name, len) ==
-                 REDIS_OK
-             ? 0
-             : -1;
+static void on_sub_reply(rl_cmd *cmd, redisReply *rep, int status);
+
+static int send_cmd(rl_sub *s, rl_chan *ch, int unsubscribe) {
+  if (s->conn.state != RL_CONN_READY) return -1;
+  const char *argv[] = {unsubscribe ? "UNSUBSCRIBE" : "SUBSCRIBE", ch->name};
+  size_t len[] = {unsubscribe ? 11u : 9u, ch->len};
+  size_t size = rl_resp_size(2, argv, len);
+  sub_cmd *sc = malloc(sizeof *sc + size);
+  if (sc == NULL) return -1;
+  sc->ch = ch;
+  sc->unsubscribe = unsubscribe;
+  sc->buf = uv_buf_init(sc->bytes, (unsigned)rl_resp_write(sc->bytes, 2,
+                                                            argv, len));
+  if (rl_conn_send(&s->conn, &sc->buf, 1, -1, 1, on_sub_reply, sc,
+                   s->idx) != 0) {
+    free(sc);
+    return -1;
+  }
+  return 0;
 }
 
 /* Sends what connection i needs for ch, if nothing is in flight there. */
 static void chan_sync_one(rl_chan *ch, int i) {
   rl_pubsub *ps = ch->ps;
   uint64_t bit = 1ull << i;
-  if (ps->closing || rl_client_closing(ps->client)) return;
+  if (ps->closing) return;
   if ((ch->sending | ch->leaving) & bit) return;
   if (ch->refs > 0 && !(ch->acked & bit)) {
-    if (send_cmd(&ps->subs[i], "SUBSCRIBE", ch->name, ch->len) == 0)
-      ch->sending |= bit;
+    if (send_cmd(&ps->subs[i], ch, 0) == 0) ch->sending |= bit;
   } else if (ch->refs == 0 && (ch->acked & bit)) {
-    if (send_cmd(&ps->subs[i], "UNSUBSCRIBE", ch->name, ch->len) == 0) {
+    if (send_cmd(&ps->subs[i], ch, 1) == 0) {
       ch->acked &= ~bit;
       ch->leaving |= bit;
     }
@@ -152,7 +154,7 @@ static void chan_check(rl_chan *ch) {
   if (ch->refs == 0 || ch->confirmed || ch->acked == 0) return;
   int ready = 0;
   for (int i = 0; i < ps->n; i++)
-    if (ps->subs[i].state == RL_SUB_READY) ready++;
+    if (ps->subs[i].conn.state == RL_CONN_READY) ready++;
   int need = ready >= ps->quorum ? ps->quorum : (ready > 0 ? ready : 1);
   if (popcount64(ch->acked) < need) return;
   ch->confirmed = 1;
@@ -195,33 +197,34 @@ void rl_chan_unref(rl_chan *ch) {
   chan_maybe_free(ch);
 }
 
-/* The dispatcher: every reply and message of a subscriber connection. */
-static void on_sub_reply(redisAsyncContext *ac, void *r, void *privdata) {
-  (void)ac;
-  rl_sub *s = privdata;
-  redisReply *rep = r;
-  if (rep == NULL || s->state == RL_SUB_CLOSED) return;
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3) return;
-  redisReply *kind = rep->element[0], *name = rep->element[1];
-  if (kind->type != REDIS_REPLY_STRING || name->type != REDIS_REPLY_STRING)
+/* The reply to one SUBSCRIBE or UNSUBSCRIBE of connection cmd->idx. */
+static void on_sub_reply(rl_cmd *cmd, redisReply *rep, int status) {
+  sub_cmd *sc = cmd->data;
+  rl_chan *ch = sc->ch;
+  int unsubscribe = sc->unsubscribe;
+  free(sc);
+  if (status != RL_CMD_REPLY && status != RL_CMD_LATE) {
+    /* The connection dropped: the channel's bits were cleared with it
+     * (forget_conn), or the client is closing. */
     return;
-  rl_pubsub *ps = s->ps;
-  if ((size_t)name->len == ps->anchorlen &&
-      memcmp(name->str, ps->anchor, ps->anchorlen) == 0)
-    return;
-  rl_chan *ch = chan_find(ps, name->str, (size_t)name->len);
-  if (ch == NULL) return;
-  uint64_t bit = 1ull << s->idx;
-  if (strcasecmp(kind->str, "message") == 0) {
-    if (ch->refs > 0) rl_chan_event(ch, s->idx);
-  } else if (strcasecmp(kind->str, "subscribe") == 0) {
-    if (!(ch->sending & bit)) return;
+  }
+  rl_pubsub *ps = ch->ps;
+  int i = cmd->idx;
+  uint64_t bit = 1ull << i;
+  if (!unsubscribe) {
     ch->sending &= ~bit;
+    if (rep->type == REDIS_REPLY_ERROR) {
+      /* Refused (an ACL user without this channel): waiters of this
+       * master sleep to the holder's PTTL instead. */
+      if (ps->cfg.log) ps->cfg.log(ps->cfg.data, i, RLOCK_LOG_WARN, rep->str);
+      chan_maybe_free(ch);
+      return;
+    }
     ch->acked |= bit;
     int restored = (ch->ever & bit) != 0;
     ch->ever |= bit;
     if (ch->refs == 0) {
-      chan_sync_one(ch, s->idx); /* nobody waits any more: unsubscribe */
+      chan_sync_one(ch, i); /* nobody waits any more: unsubscribe */
       return;
     }
     if (restored && ch->confirmed) {
@@ -229,12 +232,22 @@ static void on_sub_reply(redisAsyncContext *ac, void *r, void *privdata) {
       return;
     }
     chan_check(ch);
-  } else if (strcasecmp(kind->str, "unsubscribe") == 0) {
-    if (!(ch->leaving & bit)) return;
+  } else {
     ch->leaving &= ~bit;
-    chan_sync_one(ch, s->idx); /* a waiter may have come meanwhile */
+    chan_sync_one(ch, i); /* a waiter may have come meanwhile */
     chan_maybe_free(ch);
   }
+}
+
+/* Messages: ["message", channel, payload]. */
+static void on_push(rl_conn *conn, const redisReply *msg) {
+  rl_sub *s = conn->data;
+  const redisReply *kind = msg->element[0], *name = msg->element[1];
+  if (name->type != REDIS_REPLY_STRING ||
+      strcasecmp(kind->str, "message") != 0)
+    return;
+  rl_chan *ch = chan_find(s->ps, name->str, (size_t)name->len);
+  if (ch != NULL && ch->refs > 0) rl_chan_event(ch, s->idx);
 }
 
 /* --- connections ------------------------------------------------------------ */
@@ -255,147 +268,66 @@ static void forget_conn(rl_pubsub *ps, int i) {
   }
 }
 
-static void schedule_reconnect(rl_sub *s) {
-  if (s->state == RL_SUB_CLOSED) return;
-  uint64_t b = s->backoff_ms;
-  uint64_t delay = b / 2 + rl_random_upto(b / 2);
-  s->backoff_ms = b * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b * 2;
-  uv_timer_start(&s->retry, on_retry, delay, 0);
-}
-
-static void on_setup_reply(redisAsyncContext *ac, void *r, void *privdata) {
-  rl_sub *s = privdata;
-  redisReply *rep = r;
-  if (rep != NULL && rep->type == REDIS_REPLY_ERROR) {
-    rl_client_note_error(s->ps->client, rep->str, (size_t)rep->len);
-    redisAsyncDisconnect(ac);
-  }
-}
-
-static void on_connect(const redisAsyncContext *cac, int status) {
-  rl_sub *s = cac->data;
-  redisAsyncContext *ac = (redisAsyncContext *)cac;
+static void on_sub_state(rl_conn *conn, int state) {
+  rl_sub *s = conn->data;
   rl_pubsub *ps = s->ps;
-  uv_timer_stop(&s->timer);
-  if (status != REDIS_OK) {
-    s->ac = NULL; /* hiredis frees the context after this callback */
-    s->state = RL_SUB_DOWN;
-    schedule_reconnect(s);
-    return;
+  if (ps->closing) return;
+  if (state == RL_CONN_READY) {
+    for (size_t b = 0; b < ps->nbuckets; b++)
+      for (rl_chan *ch = ps->buckets[b]; ch != NULL; ch = ch->next)
+        chan_sync_one(ch, s->idx);
+    check_all(ps);
+  } else if (state == RL_CONN_DOWN) {
+    forget_conn(ps, s->idx);
+    check_all(ps); /* fewer connections up may be enough now */
   }
-  int flags = fcntl(ac->c.fd, F_GETFD);
-  if (flags >= 0) fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
-  s->backoff_ms = BACKOFF_MIN_MS;
-  s->connects++;
-  const rl_url *u = &ps->client->conns[s->idx].url;
-  /* AUTH and SELECT go before the first SUBSCRIBE, while the connection
-   * is not yet in subscribed mode and takes ordinary commands. */
-  if (u->has_password)
-    redisAsyncCommand(ac, on_setup_reply, s, "AUTH %s", u->password);
-  if (u->db != 0) redisAsyncCommand(ac, on_setup_reply, s, "SELECT %d", u->db);
-  s->state = RL_SUB_READY;
-  send_cmd(s, "SUBSCRIBE", ps->anchor, ps->anchorlen);
-  for (size_t b = 0; b < ps->nbuckets; b++)
-    for (rl_chan *ch = ps->buckets[b]; ch != NULL; ch = ch->next)
-      chan_sync_one(ch, s->idx);
-  check_all(ps);
 }
 
-static void on_disconnect(const redisAsyncContext *ac, int status) {
-  (void)status;
-  rl_sub *s = ac->data;
-  s->ac = NULL;
-  uv_timer_stop(&s->timer);
-  if (s->state == RL_SUB_CLOSED) return;
-  s->state = RL_SUB_DOWN;
-  forget_conn(s->ps, s->idx);
-  check_all(s->ps); /* fewer connections up may be enough now */
-  schedule_reconnect(s);
+static void on_sub_log(rl_conn *conn, int level, const char *msg) {
+  rl_sub *s = conn->data;
+  if (s->ps->cfg.log) s->ps->cfg.log(s->ps->cfg.data, s->idx, level, msg);
 }
-
-static void on_connect_timeout(uv_timer_t *t) {
-  rl_sub *s = t->data;
-  if (s->state != RL_SUB_CONNECTING) return;
-  redisAsyncContext *ac = s->ac;
-  s->ac = NULL;
-  s->state = RL_SUB_DOWN;
-  redisAsyncFree(ac); /* never connected: no callbacks but cleanup */
-  schedule_reconnect(s);
-}
-
-static void connect_now(rl_sub *s) {
-  const rl_url *u = &s->ps->client->conns[s->idx].url;
-  redisAsyncContext *ac = u->kind == RL_URL_UNIX
-                              ? redisAsyncConnectUnix(u->path)
-                              : redisAsyncConnect(u->host, u->port);
-  if (ac == NULL || ac->err) {
-    if (ac) redisAsyncFree(ac);
-    schedule_reconnect(s);
-    return;
-  }
-  ac->data = s;
-  if (rl_adapter_attach(ac, s->ps->client->loop,
-                        s->ps->client->conn_cfg.guard_sigpipe) != 0) {
-    redisAsyncFree(ac);
-    schedule_reconnect(s);
-    return;
-  }
-  s->ac = ac;
-  s->state = RL_SUB_CONNECTING;
-  redisAsyncSetConnectCallback(ac, on_connect);
-  redisAsyncSetDisconnectCallback(ac, on_disconnect);
-  uv_timer_start(&s->timer, on_connect_timeout,
-                 s->ps->client->conn_cfg.connect_timeout_ms, 0);
-}
-
-static void on_retry(uv_timer_t *t) { connect_now(t->data); }
 
 /* --- lifecycle ------------------------------------------------------------- */
 
-rl_pubsub *rl_pubsub_get(rl_client *c) {
-  if (c->pubsub != NULL) return c->pubsub;
+rl_pubsub *rl_pubsub_new(const rl_pubsub_config *cfg) {
   rl_pubsub *ps = calloc(1, sizeof *ps);
   if (ps == NULL) return NULL;
-  ps->subs = calloc((size_t)c->nmasters, sizeof *ps->subs);
+  ps->cfg = *cfg;
+  ps->cfg.conn.mode = RL_CONN_SUBSCRIBER;
+  ps->cfg.conn.command_timeout_ms = 0; /* subscriptions have no deadline */
+  ps->n = cfg->n;
+  ps->quorum = cfg->n / 2 + 1;
+  ps->subs = calloc((size_t)cfg->n, sizeof *ps->subs);
+  ps->urls = calloc((size_t)cfg->n, sizeof *ps->urls);
   ps->nbuckets = 16;
   ps->buckets = calloc(ps->nbuckets, sizeof *ps->buckets);
-  if (ps->subs == NULL || ps->buckets == NULL) {
+  if (ps->subs == NULL || ps->urls == NULL || ps->buckets == NULL) {
     free(ps->subs);
+    free(ps->urls);
     free(ps->buckets);
     free(ps);
     return NULL;
   }
-  ps->client = c;
-  ps->n = c->nmasters;
-  ps->quorum = c->nmasters / 2 + 1;
-  /* The anchor has no '{', so it can never be a lock's channel. */
-  int len = snprintf(ps->anchor, sizeof ps->anchor, "%sanchor:%s",
-                     c->opts.key_prefix, c->id);
-  ps->anchorlen = (size_t)len;
+  memcpy(ps->urls, cfg->urls, sizeof *ps->urls * (size_t)cfg->n);
+  ps->conns_open = ps->n;
   for (int i = 0; i < ps->n; i++) {
     rl_sub *s = &ps->subs[i];
     s->ps = ps;
     s->idx = i;
-    s->backoff_ms = BACKOFF_MIN_MS;
-    uv_timer_init(c->loop, &s->timer);
-    uv_timer_init(c->loop, &s->retry);
-    s->timer.data = s;
-    s->retry.data = s;
+    s->conn.data = s;
+    s->conn.on_state = on_sub_state;
+    s->conn.on_push = on_push;
+    s->conn.on_log = on_sub_log;
+    rl_conn_start(&s->conn, cfg->loop, &ps->urls[i], &ps->cfg.conn);
   }
-  ps->handles_open = 2 * ps->n;
-  /* The whole of pub/sub counts as one of the client's open handles, so
-   * that the client outlives the close callbacks below. */
-  c->handles_open++;
-  c->pubsub = ps;
-  for (int i = 0; i < ps->n; i++) connect_now(&ps->subs[i]);
   return ps;
 }
 
-static void on_timer_closed(uv_handle_t *h) {
-  rl_sub *s = h->data;
+static void on_sub_closed(rl_conn *conn) {
+  rl_sub *s = conn->data;
   rl_pubsub *ps = s->ps;
-  if (--ps->handles_open > 0) return;
-  rl_client *c = ps->client;
+  if (--ps->conns_open > 0) return;
   for (size_t b = 0; b < ps->nbuckets; b++) {
     rl_chan *ch = ps->buckets[b];
     while (ch != NULL) {
@@ -404,27 +336,19 @@ static void on_timer_closed(uv_handle_t *h) {
       ch = next;
     }
   }
+  void (*closed)(void *) = ps->cfg.closed;
+  void *data = ps->cfg.data;
   free(ps->buckets);
   free(ps->subs);
+  free(ps->urls);
   free(ps);
-  /* As client.c does for its own handles. */
-  if (--c->handles_open == 0) rl_client_unref(c);
+  if (closed) closed(data);
 }
 
-void rl_pubsub_close(rl_client *c) {
-  rl_pubsub *ps = c->pubsub;
-  if (ps == NULL) return;
-  c->pubsub = NULL;
+void rl_pubsub_close(rl_pubsub *ps) {
   ps->closing = 1;
   for (int i = 0; i < ps->n; i++) {
-    rl_sub *s = &ps->subs[i];
-    s->state = RL_SUB_CLOSED;
-    if (s->ac != NULL) {
-      redisAsyncContext *ac = s->ac;
-      s->ac = NULL;
-      redisAsyncFree(ac);
-    }
-    uv_close((uv_handle_t *)&s->timer, on_timer_closed);
-    uv_close((uv_handle_t *)&s->retry, on_timer_closed);
+    ps->subs[i].conn.on_closed = on_sub_closed;
+    rl_conn_close(&ps->subs[i].conn);
   }
 }

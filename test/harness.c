@@ -40,6 +40,7 @@ typedef struct rt_slot {
   volatile pid_t pid; /* 0 when not running; read by signal handlers */
   char dir[256];
   char log[280];
+  char sock[128];     /* its unix socket, or "" */
   redisContext *conn; /* the cached connection of rt_redis_cmd */
   int test_scoped;    /* started inside a test: stopped when it ends */
   /* Extra environment ("NAME=value") and arguments of rt_redis_start_ex,
@@ -138,6 +139,7 @@ static int release_servers(int in_handler, int only_test_scoped) {
     }
     if (s->pid > 0) kill_and_reap(s->pid);
     unlink(s->log);
+    if (s->sock[0]) unlink(s->sock);
     rmdir(s->dir);
   }
   return n;
@@ -173,6 +175,114 @@ static void install_hooks(void) {
   set_handler(SIGTERM, on_fatal_signal, SA_RESETHAND, 1);
 }
 
+/* TLS material. */
+
+static rt_tls_files tls_files;
+static int tls_state; /* 0 not made, 1 made, -1 failed */
+
+/* The openssl commands, run by sh in the directory. EC keys: fast. The
+ * expired certificate needs "openssl ca", the one command of OpenSSL 3.0
+ * that takes explicit validity dates. */
+static const char tls_script[] =
+    "set -e\n"
+    "key() { openssl genpkey -algorithm EC -pkeyopt "
+    "ec_paramgen_curve:prime256v1 -out \"$1\"; }\n"
+    "ca() { key \"$1.key\"; openssl req -x509 -new -key \"$1.key\" -out "
+    "\"$1.crt\" -days 2 -subj \"/CN=$2\" -addext "
+    "basicConstraints=critical,CA:TRUE -addext "
+    "keyUsage=critical,keyCertSign,cRLSign; }\n"
+    "leaf() {\n"
+    "  key \"$1.key\"\n"
+    "  openssl req -new -key \"$1.key\" -out \"$1.csr\" -subj \"/CN=$1\"\n"
+    "  printf 'basicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature"
+    "\\nextendedKeyUsage=%s\\n%s\\n' \"$4\" \"$3\" > \"$1.ext\"\n"
+    "  openssl x509 -req -in \"$1.csr\" -CA \"$2.crt\" -CAkey \"$2.key\" "
+    "-set_serial \"$5\" -days 2 -extfile \"$1.ext\" -out \"$1.crt\"\n"
+    "}\n"
+    "ca ca rt-ca\n"
+    "ca other-ca rt-other-ca\n"
+    "leaf server ca subjectAltName=IP:127.0.0.1,DNS:localhost "
+    "serverAuth,clientAuth 11\n"
+    "leaf other other-ca subjectAltName=IP:127.0.0.1,DNS:localhost "
+    "serverAuth 12\n"
+    "leaf wrongname ca subjectAltName=DNS:other.example serverAuth 13\n"
+    "leaf client ca '' clientAuth 14\n"
+    "key expired.key\n"
+    "openssl req -new -key expired.key -out expired.csr -subj /CN=expired\n"
+    "mkdir -p ca.db; : > ca.db/index.txt; echo 1000 > ca.db/serial\n"
+    "printf '[ca]\\ndefault_ca = rt\\n[rt]\\ndir = .\\n"
+    "database = ca.db/index.txt\\nserial = ca.db/serial\\n"
+    "new_certs_dir = ca.db\\ncertificate = ca.crt\\nprivate_key = ca.key\\n"
+    "default_md = sha256\\npolicy = any\\nx509_extensions = ext\\n"
+    "[any]\\ncommonName = supplied\\n[ext]\\nbasicConstraints = CA:FALSE\\n"
+    "subjectAltName = IP:127.0.0.1,DNS:localhost\\n"
+    "extendedKeyUsage = serverAuth\\n' > ca.cnf\n"
+    "openssl ca -batch -config ca.cnf -in expired.csr -out expired.crt "
+    "-startdate 20200101000000Z -enddate 20200102000000Z\n";
+
+static void remove_tls_dir(void) {
+  if (tls_state == 1 && tls_files.dir[0] != '\0')
+    nftw(tls_files.dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+#define TLS_PATH(field, name) \
+  snprintf(f->field, sizeof f->field, "%.200s/%s", f->dir, name)
+
+const rt_tls_files *rt_tls(void) {
+  if (tls_state != 0) return tls_state == 1 ? &tls_files : NULL;
+  tls_state = -1;
+  rt_tls_files *f = &tls_files;
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  snprintf(f->dir, sizeof f->dir, "%s/rt_tls.XXXXXX", tmp);
+  if (mkdtemp(f->dir) == NULL) {
+    fprintf(stderr, "rt_tls: cannot make a directory under %s\n", tmp);
+    return NULL;
+  }
+  char path[400], cmd[1200];
+  snprintf(path, sizeof path, "%.200s/gen.sh", f->dir);
+  FILE *out = fopen(path, "w");
+  if (out == NULL || fputs(tls_script, out) < 0 || fclose(out) != 0) {
+    fprintf(stderr, "rt_tls: cannot write %s\n", path);
+    return NULL;
+  }
+  snprintf(cmd, sizeof cmd, "cd '%.200s' && sh gen.sh > gen.log 2>&1", f->dir);
+  int st = system(cmd);
+  tls_state = 1; /* the directory exists: removed at exit either way */
+  atexit(remove_tls_dir);
+  if (st != 0) {
+    fprintf(stderr, "rt_tls: openssl failed (status %d); see %s/gen.log\n",
+            st, f->dir);
+    snprintf(cmd, sizeof cmd, "tail -20 '%.200s/gen.log' >&2", f->dir);
+    if (system(cmd) != 0) { /* nothing more to say */ }
+    tls_state = -1;
+    return NULL;
+  }
+  TLS_PATH(ca, "ca.crt");
+  TLS_PATH(server_cert, "server.crt");
+  TLS_PATH(server_key, "server.key");
+  TLS_PATH(other_ca, "other-ca.crt");
+  TLS_PATH(other_cert, "other.crt");
+  TLS_PATH(other_key, "other.key");
+  TLS_PATH(expired_cert, "expired.crt");
+  TLS_PATH(expired_key, "expired.key");
+  TLS_PATH(wrongname_cert, "wrongname.crt");
+  TLS_PATH(wrongname_key, "wrongname.key");
+  TLS_PATH(client_cert, "client.crt");
+  TLS_PATH(client_key, "client.key");
+  return f;
+}
+
+int rt_tls_mode(void) {
+  const char *e = getenv("RT_TLS");
+  if (e == NULL || strcmp(e, "1") != 0) return 0;
+  const rt_tls_files *f = rt_tls();
+  /* Clients given no CA verify the servers through the default store,
+   * which this environment variable replaces. */
+  if (f != NULL) setenv("SSL_CERT_FILE", f->ca, 1);
+  return 1;
+}
+
 /* Servers. */
 
 /* A port that was free a moment ago; the caller copes with the race. */
@@ -188,15 +298,18 @@ static int free_port(void) {
   return port;
 }
 
-/* Connects to 127.0.0.1:port and authenticates when there is a
- * password; the timeout covers the connect and every command. */
-static redisContext *connect_to(int port, const char *password, int ms) {
+/* Connects to the server (over its unix socket when it has one: a TLS
+ * server has no plain port) and authenticates when there is a password;
+ * the timeout covers the connect and every command. */
+static redisContext *connect_to(const rt_redis *r, int ms) {
   struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-  redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+  redisContext *c =
+      r->unixsock[0] ? redisConnectUnixWithTimeout(r->unixsock, tv)
+                     : redisConnectWithTimeout("127.0.0.1", r->port, tv);
   if (c && !c->err && redisSetTimeout(c, tv) == REDIS_OK) {
     fcntl(c->fd, F_SETFD, FD_CLOEXEC);
-    if (password[0] == '\0') return c;
-    redisReply *rep = redisCommand(c, "AUTH %s", password);
+    if (r->password[0] == '\0') return c;
+    redisReply *rep = redisCommand(c, "AUTH %s", r->password);
     int ok = rep && rep->type != REDIS_REPLY_ERROR;
     if (rep) freeReplyObject(rep);
     if (ok) return c;
@@ -208,7 +321,7 @@ static redisContext *connect_to(int port, const char *password, int ms) {
 /* Whether our server answers: the port may also answer for another
  * process, one that won the race for it, so the pid must match. */
 static int probe(const rt_redis *r) {
-  redisContext *c = connect_to(r->port, r->password, 500);
+  redisContext *c = connect_to(r, 500);
   redisReply *rep = c ? redisCommand(c, "INFO server") : NULL;
   char want[40];
   snprintf(want, sizeof want, "process_id:%d\r\n", (int)r->pid);
@@ -249,7 +362,7 @@ static int spawn(rt_redis *r, rt_slot *s) {
   if (!bin || !*bin) bin = "redis-server";
   char port[16];
   snprintf(port, sizeof port, "%d", r->port);
-  const char *argv[24 + RT_EXTRA_MAX] = {
+  const char *argv[64 + RT_EXTRA_MAX] = {
       bin, "--port", port, "--bind", "127.0.0.1", "--save", "",
       "--appendonly", "no", "--dir", s->dir, "--daemonize", "no",
       "--logfile", s->log, "--protected-mode", "no"};
@@ -257,6 +370,40 @@ static int spawn(rt_redis *r, rt_slot *s) {
   if (r->password[0] != '\0') {
     argv[argc++] = "--requirepass";
     argv[argc++] = r->password;
+  }
+  const rt_tls_files *tf = r->tls ? rt_tls() : NULL;
+  if (r->tls) {
+    if (tf == NULL) return -1;
+    argv[2] = "0"; /* TLS only */
+    argv[argc++] = "--tls-port";
+    argv[argc++] = port;
+    argv[argc++] = "--tls-cert-file";
+    argv[argc++] = r->tls_cert;
+    argv[argc++] = "--tls-key-file";
+    argv[argc++] = r->tls_key;
+    argv[argc++] = "--tls-ca-cert-file";
+    argv[argc++] = tf->ca;
+    argv[argc++] = "--tls-auth-clients";
+    argv[argc++] = r->tls_auth_clients ? "yes" : "no";
+  }
+  char acl[sizeof r->acl];
+  if (r->acl[0] != '\0') { /* --user NAME on >PASSWORD RULE... */
+    snprintf(acl, sizeof acl, "%s", r->acl);
+    argv[argc++] = "--user";
+    for (char *save = NULL, *w = strtok_r(acl, " ", &save); w != NULL;
+         w = strtok_r(NULL, " ", &save)) {
+      if (argc == 56) {
+        fprintf(stderr, "rt_redis: ACL rule has too many words\n");
+        return -1;
+      }
+      argv[argc++] = w;
+    }
+  }
+  if (r->unixsock[0] != '\0') {
+    argv[argc++] = "--unixsocket";
+    argv[argc++] = r->unixsock;
+    argv[argc++] = "--unixsocketperm";
+    argv[argc++] = "700";
   }
   /* Extra arguments, "{dir}" expanded; built before fork, since the child
    * may only make async-signal-safe calls. */
@@ -345,14 +492,30 @@ static void print_log_tail(const char *what, const rt_redis *r,
           what, r->port, log, n > 0 ? (int)n : 0, buf);
 }
 
-int rt_redis_start_ex(rt_redis *r, const char *password,
-                      const char *const *env, const char *const *args) {
+int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o) {
   memset(r, 0, sizeof *r);
+  const char *password = o->password;
   if (password && strlen(password) >= sizeof r->password) {
     fprintf(stderr, "rt_redis: password too long\n");
     return -1;
   }
   if (password) strcpy(r->password, password);
+  r->tls = o->tls;
+  r->tls_auth_clients = o->tls_auth_clients;
+  if (o->acl_user != NULL &&
+      (size_t)snprintf(r->acl, sizeof r->acl, "%s on >%s %s", o->acl_user,
+                       o->acl_password, o->acl_rule) >= sizeof r->acl) {
+    fprintf(stderr, "rt_redis: ACL rule too long\n");
+    return -1;
+  }
+  if (r->tls) {
+    const rt_tls_files *tf = rt_tls();
+    if (tf == NULL) return -1;
+    snprintf(r->tls_cert, sizeof r->tls_cert, "%s",
+             o->tls_cert ? o->tls_cert : tf->server_cert);
+    snprintf(r->tls_key, sizeof r->tls_key, "%s",
+             o->tls_key ? o->tls_key : tf->server_key);
+  }
   install_hooks();
   rt_slot *s = NULL;
   for (int i = 0; i < RT_MAX_SERVERS && !s; i++)
@@ -366,14 +529,23 @@ int rt_redis_start_ex(rt_redis *r, const char *password,
     memset(r, 0, sizeof *r);
     return -1;
   }
+  if ((o->tls || o->unix_socket) &&
+      (size_t)snprintf(r->unixsock, sizeof r->unixsock, "%s/redis.sock",
+                       r->dir) >= sizeof r->unixsock) {
+    fprintf(stderr, "rt_redis: %s is too long for a unix socket\n", r->dir);
+    rmdir(r->dir);
+    memset(r, 0, sizeof *r);
+    return -1;
+  }
   memset(s, 0, sizeof *s);
   s->used = 1;
   s->owner = getpid();
   s->test_scoped = test_pid == getpid();
   strcpy(s->dir, r->dir);
+  strcpy(s->sock, r->unixsock);
   snprintf(s->log, sizeof s->log, "%s/redis.log", r->dir);
-  if (copy_extra(s->extra_env, &s->nenv, env) != 0 ||
-      copy_extra(s->extra_arg, &s->narg, args) != 0) {
+  if (copy_extra(s->extra_env, &s->nenv, o->env) != 0 ||
+      copy_extra(s->extra_arg, &s->narg, o->args) != 0) {
     slot_release(s);
     memset(r, 0, sizeof *r);
     return -1;
@@ -387,12 +559,35 @@ int rt_redis_start_ex(rt_redis *r, const char *password,
     memset(r, 0, sizeof *r);
     return -1;
   }
-  if (r->password[0] != '\0')
-    snprintf(r->url, sizeof r->url, "redis://:%s@127.0.0.1:%d", r->password,
-             r->port);
+  const char *scheme = r->tls ? "rediss" : "redis";
+  if (o->acl_user != NULL)
+    snprintf(r->url, sizeof r->url, "%s://%s:%s@127.0.0.1:%d", scheme,
+             o->acl_user, o->acl_password, r->port);
+  else if (r->password[0] != '\0')
+    snprintf(r->url, sizeof r->url, "%s://:%s@127.0.0.1:%d", scheme,
+             r->password, r->port);
+  else if (r->tls)
+    snprintf(r->url, sizeof r->url, "rediss://127.0.0.1:%d", r->port);
   else
     snprintf(r->url, sizeof r->url, "127.0.0.1:%d", r->port);
   return 0;
+}
+
+int rt_acl_mode(void) {
+  const char *e = getenv("RT_ACL");
+  return e != NULL && strcmp(e, "1") == 0;
+}
+
+int rt_redis_start_ex(rt_redis *r, const char *password,
+                      const char *const *env, const char *const *args) {
+  rt_redis_opts o = {.password = password, .tls = rt_tls_mode(),
+                     .env = env, .args = args};
+  if (rt_acl_mode()) {
+    o.acl_user = RT_ACL_USER;
+    o.acl_password = RT_ACL_PASSWORD;
+    o.acl_rule = RT_ACL_RULE;
+  }
+  return rt_redis_start_opts(r, &o);
 }
 
 int rt_redis_start(rt_redis *r, const char *password) {
@@ -480,7 +675,7 @@ static redisReply *vcmd(rt_redis *r, const char *fmt, va_list ap) {
   rt_slot *s = slot_of(r);
   redisContext *c = s ? s->conn : NULL;
   if (!c && r->port > 0)
-    c = connect_to(r->port, r->password, RT_CMD_TIMEOUT_MS);
+    c = connect_to(r, RT_CMD_TIMEOUT_MS);
   if (!c) return NULL;
   redisReply *rep = redisvCommand(c, fmt, ap);
   if (s) s->conn = rep && !c->err ? c : NULL;

@@ -31,6 +31,14 @@ typedef struct rt_redis {
                         "redis://:PASSWORD@127.0.0.1:PORT" */
   char password[64]; /* "" for none */
   int paused;        /* 1 while SIGSTOPped */
+  /* TLS and unix sockets (rt_redis_start_opts); zero for a plain server. */
+  int tls;              /* TLS only: port is the TLS port (--port 0) */
+  int tls_auth_clients; /* the server requires a client certificate */
+  char tls_cert[300];   /* its certificate and key */
+  char tls_key[300];
+  char unixsock[128];   /* "" or a unix socket it also listens on, which
+                           the harness's own commands then use */
+  char acl[600];        /* "user password rule..." made at each start */
 } rt_redis;
 
 /*
@@ -44,7 +52,8 @@ typedef struct rt_redis {
  */
 int rt_redis_start(rt_redis *r, const char *password);
 /*
- * rt_redis_start with extras: env is a NULL-terminated list of
+ * rt_redis_start with extras (and, like it, TLS and an ACL user when
+ * RT_TLS=1 or RT_ACL=1 are set): env is a NULL-terminated list of
  * "NAME=value" entries added to the server's environment (overriding ours),
  * args a NULL-terminated list of extra redis-server arguments, in which
  * "{dir}" stands for the server's directory (say "--unixsocket",
@@ -55,6 +64,71 @@ int rt_redis_start_ex(rt_redis *r, const char *password,
 /* Starts n servers without password; on failure stops them all and
  * returns -1. */
 int rt_redis_start_many(rt_redis *rs, int n);
+
+/*
+ * TLS. rt_tls() makes, on first use and with the openssl command,
+ * a throwaway CA and certificates in a temporary directory that is
+ * removed at exit: the server's (SAN IP 127.0.0.1 and DNS localhost),
+ * one signed by another CA, an expired one, one for another host name,
+ * and a client certificate. NULL (with a diagnostic) if openssl failed.
+ */
+typedef struct rt_tls_files {
+  char dir[256];
+  char ca[300];           /* the CA the servers' certificates chain to */
+  char server_cert[300], server_key[300];
+  char other_ca[300];     /* another CA */
+  char other_cert[300], other_key[300];     /* signed by other_ca */
+  char expired_cert[300], expired_key[300]; /* by ca, expired */
+  char wrongname_cert[300], wrongname_key[300]; /* by ca, for another
+                                                   host name only */
+  char client_cert[300], client_key[300];   /* by ca, for clients */
+} rt_tls_files;
+const rt_tls_files *rt_tls(void);
+
+/* 1 when RT_TLS=1 is in the environment: rt_redis_start then starts
+ * TLS-only servers (rediss:// urls, the harness talking to them over a
+ * unix socket), and SSL_CERT_FILE points at rt_tls()'s CA, so that
+ * a client that is given no CA verifies them too. */
+int rt_tls_mode(void);
+
+/*
+ * ACL users. RT_ACL_RULE is the smallest rule rlock needs (README says the
+ * same): the handshake's commands, EVALSHA, the commands the scripts run,
+ * pub/sub, and the default key prefix's keys and channels. With RT_ACL=1
+ * in the environment, rt_redis_start's servers also have a user
+ * RT_ACL_USER with exactly that rule, and their url authenticates as it
+ * (the harness's own commands stay the default user's).
+ */
+#define RT_ACL_USER "rlock"
+#define RT_ACL_PASSWORD "rlock-pw"
+#define RT_ACL_COMMANDS                                                       \
+  "+evalsha +script|load +info +time +client|setname +subscribe "          \
+  "+unsubscribe +exists +hset +hexists +hincrby +pexpire +pttl +get +set "  \
+  "+del +publish"
+#define RT_ACL_RULE "~rlock:* &rlock:* -@all " RT_ACL_COMMANDS
+int rt_acl_mode(void);
+
+typedef struct rt_redis_opts {
+  const char *password;  /* NULL or "" for none */
+  const char *acl_user;  /* a user to make, with acl_password and acl_rule
+                            (space-separated ACL rules); the url then
+                            authenticates as it */
+  const char *acl_password;
+  const char *acl_rule;
+  int tls;               /* 1: TLS only (--port 0 --tls-port) */
+  const char *tls_cert;  /* NULL: rt_tls()'s server certificate */
+  const char *tls_key;
+  int tls_auth_clients;  /* 1: --tls-auth-clients yes */
+  int unix_socket;       /* 1: also listen on DIR/redis.sock (always with
+                            tls) */
+  const char *const *env;  /* as rt_redis_start_ex; NULL for none */
+  const char *const *args;
+} rt_redis_opts;
+
+/* rt_redis_start with options, whatever RT_TLS and RT_ACL say (the
+ * others follow them); the url is rediss:// for a TLS server. A restart
+ * keeps them. 0 or -1. */
+int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o);
 /* Kills the server (SIGCONT first if paused) with its process group, so
  * BGSAVE or AOF rewrite children too, reaps it and removes its directory
  * and whatever is in it; clears pid, paused and dir. Safe on a stopped or

@@ -656,6 +656,155 @@ static void usage(void) {
   RT_CHECK_EQ_INT(RUN("b5", "exec", "bad{name}", "--", "true"), 64);
 }
 
+
+/* --- TLS and unix sockets with credentials (issue 12 items 4 and 5) ------ */
+
+/* Runs the tool with exactly args; its exit code. */
+static int run_args(const char *out, char **args) {
+  return wait_exit(spawn_argv(out, 0, args), BOUND_MS);
+}
+
+/* The tool's TLS flags and environment against a TLS-only master: exec,
+ * status, scan and unlock --force work with the CA given, and fail with
+ * the reason without it. */
+static void tls_flags(void) {
+  const rt_tls_files *tf = rt_tls();
+  RT_REQUIRE(tf != NULL);
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start_opts(&r, &(rt_redis_opts){.tls = 1}) == 0);
+  char *ca = (char *)tf->ca;
+  static char out[8192];
+  char *ex[] = {"--masters", r.url, "--cacert", ca, "exec", "tlsl", "--",
+                "true", NULL};
+  RT_CHECK_EQ_INT(run_args("tls1", ex), 0);
+  /* Options after the command too, and status/scan over TLS. */
+  char *st[] = {"status", "--json", "--masters", r.url, "--cacert", ca,
+                "tlsl", NULL};
+  RT_CHECK_EQ_INT(run_args("tls2", st), 0);
+  RT_CHECK(strstr(slurp("tls2.out", out, sizeof out), "\"ok\":true") != NULL);
+  RT_CHECK(strstr(out, "rediss://127.0.0.1") != NULL);
+  char *sc[] = {"scan", "--masters", r.url, "--cacert", ca, NULL};
+  RT_CHECK_EQ_INT(run_args("tls3", sc), 0);
+  char *un[] = {"unlock", "--force", "--masters", r.url, "--cacert", ca,
+                "tlsl", NULL};
+  RT_CHECK_EQ_INT(run_args("tls4", un), 0);
+  /* Without the CA: verification fails, and status says why. */
+  unsetenv("SSL_CERT_FILE");
+  char *st2[] = {"status", "--masters", r.url, "tlsl", NULL};
+  RT_CHECK_EQ_INT(run_args("tls5", st2), 2);
+  RT_CHECK(strstr(slurp("tls5.out", out, sizeof out),
+                  "certificate verify failed") != NULL);
+  char *ex2[] = {"--masters", r.url, "exec", "-n", "tlsl", "--", "true",
+                 NULL};
+  RT_CHECK_EQ_INT(run_args("tls6", ex2), 1);
+  /* The environment's CA. */
+  setenv("RLOCK_CACERT", ca, 1);
+  RT_CHECK_EQ_INT(run_args("tls7", ex2), 0);
+  unsetenv("RLOCK_CACERT");
+  /* A CA file that cannot be read is a usage error that says so. */
+  char *ex3[] = {"--masters", r.url, "--cacert", "/nonexistent/ca.pem",
+                 "exec", "tlsl", "--", "true", NULL};
+  RT_CHECK_EQ_INT(run_args("tls8", ex3), 64);
+  RT_CHECK(strstr(slurp("tls8.err", out, sizeof out),
+                  "/nonexistent/ca.pem") != NULL);
+  rt_redis_stop(&r);
+}
+
+/* --insecure, --sni, and --cert/--key with a master that requires a
+ * client certificate. */
+static void tls_verification_flags(void) {
+  const rt_tls_files *tf = rt_tls();
+  RT_REQUIRE(tf != NULL);
+  char *ca = (char *)tf->ca;
+  static char out[8192];
+  rt_redis other, named, auth;
+  RT_REQUIRE(rt_redis_start_opts(&other, &(rt_redis_opts){
+      .tls = 1, .tls_cert = tf->other_cert, .tls_key = tf->other_key}) == 0);
+  char *a1[] = {"--masters", other.url, "--cacert", ca, "exec", "-n", "v1",
+                "--", "true", NULL};
+  RT_CHECK_EQ_INT(run_args("tv1", a1), 1);
+  char *a2[] = {"--masters", other.url, "--insecure", "exec", "v1", "--",
+                "true", NULL};
+  RT_CHECK_EQ_INT(run_args("tv2", a2), 0);
+  setenv("RLOCK_INSECURE", "1", 1);
+  char *a3[] = {"--masters", other.url, "status", "v1", NULL};
+  RT_CHECK_EQ_INT(run_args("tv3", a3), 0);
+  unsetenv("RLOCK_INSECURE");
+
+  RT_REQUIRE(rt_redis_start_opts(&named, &(rt_redis_opts){
+      .tls = 1, .tls_cert = tf->wrongname_cert,
+      .tls_key = tf->wrongname_key}) == 0);
+  char *b1[] = {"--masters", named.url, "--cacert", ca, "status", "v2", NULL};
+  RT_CHECK_EQ_INT(run_args("tv4", b1), 2);
+  RT_CHECK(strstr(slurp("tv4.out", out, sizeof out), "mismatch") != NULL);
+  char *b2[] = {"--masters", named.url, "--cacert", ca, "--sni",
+                "other.example", "exec", "v2", "--", "true", NULL};
+  RT_CHECK_EQ_INT(run_args("tv5", b2), 0);
+
+  RT_REQUIRE(rt_redis_start_opts(&auth, &(rt_redis_opts){
+      .tls = 1, .tls_auth_clients = 1}) == 0);
+  char *c1[] = {"--masters", auth.url, "--cacert", ca, "status", "v3", NULL};
+  RT_CHECK_EQ_INT(run_args("tv6", c1), 2);
+  RT_CHECK(strstr(slurp("tv6.out", out, sizeof out), "certificate") != NULL);
+  char *c2[] = {"--masters", auth.url, "--cacert", ca, "--cert",
+                (char *)tf->client_cert, "--key", (char *)tf->client_key,
+                "exec", "v3", "--", "true", NULL};
+  RT_CHECK_EQ_INT(run_args("tv7", c2), 0);
+  setenv("RLOCK_CERT", tf->client_cert, 1);
+  setenv("RLOCK_KEY", tf->client_key, 1);
+  RT_CHECK_EQ_INT(run_args("tv8", c1), 0);
+  unsetenv("RLOCK_CERT");
+  unsetenv("RLOCK_KEY");
+  rt_redis_stop(&other);
+  rt_redis_stop(&named);
+  rt_redis_stop(&auth);
+}
+
+/* A unix socket with a password and a db, in a comma-separated
+ * RLOCK_MASTERS with a TLS master and a plain one. */
+static void unix_auth_in_master_list(void) {
+  const rt_tls_files *tf = rt_tls();
+  RT_REQUIRE(tf != NULL);
+  rt_redis sock, tls;
+  RT_REQUIRE(rt_redis_start_opts(&sock, &(rt_redis_opts){
+      .password = "sesame", .unix_socket = 1}) == 0);
+  RT_REQUIRE(rt_redis_start_opts(&tls, &(rt_redis_opts){.tls = 1}) == 0);
+  char list[1024];
+  snprintf(list, sizeof list, "unix://:sesame@%s?db=2,%s,%s", sock.unixsock,
+           tls.url, srv[0].url);
+  setenv("RLOCK_MASTERS", list, 1);
+  setenv("RLOCK_CACERT", tf->ca, 1);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "echo \"$RLOCK_TOKEN\" > %s/ux.tok; "
+           "while [ ! -e %s/ux.stop ]; do sleep 0.05; done", tmp, tmp);
+  remove_file("ux.tok");
+  remove_file("ux.stop");
+  char *ex[] = {"exec", "uxlock", "--", "sh", "-c", cmd, NULL};
+  pid_t p = spawn_argv("ux1", 0, ex);
+  RT_CHECK(wait_file("ux.tok", BOUND_MS) == 0);
+  static char out[8192];
+  char *st[] = {"status", "--json", "uxlock", NULL};
+  RT_CHECK_EQ_INT(run_args("ux2", st), 0);
+  slurp("ux2.out", out, sizeof out);
+  RT_CHECK(strstr(out, "\"held\":true") != NULL);
+  RT_CHECK(strstr(out, "sesame") == NULL); /* the password is masked */
+  /* In db 2 of the socket's server, not db 0. */
+  RT_CHECK_EQ_INT(rt_redis_int(&sock, "EXISTS rlock:{uxlock}"), 0);
+  redisReply *r = rt_redis_cmd(&sock, "SELECT 2");
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(rt_redis_int(&sock, "EXISTS rlock:{uxlock}"), 1);
+  char stop[512];
+  path_of(stop, sizeof stop, "ux.stop");
+  fclose(fopen(stop, "w"));
+  RT_CHECK_EQ_INT(wait_exit(p, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&sock, "EXISTS rlock:{uxlock}"), 0);
+  unsetenv("RLOCK_MASTERS");
+  unsetenv("RLOCK_CACERT");
+  rt_redis_stop(&sock);
+  rt_redis_stop(&tls);
+}
+
 /* Each case, then whatever tool process it left running is killed. */
 #define CASE(fn)                                                              \
   static void fn##_case(void) {                                               \
@@ -679,6 +828,9 @@ CASE(scan_leaks)
 CASE(force_unlock)
 CASE(no_quorum)
 CASE(usage)
+CASE(tls_flags)
+CASE(tls_verification_flags)
+CASE(unix_auth_in_master_list)
 
 static void remove_tmp(void) {
   char cmd[400];
@@ -732,6 +884,9 @@ int main(int argc, char **argv) {
       {"force_unlock", force_unlock_case},
       {"no_quorum", no_quorum_case},
       {"usage", usage_case},
+      {"tls_flags", tls_flags_case},
+      {"tls_verification_flags", tls_verification_flags_case},
+      {"unix_auth_in_master_list", unix_auth_in_master_list_case},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

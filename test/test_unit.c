@@ -59,7 +59,7 @@ static void url_rejects(void) {
                        "host:12ab",
                        ":6379",             /* no host */
                        "http://host:1",     /* unknown scheme */
-                       "redis://user:pw@h:1", /* named users unsupported */
+                       "redis://user@h:1",  /* a user needs a password */
                        "redis://:@h:1",     /* empty password */
                        "redis://h:1/x",     /* bad db */
                        "redis://h:1/-1",

@@ -1,11 +1,10 @@
 /*
  * The read-only subcommands of the rlock tool, `status` and `scan`. They
- * talk to each master directly with synchronous hiredis (one connection per
- * master, with a timeout, AUTH and SELECT from the URL) and only ever read:
- * a tool that helps diagnose a lock must not change it. They parse the
- * master URLs themselves because the library's parser is internal; the
- * accepted forms are the library's ("host:port",
- * "redis://[:password@]host[:port][/db]", "unix:///path").
+ * talk to each master directly (one blocking connection per master on the
+ * library's connection layer, tools/masterconn.c: a timeout, TLS, AUTH and
+ * SELECT from the URL) and only ever read: a tool that helps diagnose a
+ * lock must not change it. Master URLs are parsed by the library's own
+ * parser, so the accepted forms are the library's.
  *
  * Both print either a human report or one JSON object (--json); the field
  * names are documented in tools/rlock.1 and must stay stable.
@@ -25,6 +24,7 @@
 /* --- master URLs ------------------------------------------------------ */
 
 typedef struct master_url {
+  rl_url url; /* as parsed, for the connection */
   int unix_socket;
   char host[256];
   int port;
@@ -43,10 +43,17 @@ static int parse_master(const char *s, master_url *u) {
   memset(u, 0, sizeof *u);
   rl_url p;
   if (rl_url_parse(s, &p) != 0) return -1;
+  u->url = p;
+  /* The URL as shown: its password masked. */
+  const char *secret = p.has_password ? ":***@" : "";
   if (p.kind == RL_URL_UNIX) {
     u->unix_socket = 1;
     snprintf(u->path, sizeof u->path, "%s", p.path);
-    snprintf(u->display, sizeof u->display, "%s", s);
+    if (p.has_password || p.db != 0)
+      snprintf(u->display, sizeof u->display, "unix://%.200s%s%s?db=%d",
+               p.has_user ? p.user : "", secret, p.path, p.db);
+    else
+      snprintf(u->display, sizeof u->display, "%s", s);
     return 0;
   }
   snprintf(u->host, sizeof u->host, "%s", p.host);
@@ -54,14 +61,14 @@ static int parse_master(const char *s, master_url *u) {
   u->db = p.db;
   u->has_password = p.has_password;
   snprintf(u->password, sizeof u->password, "%s", p.password);
-  if (strncmp(s, "redis://", 8) != 0) {
+  if (strstr(s, "://") == NULL) {
     snprintf(u->display, sizeof u->display, "%s", s);
     return 0;
   }
   int v6 = strchr(u->host, ':') != NULL;
-  snprintf(u->display, sizeof u->display, "redis://%s%s%s%s:%d/%d",
-           u->has_password ? ":***@" : "", v6 ? "[" : "", u->host,
-           v6 ? "]" : "", u->port, u->db);
+  snprintf(u->display, sizeof u->display, "%s://%.200s%s%s%s%s:%d/%d",
+           p.tls ? "rediss" : "redis", p.has_user ? p.user : "", secret,
+           v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, u->db);
   return 0;
 }
 
@@ -83,48 +90,13 @@ static int parse_masters(const rt_global *g, master_url **out) {
 
 /*
  * Connects to one master with a timeout on the connect and on every
- * command, then authenticates and selects the database. Returns the
- * context, or NULL with a message in err.
+ * command, authenticating and selecting the database (TLS from g).
+ * Returns the connection, or NULL with a message in err.
  */
-static redisContext *connect_master(const master_url *u, long long timeout_ms,
-                                    char *err, size_t errsize) {
-  struct timeval tv = {.tv_sec = timeout_ms / 1000,
-                       .tv_usec = (timeout_ms % 1000) * 1000};
-  redisContext *c = u->unix_socket ? redisConnectUnixWithTimeout(u->path, tv)
-                                   : redisConnectWithTimeout(u->host, u->port,
-                                                             tv);
-  if (c == NULL) {
-    snprintf(err, errsize, "out of memory");
-    return NULL;
-  }
-  if (c->err) {
-    snprintf(err, errsize, "%s", c->errstr);
-    redisFree(c);
-    return NULL;
-  }
-  if (redisSetTimeout(c, tv) != REDIS_OK) {
-    snprintf(err, errsize, "cannot set timeout");
-    redisFree(c);
-    return NULL;
-  }
-  redisReply *r = NULL;
-  if (u->has_password) {
-    r = redisCommand(c, "AUTH %s", u->password);
-    if (r == NULL || r->type == REDIS_REPLY_ERROR) goto fail;
-    freeReplyObject(r);
-  }
-  if (u->db != 0) {
-    r = redisCommand(c, "SELECT %d", u->db);
-    if (r == NULL || r->type == REDIS_REPLY_ERROR) goto fail;
-    freeReplyObject(r);
-  }
-  return c;
-fail:
-  snprintf(err, errsize, "%s",
-           r != NULL ? r->str : (c->err ? c->errstr : "no reply"));
-  if (r != NULL) freeReplyObject(r);
-  redisFree(c);
-  return NULL;
+static rt_conn *connect_master(const master_url *u, const rt_global *g,
+                               long long timeout_ms, char *err,
+                               size_t errsize) {
+  return rt_conn_open(&u->url, g, timeout_ms, err, errsize);
 }
 
 /* --- JSON output ----------------------------------------------------------- */
@@ -228,6 +200,7 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int json = 0, c;
@@ -250,7 +223,10 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
       break;
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(status_usage, stdout); return RT_EXIT_OK;
-    default: fputs(status_usage, stderr); return RT_EXIT_USAGE;
+    default:
+      if (rt_tls_option(g, c, optarg)) break;
+      fputs(status_usage, stderr);
+      return RT_EXIT_USAGE;
     }
   }
   if (optind != argc - 1) {
@@ -299,23 +275,23 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
   for (size_t i = 0; i < g->nmasters; i++) {
     char err[512] = "";
     redisReply *r[4] = {NULL, NULL, NULL, NULL};
-    redisContext *ctx = connect_master(&us[i], timeout_ms, err, sizeof err);
+    rt_conn *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
     if (ctx != NULL) {
-      redisAppendCommand(ctx, "HGETALL %s", key);
-      redisAppendCommand(ctx, "PTTL %s", key);
-      redisAppendCommand(ctx, "GET %s", fkey);
-      redisAppendCommand(ctx, "PTTL %s", fkey);
+      rt_conn_append(ctx, "HGETALL %s", key);
+      rt_conn_append(ctx, "PTTL %s", key);
+      rt_conn_append(ctx, "GET %s", fkey);
+      rt_conn_append(ctx, "PTTL %s", fkey);
       for (int k = 0; k < 4; k++) {
-        void *rep = NULL;
-        if (redisGetReply(ctx, &rep) != REDIS_OK) {
-          snprintf(err, sizeof err, "%s", ctx->errstr);
+        redisReply *rep = NULL;
+        if (rt_conn_get_reply(ctx, &rep) != REDIS_OK) {
+          snprintf(err, sizeof err, "%s", rt_conn_errstr(ctx));
           break;
         }
         r[k] = rep;
         if (r[k]->type == REDIS_REPLY_ERROR && err[0] == '\0')
           snprintf(err, sizeof err, "%s", r[k]->str);
       }
-      redisFree(ctx);
+      rt_conn_free(ctx);
     }
     int ok = err[0] == '\0';
     if (ok && (r[0] == NULL || r[0]->type != REDIS_REPLY_ARRAY)) {
@@ -524,17 +500,17 @@ static int lock_shaped(const char *key, size_t len) {
  * JSON array of keys is open while this runs). Returns 0, or -1 with a
  * message in err after a failed command.
  */
-static int scan_master(redisContext *ctx, const master_url *u,
+static int scan_master(rt_conn *ctx, const master_url *u,
                        const char *pattern, long long lease_over_ms, int all,
                        int json, int *first_key, scan_totals *t, key_set *ks,
                        char *err,
                        size_t errsize) {
   char cursor[32] = "0";
   do {
-    redisReply *r = redisCommand(ctx, "SCAN %s MATCH %s COUNT 1000", cursor,
-                                 pattern);
+    redisReply *r = rt_conn_command(ctx, "SCAN %s MATCH %s COUNT 1000",
+                                    cursor, pattern);
     if (r == NULL) {
-      snprintf(err, errsize, "%s", ctx->errstr);
+      snprintf(err, errsize, "%s", rt_conn_errstr(ctx));
       return -1;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -552,9 +528,9 @@ static int scan_master(redisContext *ctx, const master_url *u,
       redisReply *k = keys->element[i];
       if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
         continue;
-      redisAppendCommand(ctx, "TYPE %b", k->str, k->len);
-      redisAppendCommand(ctx, "PTTL %b", k->str, k->len);
-      redisAppendCommand(ctx, "HLEN %b", k->str, k->len);
+      rt_conn_append(ctx, "TYPE %b", k->str, (size_t)k->len);
+      rt_conn_append(ctx, "PTTL %b", k->str, (size_t)k->len);
+      rt_conn_append(ctx, "HLEN %b", k->str, (size_t)k->len);
       sent++;
     }
     int failed = 0;
@@ -565,9 +541,9 @@ static int scan_master(redisContext *ctx, const master_url *u,
       sent--;
       redisReply *rr[3] = {NULL, NULL, NULL};
       for (int j = 0; j < 3; j++) {
-        void *rep = NULL;
-        if (redisGetReply(ctx, &rep) != REDIS_OK) {
-          if (!failed) snprintf(err, errsize, "%s", ctx->errstr);
+        redisReply *rep = NULL;
+        if (rt_conn_get_reply(ctx, &rep) != REDIS_OK) {
+          if (!failed) snprintf(err, errsize, "%s", rt_conn_errstr(ctx));
           failed = 1;
           break;
         }
@@ -631,6 +607,7 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int json = 0, all = 0, c;
@@ -670,7 +647,10 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
       break;
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(scan_usage, stdout); return RT_EXIT_OK;
-    default: fputs(scan_usage, stderr); return RT_EXIT_USAGE;
+    default:
+      if (rt_tls_option(g, c, optarg)) break;
+      fputs(scan_usage, stderr);
+      return RT_EXIT_USAGE;
     }
   }
   if (optind != argc) {
@@ -707,11 +687,11 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
       json_cstr(stdout, us[i].display);
       fputs(",\"keys\":[", stdout);
     }
-    redisContext *ctx = connect_master(&us[i], timeout_ms, err, sizeof err);
+    rt_conn *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
     if (ctx != NULL) {
       rc = scan_master(ctx, &us[i], pattern, lease_over_ms, all, json,
                        &first_key, &t, &ks, err, sizeof err);
-      redisFree(ctx);
+      rt_conn_free(ctx);
     }
     if (rc != 0) failed++;
     if (json) {

@@ -104,17 +104,26 @@ static long long now_ms(void) {
 }
 
 /* Opens a client on the global masters with the given watchdog timeout
- * (0: the library's default) and longest lease (0: the library's default).
- * Prints why on failure. */
+ * (0: the library's default), longest lease and connect timeout (0: the
+ * library's defaults). A first call waits for the masters' first
+ * connection attempt, so no retry is needed. Prints why on failure. */
 static int open_client(const rt_global *g, long long watchdog_ms,
-                       long long max_lease_ms, rlock_client **out) {
+                       long long max_lease_ms, long long connect_ms,
+                       rlock_client **out) {
   rlock_options o;
   rlock_options_init(&o);
   o.masters = g->masters;
   o.nmasters = g->nmasters;
   o.key_prefix = g->prefix;
+  o.tls_ca_file = g->cacert;
+  o.tls_ca_dir = g->cacertdir;
+  o.tls_cert_file = g->cert;
+  o.tls_key_file = g->key;
+  o.tls_server_name = g->sni;
+  o.tls_insecure = g->insecure;
   if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
   if (max_lease_ms > 0) o.max_lease_ms = max_lease_ms;
+  if (connect_ms > 0) o.connect_timeout_ms = connect_ms;
   o.retry_delay_ms = 50;
   o.retry_jitter_ms = 50;
   int rc = rlock_client_open(out, &o);
@@ -126,8 +135,10 @@ static int open_client(const rt_global *g, long long watchdog_ms,
   return rc;
 }
 
-/* Appends to buf (of size) the masters that are not connected, with why,
- * from the client's metrics: what a user needs after RLOCK_ENOQUORUM. */
+/* Appends to buf (of size) the masters that are not connected, with why
+ * (the connection's own error text: "connection refused", "WRONGPASS
+ * ...", a TLS failure), and those whose commands timed out, from the
+ * client's metrics: what a user needs after RLOCK_ENOQUORUM. */
 static void failed_masters(rlock_client *c, char *buf, size_t size) {
   static rlock_metrics m; /* large; the tool is single-threaded here */
   size_t used = 0;
@@ -136,14 +147,17 @@ static void failed_masters(rlock_client *c, char *buf, size_t size) {
   for (size_t i = 0; i < m.nmasters && used + 1 < size; i++) {
     const rlock_master_metrics *mm = &m.masters[i];
     int n;
-    if (!mm->up)
-      n = snprintf(buf + used, size - used, "%s%s: not connected",
-                   used ? "; " : "", mm->address);
-    else if (mm->timeouts > 0)
+    if (mm->error[0] != '\0') /* down: the connection says why */
+      n = snprintf(buf + used, size - used, "%s%s: not connected (%s)",
+                   used ? "; " : "", mm->address, mm->error);
+    else if (mm->timeouts > 0) /* connected, stalled or slow */
       n = snprintf(buf + used, size - used,
                    "%s%s: connected, %llu command(s) timed out",
                    used ? "; " : "", mm->address,
                    (unsigned long long)mm->timeouts);
+    else if (!mm->up)
+      n = snprintf(buf + used, size - used, "%s%s: not connected",
+                   used ? "; " : "", mm->address);
     else
       continue;
     if (n < 0) break;
@@ -310,43 +324,15 @@ static int acquire_once(exec_state *st, long long wait_ms) {
   }
 }
 
-/* Sleeps ms unless a terminating signal arrives (it is then remembered). */
-static void sleep_interruptible(exec_state *st, long long ms) {
-  long long deadline = now_ms() + ms;
-  for (;;) {
-    int ev = next_event(deadline);
-    if (ev == 0) return;
-    if (ev == 'L') st->lost = 1;
-    if (ev < 0 && -ev != SIGCHLD) {
-      st->pending_signal = -ev;
-      return;
-    }
-  }
-}
-
 /*
- * Takes the lock. First attempts with no wait until the masters are
- * connected (a new client connects in the background, and until then an
- * attempt fails with RLOCK_ENOQUORUM) or --connect-timeout passes; then, if
- * the lock is held by another and waiting is allowed, one waiting attempt
- * for what is left of the wait. Returns the library's status.
+ * Takes the lock. First one attempt with no wait (it waits for the
+ * masters' first connection attempt, bounded by --connect-timeout); then,
+ * if the lock is held by another and waiting is allowed, one waiting
+ * attempt for what is left of the wait. Returns the library's status.
  */
 static int acquire(exec_state *st) {
   long long start = now_ms();
-  long long connect_deadline = start + st->o->connect_ms;
-  /* -w bounds the whole call, connecting included (-n only the wait for a
-   * holder: connecting keeps its own bound). */
-  if (!st->o->nowait && st->o->wait_ms >= 0 &&
-      start + st->o->wait_ms < connect_deadline)
-    connect_deadline = start + st->o->wait_ms;
-  int rc;
-  for (;;) {
-    rc = acquire_once(st, 0);
-    if (rc != RLOCK_ENOQUORUM || st->pending_signal) break;
-    if (now_ms() >= connect_deadline) return rc;
-    sleep_interruptible(st, 25);
-    if (st->pending_signal) return RLOCK_ECANCELED;
-  }
+  int rc = acquire_once(st, 0);
   if (rc != RLOCK_ETIMEDOUT || st->o->nowait || st->pending_signal) return rc;
   long long wait = RLOCK_WAIT_FOREVER;
   if (st->o->wait_ms >= 0) {
@@ -496,10 +482,12 @@ static const char exec_usage[] =
     "      --max-lease MS             the longest lease of any client of these\n"
     "                                 masters (default 60000; --lease is at\n"
     "                                 most this)\n"
-    "      --connect-timeout MS       how long to retry while the masters are\n"
-    "                                 unreachable (default 2000; never past -w)\n"
+    "      --connect-timeout MS       how long a connection attempt to a\n"
+    "                                 master may take (default 2000; never\n"
+    "                                 past -w)\n"
     "  -v, --verbose                  report progress on stderr\n"
-    "      --masters URL,...          --prefix P  as for every command\n"
+    "      --masters URL,...          --prefix P  --cacert FILE  --cert FILE\n"
+    "      --key FILE  --sni NAME     --insecure  as for every command\n"
     "Exit: the command's status; CODE (-E) if the lock was not had; 75 if the\n"
     "lock was lost while the command ran; 64 usage; 71 system error.\n";
 
@@ -521,6 +509,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       {"verbose", no_argument, NULL, 'v'},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   exec_opts o = {.wait_ms = -1, .conflict_code = RT_EXIT_CONFLICT,
@@ -564,7 +553,10 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       break;
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(exec_usage, stdout); return RT_EXIT_OK;
-    default: fputs(exec_usage, stderr); return RT_EXIT_USAGE;
+    default:
+      if (rt_tls_option(g, c, optarg)) break;
+      fputs(exec_usage, stderr);
+      return RT_EXIT_USAGE;
     }
   }
   if (optind >= argc) goto usage;
@@ -580,7 +572,12 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
     return RT_EXIT_OSERR;
   }
   rlock_client *client;
-  int rc = open_client(g, o.watchdog_ms, o.max_lease_ms, &client);
+  /* -w bounds the whole call, connecting included (-n bounds only the
+   * wait for a holder: connecting keeps its own bound). */
+  long long connect_ms = o.connect_ms;
+  if (!o.nowait && o.wait_ms > 0 && o.wait_ms < connect_ms)
+    connect_ms = o.wait_ms;
+  int rc = open_client(g, o.watchdog_ms, o.max_lease_ms, connect_ms, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   exec_state st = {.o = &o};
   rc = rlock_get(client, name, &st.lock);
@@ -688,7 +685,7 @@ usage:
 
 static const char unlock_usage[] =
     "usage: rlock unlock --force [--connect-timeout MS] [--masters URL,...]\n"
-    "                    [--prefix P] NAME\n"
+    "                    [--prefix P] [TLS options as for every command] NAME\n"
     "Deletes the lock NAME whoever holds it (rlock_force_unlock). The holder\n"
     "is not told until its watchdog or its unlock notices (exit 75 for an\n"
     "rlock exec holder). Exit 0 when done, 1 if no quorum could be reached,\n"
@@ -700,6 +697,7 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int force = 0, c;
@@ -723,7 +721,10 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
       break;
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(unlock_usage, stdout); return RT_EXIT_OK;
-    default: fputs(unlock_usage, stderr); return RT_EXIT_USAGE;
+    default:
+      if (rt_tls_option(g, c, optarg)) break;
+      fputs(unlock_usage, stderr);
+      return RT_EXIT_USAGE;
     }
   }
   if (optind != argc - 1) {
@@ -736,7 +737,7 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
     return RT_EXIT_USAGE;
   }
   rlock_client *client;
-  int rc = open_client(g, 0, 0, &client);
+  int rc = open_client(g, 0, 0, connect_ms, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   rlock *lock;
   rc = rlock_get(client, argv[optind], &lock);
@@ -746,14 +747,7 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
     rlock_client_close(client);
     return RT_EXIT_USAGE;
   }
-  /* A new client connects in the background: retry while no majority is
-   * connected yet, up to the connect timeout. */
-  long long deadline = now_ms() + connect_ms;
-  while ((rc = rlock_force_unlock(lock)) == RLOCK_ENOQUORUM &&
-         now_ms() < deadline) {
-    struct timespec ts = {0, 25 * 1000000};
-    nanosleep(&ts, NULL);
-  }
+  rc = rlock_force_unlock(lock);
   if (rc != 0) print_lib_error("force unlock failed", client, rc);
   rlock_free(lock);
   rlock_client_close(client);
@@ -761,6 +755,28 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
 }
 
 /* --- main ------------------------------------------------------------------- */
+
+int rt_tls_option(rt_global *g, int opt, const char *arg) {
+  switch (opt) {
+    case RT_OPT_CACERT: g->cacert = arg; return 1;
+    case RT_OPT_CACERTDIR: g->cacertdir = arg; return 1;
+    case RT_OPT_CERT: g->cert = arg; return 1;
+    case RT_OPT_KEY: g->key = arg; return 1;
+    case RT_OPT_SNI: g->sni = arg; return 1;
+    case RT_OPT_INSECURE: g->insecure = 1; return 1;
+    default: return 0;
+  }
+}
+
+void rt_tls_from_env(rt_global *g) {
+  const char *e;
+  if ((e = getenv("RLOCK_CACERT")) && *e) g->cacert = e;
+  if ((e = getenv("RLOCK_CACERTDIR")) && *e) g->cacertdir = e;
+  if ((e = getenv("RLOCK_CERT")) && *e) g->cert = e;
+  if ((e = getenv("RLOCK_KEY")) && *e) g->key = e;
+  if ((e = getenv("RLOCK_SNI")) && *e) g->sni = e;
+  if ((e = getenv("RLOCK_INSECURE")) && strcmp(e, "1") == 0) g->insecure = 1;
+}
 
 static const char main_usage[] =
     "usage: rlock [--masters URL,...] [--prefix P] COMMAND [ARGS...]\n"
@@ -773,20 +789,24 @@ static const char main_usage[] =
     "  scan [--json] [--pattern P] [--lease-over SECONDS]  find leaked locks\n"
     "Global options (also accepted after COMMAND):\n"
     "  --masters URL,...  masters, each host:port,\n"
-    "                     redis://[:password@]host[:port][/db] or\n"
-    "                     unix:///path (default: $RLOCK_MASTERS, else\n"
-    "                     " RT_DEFAULT_MASTERS ")\n"
+    "                     redis://[[user]:password@]host[:port][/db],\n"
+    "                     rediss://... (TLS) or\n"
+    "                     unix://[[user]:password@]/path[?db=N] (default:\n"
+    "                     $RLOCK_MASTERS, else " RT_DEFAULT_MASTERS ")\n"
     "  --prefix P         key prefix (default " RT_DEFAULT_PREFIX ")\n"
+    RT_TLS_USAGE
     "'rlock COMMAND --help' shows a command's options; see rlock(1).\n";
 
 int main(int argc, char **argv) {
   static const struct option opts[] = {
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0}};
   rt_global g = {.prefix = RT_DEFAULT_PREFIX};
+  rt_tls_from_env(&g);
   const char *env = getenv("RLOCK_MASTERS");
   if (rt_set_masters(&g, env && *env ? env : RT_DEFAULT_MASTERS) != 0) {
     fprintf(stderr, "rlock: bad RLOCK_MASTERS '%s'\n", env);
@@ -811,7 +831,10 @@ int main(int argc, char **argv) {
              RLOCK_VERSION_PATCH);
       rc = RT_EXIT_OK;
       goto out;
-    default: fputs(main_usage, stderr); goto out;
+    default:
+      if (rt_tls_option(&g, c, optarg)) break;
+      fputs(main_usage, stderr);
+      goto out;
     }
   }
   if (optind >= argc) {

@@ -29,7 +29,44 @@ typedef struct rt_global {
   size_t nmasters;
   char *masters_buf;    /* owns the strings masters points into */
   const char *prefix;
+  /* TLS, as redis-cli names them (--cacert, --cacertdir, --cert, --key,
+   * --sni, --insecure), or from RLOCK_CACERT, RLOCK_CACERTDIR, RLOCK_CERT,
+   * RLOCK_KEY, RLOCK_SNI, RLOCK_INSECURE=1. NULL / 0 when not given. */
+  const char *cacert, *cacertdir, *cert, *key, *sni;
+  int insecure;
 } rt_global;
+
+/* The TLS options, for every subcommand's getopt_long table (values from
+ * 0x7000 up, clear of each table's own). */
+enum {
+  RT_OPT_CACERT = 0x7000,
+  RT_OPT_CACERTDIR,
+  RT_OPT_CERT,
+  RT_OPT_KEY,
+  RT_OPT_SNI,
+  RT_OPT_INSECURE
+};
+#define RT_TLS_LONG_OPTIONS                                    \
+  {"cacert", required_argument, NULL, RT_OPT_CACERT},          \
+      {"cacertdir", required_argument, NULL, RT_OPT_CACERTDIR}, \
+      {"cert", required_argument, NULL, RT_OPT_CERT},           \
+      {"key", required_argument, NULL, RT_OPT_KEY},             \
+      {"sni", required_argument, NULL, RT_OPT_SNI},             \
+      {"insecure", no_argument, NULL, RT_OPT_INSECURE}
+#define RT_TLS_USAGE                                                        \
+  "  --cacert FILE      CA bundle to verify rediss:// masters (default: the\n" \
+  "                     system's; $RLOCK_CACERT), --cacertdir DIR likewise\n" \
+  "  --cert FILE        client certificate ($RLOCK_CERT), with --key FILE\n" \
+  "                     ($RLOCK_KEY), for masters that require one\n"        \
+  "  --sni NAME         the name to send and verify instead of each URL's\n" \
+  "                     host ($RLOCK_SNI)\n"                                 \
+  "  --insecure         do not verify masters' certificates (encrypted but\n" \
+  "                     not authenticated; $RLOCK_INSECURE=1)\n"
+
+/* Takes one of the TLS options into g: 1 if opt was one, else 0. */
+int rt_tls_option(rt_global *g, int opt, const char *arg);
+/* Takes the TLS settings of the environment into g (before options). */
+void rt_tls_from_env(rt_global *g);
 
 /*
  * Splits a comma-separated master list into g (replacing any earlier
@@ -42,6 +79,24 @@ void rt_global_free(rt_global *g);
  * the subcommand's name. */
 int rt_cmd_status(rt_global *g, int argc, char **argv);
 int rt_cmd_scan(rt_global *g, int argc, char **argv);
+
+/* Blocking connections to one master for status and scan
+ * (tools/masterconn.c): AUTH, SELECT and TLS from the URL and g, every
+ * wait bounded by timeout_ms. The command functions take hiredis's
+ * format; replies are the caller's to free with freeReplyObject. */
+struct rl_url;
+typedef struct rt_conn rt_conn;
+typedef struct redisReply redisReply;
+rt_conn *rt_conn_open(const struct rl_url *url, const rt_global *g,
+                      long long timeout_ms, char *err, size_t errsize);
+/* Queues a command; REDIS_OK or REDIS_ERR. */
+int rt_conn_append(rt_conn *c, const char *fmt, ...);
+/* The next queued command's reply; REDIS_OK, or REDIS_ERR (see errstr). */
+int rt_conn_get_reply(rt_conn *c, redisReply **out);
+/* One command and its reply, or NULL (see errstr); nothing queued. */
+redisReply *rt_conn_command(rt_conn *c, const char *fmt, ...);
+const char *rt_conn_errstr(const rt_conn *c);
+void rt_conn_free(rt_conn *c);
 
 /* Parses a non-negative decimal number of seconds (fractions allowed)
  * into milliseconds. Returns 0, or -1 if s is not such a number. */

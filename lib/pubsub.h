@@ -1,10 +1,10 @@
 /*
- * Pub/sub waiting, as the rest of the library sees it. A waiting
+ * Pub/sub waiting and cancellation, as the lock layer uses them. A waiting
  * acquisition that found the lock held by another owner (RL_EBUSY) hands
  * itself to rl_pubsub_wait instead of sleeping a fixed retry delay; the
- * pub/sub layer starts its next attempt (rl_acquire_start) when an unlock
- * message, the holder's PTTL or the caller's deadline comes first. Loop
- * thread only.
+ * mechanism (pubsub/waitq.h) wakes it through a callback, and the next
+ * attempt (rl_acquire_retry) starts when an unlock message, the holder's
+ * PTTL or the caller's deadline comes first. Loop thread only.
  */
 #ifndef RL_PUBSUB_H
 #define RL_PUBSUB_H
@@ -18,25 +18,27 @@
  * its lock's channel (subscribing the channel if it is the first waiter)
  * and arranges its next attempt. holder_pttl is the holder's remaining
  * lease in ms, or negative if unknown. On failure req is finished.
+ * (pubwait.c)
  */
 void rl_pubsub_wait(rl_req *req, int64_t holder_pttl);
 
 /* Takes req out of its wait queue, if it is in one, and unsubscribes the
- * channel after its last waiter. Called when req finishes. */
+ * channel after its last waiter. Called when req finishes. (pubwait.c) */
 void rl_pubsub_leave(rl_req *req);
 
 /* Client shutdown: closes the subscriber connections. Requests must have
- * been finished before. Safe when pub/sub was never used. */
-void rl_pubsub_close(rl_client *c);
+ * been finished before. Safe when pub/sub was never used. (pubwait.c) */
+void rl_pubsub_shutdown(rl_client *c);
 
 /*
  * rlock_cancel_async on the loop thread: finishes the oldest pending
  * async acquisition of owner (an rl_owner_async owner string) on lock with
  * RLOCK_ECANCELED. 0 if one was cancelled, else RLOCK_ENOTOWNER.
+ * (cancel.c)
  */
 int rl_pubsub_cancel(rlock *lock, const char *owner, size_t ownerlen);
 
-/* An RL_REQ_CANCEL request taken from the queue. */
+/* An RL_REQ_CANCEL request taken from the queue. (cancel.c) */
 void rl_cancel_start(rl_req *req);
 
 #endif

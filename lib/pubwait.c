@@ -1,0 +1,119 @@
+/*
+ * The lock layer's side of pub/sub waiting: a waiting acquisition joins
+ * its lock's wait queue (pubsub/) with a callback that starts its next
+ * attempt, sleeps there between attempts, and leaves when it finishes.
+ * What pub/sub needs of the client (its loop, its masters, the connection
+ * settings) is handed down once, when the first wait makes it.
+ */
+#include <stdlib.h>
+
+#include "lock.h"
+#include "pubsub.h"
+#include "util.h"
+#include "waitq.h"
+
+static void on_pubsub_closed(void *data) {
+  rl_client *c = data;
+  /* As client.c does for its own handles. */
+  if (--c->handles_open == 0) rl_client_unref(c);
+}
+
+static void on_pubsub_log(void *data, int idx, int level, const char *msg) {
+  rl_client *c = data;
+  const rl_url *u = &c->conns[idx].url;
+  if (level > RLOCK_LOG_WARN) return; /* connects: the command log says */
+  if (u->kind == RL_URL_UNIX)
+    rl_log(c, level, "master %s (subscriber): %s", u->path, msg);
+  else
+    rl_log(c, level, "master %s:%d (subscriber): %s", u->host, u->port, msg);
+}
+
+/* The client's pub/sub state, made (and connecting) on first use. */
+static rl_pubsub *pubsub_of(rl_client *c) {
+  if (c->pubsub != NULL) return c->pubsub;
+  rl_url *urls = malloc(sizeof *urls * (size_t)c->nmasters);
+  if (urls == NULL) return NULL;
+  for (int i = 0; i < c->nmasters; i++) urls[i] = c->conns[i].url;
+  rl_pubsub_config cfg = {
+      .loop = c->loop,
+      .n = c->nmasters,
+      .urls = urls,
+      .conn = c->conn_cfg,
+      .event_window_ms = (uint64_t)c->opts.master_timeout_ms,
+      .data = c,
+      .log = on_pubsub_log,
+      .closed = on_pubsub_closed,
+  };
+  c->pubsub = rl_pubsub_new(&cfg);
+  free(urls);
+  /* The whole of pub/sub counts as one of the client's open handles, so
+   * that the client outlives its close. */
+  if (c->pubsub != NULL) c->handles_open++;
+  return c->pubsub;
+}
+
+static void on_wake(rl_psw *w, void *data) {
+  (void)w;
+  rl_acquire_retry(data);
+}
+
+/* How long a waiter sleeps without an event: the holder's PTTL (the lock
+ * is free by then at the latest), capped by the caller's deadline. */
+static uint64_t sleep_ms(rl_req *req, int64_t pttl) {
+  rl_client *c = req->lock->client;
+  uint64_t ms;
+  if (pttl < 0) /* no expiry known: a leaked key; look again now and then */
+    ms = (uint64_t)c->opts.watchdog_timeout_ms;
+  else
+    ms = (uint64_t)pttl + 1;
+  if (req->deadline != RL_FOREVER) {
+    uint64_t now = rl_now_ms();
+    uint64_t left = req->deadline > now ? req->deadline - now : 0;
+    if (left < ms) ms = left;
+  }
+  return ms;
+}
+
+void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
+  rl_client *c = req->lock->client;
+  if (rl_client_closing(c)) {
+    rl_req_finish(req, RLOCK_ECLOSED);
+    return;
+  }
+  if (req->psw != NULL) {
+    rl_psw_sleep(req->psw, sleep_ms(req, holder_pttl));
+    return;
+  }
+  rl_pubsub *ps = pubsub_of(c);
+  rl_psw *w = ps ? rl_psw_join(ps, req->lock->channel, req->lock->channellen,
+                               sleep_ms(req, holder_pttl), on_wake, req)
+                 : NULL;
+  if (w == NULL) {
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  req->psw = w;
+  RL_ADD(c->metrics.waiters, 1);
+}
+
+/* 1 if req's owner holds the lock now (its acquisition succeeded). */
+static int owner_holds(rl_req *req) {
+  rl_hold *h = rl_req_hold(req);
+  return h != NULL && !h->lost && h->count > 0;
+}
+
+void rl_pubsub_leave(rl_req *req) {
+  rl_psw *w = req->psw;
+  if (w == NULL) return;
+  req->psw = NULL;
+  rl_client *c = req->lock->client;
+  RL_ADD(c->metrics.waiters, -1);
+  rl_psw_leave(w, !owner_holds(req) && !rl_client_closing(c));
+}
+
+void rl_pubsub_shutdown(rl_client *c) {
+  rl_pubsub *ps = c->pubsub;
+  if (ps == NULL) return;
+  c->pubsub = NULL;
+  rl_pubsub_close(ps);
+}

@@ -1,0 +1,85 @@
+/*
+ * A byte stream to one master, over TCP (uv_tcp_t) or a unix socket
+ * (uv_pipe_t), plain or TLS (tls.h). It knows nothing of Redis: it
+ * connects, hands up the plaintext it receives, writes what it is given,
+ * and reports the one failure that ends it. One stream is one connection
+ * attempt's life; a reconnect makes a new one. Loop thread only.
+ *
+ * Writes never raise SIGPIPE: libuv writes with write(2), which raises it
+ * when the peer is gone, so the stream never calls uv_write. It sends with
+ * send(MSG_NOSIGNAL) itself, on the socket libuv connected and reads, and
+ * when the kernel's buffer is full it waits for room through a uv_poll_t
+ * on a duplicate of the descriptor (epoll keeps the two apart), so that a
+ * process that did not ignore SIGPIPE survives a dead master on its own
+ * loop too.
+ */
+#ifndef RL_STREAM_H
+#define RL_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "tls.h"
+#include "url.h"
+
+typedef struct rl_stream rl_stream;
+
+/*
+ * What the stream reports, each with the stream (whose data slot is the
+ * owner's). After failed, nothing but closed comes, and the owner must
+ * call rl_stream_close. After rl_stream_close, nothing but closed comes.
+ */
+typedef struct rl_stream_handler {
+  /* Connected (and, over TLS, the TLS handshake is complete). */
+  void (*connected)(rl_stream *s);
+  /* Plaintext from the master. */
+  void (*received)(rl_stream *s, const char *data, size_t len);
+  /* The stream is dead: connect refused, TLS handshake failed, the master
+   * closed, an I/O error. why says which, in a line; tls is 1 when TLS
+   * (verification, a TLS alert) is what failed. */
+  void (*failed)(rl_stream *s, const char *why, int tls);
+  /* Every handle is closed; the stream is freed when this returns. */
+  void (*closed)(rl_stream *s);
+} rl_stream_handler;
+
+/*
+ * Starts connecting to url: TLS when tls is not NULL, verifying
+ * server_name. The outcome comes as connected or failed, never inside
+ * this call. NULL only when out of memory.
+ */
+rl_stream *rl_stream_open(uv_loop_t *loop, const rl_url *url, rl_tls_ctx *tls,
+                          const char *server_name,
+                          const rl_stream_handler *handler, void *data);
+
+/* The owner's slot. */
+void *rl_stream_data(const rl_stream *s);
+
+/* 1 while the TLS handshake is in progress (the socket is connected). */
+int rl_stream_tls_handshaking(const rl_stream *s);
+
+/* Stages bytes for the next rl_stream_flush (copied). -1 unless
+ * connected. */
+int rl_stream_append(rl_stream *s, const char *data, size_t len);
+
+/* Sends what is staged (encrypting it first over TLS), as far as the
+ * kernel takes it now; the rest goes when there is room. 0, or -1 when
+ * the stream failed (reported through failed first). */
+int rl_stream_flush(rl_stream *s);
+
+/* Reads what the kernel already holds for this stream, now, instead of
+ * at the loop's next poll; received (or failed) runs inside. */
+void rl_stream_read_now(rl_stream *s);
+
+/*
+ * Closes the stream. With linger_ms > 0 and the stream connected, what is
+ * still unsent is sent first (over TLS, followed by close_notify), then
+ * the write side is shut and the stream reads, and drops, whatever the
+ * master still sends until it closes too or linger_ms pass: the master
+ * gets every byte, and the socket never closes with unread data (which
+ * would make it a reset that could discard the last commands). Else the
+ * stream closes at once. closed follows either way.
+ */
+void rl_stream_close(rl_stream *s, uint64_t linger_ms);
+
+#endif

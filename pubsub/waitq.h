@@ -1,0 +1,73 @@
+/*
+ * Pub/sub waiting, as a mechanism: subscriber connections to every master
+ * and, per channel, a FIFO queue of waiters that unlock messages wake one
+ * at a time. It knows nothing of locks: a waiter is a callback and its
+ * data, woken when its next attempt is due (an unlock message came, its
+ * subscription was confirmed, or its sleep ran out); the lock layer
+ * (lib/pubwait.c) decides what an attempt is. Loop thread only.
+ */
+#ifndef RL_WAITQ_H
+#define RL_WAITQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "url.h"
+
+typedef struct rl_pubsub rl_pubsub;
+typedef struct rl_psw rl_psw;
+
+typedef struct rl_pubsub_config {
+  uv_loop_t *loop;
+  int n;                      /* masters */
+  const rl_url *urls;         /* the n masters' addresses (copied) */
+  rl_conn_config conn;        /* for the subscriber connections: its mode
+                                 and command timeout are set here */
+  /* One unlock is published by up to n masters, a few ms apart: a
+   * message from another master within this window is the same unlock. */
+  uint64_t event_window_ms;
+  void *data;
+  /* Connection events, for the owner's log; optional. */
+  void (*log)(void *data, int idx, int level, const char *msg);
+  /* After rl_pubsub_close, once every handle has closed. */
+  void (*closed)(void *data);
+} rl_pubsub_config;
+
+/* Makes the pub/sub state and starts connecting. NULL when out of
+ * memory. */
+rl_pubsub *rl_pubsub_new(const rl_pubsub_config *cfg);
+
+/* Closes the subscriber connections and frees everything once they have
+ * closed (then cfg->closed runs). Every waiter must have left. */
+void rl_pubsub_close(rl_pubsub *ps);
+
+/* A waiter's next attempt is due. It runs from a timer of its own, never
+ * inside a call of this interface. */
+typedef void (*rl_psw_cb)(rl_psw *w, void *data);
+
+/*
+ * Queues a waiter on channel (subscribing it if it is the first) and puts
+ * it to sleep for at most sleep_ms: cb runs when an event chooses it or
+ * the sleep runs out, whichever is first. NULL when out of memory.
+ */
+rl_psw *rl_psw_join(rl_pubsub *ps, const char *channel, size_t len,
+                    uint64_t sleep_ms, rl_psw_cb cb, void *data);
+
+/* After a failed attempt: sleeps again for at most sleep_ms, or, if an
+ * event came while the attempt was out (it may have lost the race with
+ * that unlock), wakes again at once. */
+void rl_psw_sleep(rl_psw *w, uint64_t sleep_ms);
+
+/*
+ * Leaves the queue (the channel is unsubscribed after its last waiter);
+ * w is freed. With may_pass, a waiter that an event chose and that leaves
+ * without having used it (the caller's deadline came, it was cancelled)
+ * hands the wake on to the next one, so that a free lock is never left
+ * with everyone asleep; the caller passes 0 when the waiter got the lock
+ * or the client is closing.
+ */
+void rl_psw_leave(rl_psw *w, int may_pass);
+
+#endif

