@@ -66,13 +66,4 @@ __attribute__((constructor, unused)) static void rt_warm_tls(void) {
   rt_redis_stop(&r);
 }
 
-/* A fresh client's first call needs no retry (its connections' first
- * attempt is waited for): these two are the plain calls now, kept for the
- * tests that still name them. */
-static inline int rt_lock_soon(rlock *l, int64_t lease_ms) {
-  return rlock_trylock(l, 0, lease_ms);
-}
-
-static inline int rt_force_soon(rlock *l) { return rlock_force_unlock(l); }
-
 #endif

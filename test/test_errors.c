@@ -35,7 +35,7 @@ static void oom(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "oom", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   RT_REQUIRE(config_set(&srv[0], "maxmemory", "1"));
   int rc = rlock_trylock(l, 0, 5000);
@@ -59,7 +59,7 @@ static void readonly_replica(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "readonly", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   redisReply *rep = rt_redis_cmd(&srv[0], "REPLICAOF 127.0.0.1 %d", srv[3].port);
   RT_REQUIRE(rep != NULL && rep->type == REDIS_REPLY_STATUS);
@@ -92,7 +92,7 @@ static void busy(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "busy", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   RT_REQUIRE(config_set(&srv[0], "busy-reply-threshold", "50"));
   pthread_t th;
@@ -121,7 +121,7 @@ static void one_refusing_master(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "refusing", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   RT_REQUIRE(config_set(&srv[1], "maxmemory", "1"));
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 5000), 0);

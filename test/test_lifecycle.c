@@ -106,7 +106,7 @@ static void late_grant_after_yes(int cancel) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "late", &l) == 0);
-  RT_REQUIRE(rt_force_soon(l) == 0);
+  RT_REQUIRE(rlock_force_unlock(l) == 0);
   /* A's counter: about 11 days of microseconds above any clock's. */
   redisReply *t = rt_redis_cmd(&srv[0], "TIME");
   RT_REQUIRE(t != NULL && t->type == REDIS_REPLY_ARRAY);
@@ -177,7 +177,7 @@ static void lost_hold_released(void) {
   RT_REQUIRE(rlock_get(c, "lost", &l) == 0);
   rlock_set_lost_cb(l, on_lost, NULL);
   atomic_store(&lost_calls, 0);
-  RT_REQUIRE(rt_lock_soon(l, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, RLOCK_WATCHDOG) == 0);
   RT_REQUIRE(rt_redis_int(&srv[0], "DEL rlock:{lost}") == 1);
   RT_REQUIRE(rt_redis_int(&srv[1], "DEL rlock:{lost}") == 1);
   uint64_t end = rt_now_ms() + 10000;
@@ -212,7 +212,7 @@ static void lost_hold_field_released(void) {
   RT_REQUIRE(rlock_get(c, "lost2", &l) == 0);
   rlock_set_lost_cb(l, on_lost, NULL);
   atomic_store(&lost_calls, 0);
-  RT_REQUIRE(rt_lock_soon(l, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, RLOCK_WATCHDOG) == 0);
   RT_REQUIRE(rt_redis_int(&srv[0], "DEL rlock:{lost2}") == 1);
   RT_REQUIRE(rt_redis_int(&srv[1], "DEL rlock:{lost2}") == 1);
   uint64_t end = rt_now_ms() + 10000;
@@ -248,7 +248,7 @@ static void close_undoes_in_flight(void) {
     rlock *held, *l;
     RT_REQUIRE(rlock_get(c, "held", &held) == 0);
     RT_REQUIRE(rlock_get(c, "inflight", &l) == 0);
-    RT_REQUIRE(rt_lock_soon(held, 60000) == 0);
+    RT_REQUIRE(rlock_trylock(held, 0, 60000) == 0);
     RT_REQUIRE(rlock_lock_async(l, 1, 0, 60000, on_async, NULL) == 0);
     rlock_client_close(c);
     rlock_free(l);
@@ -357,7 +357,7 @@ static void reentrant_divergence(void) {
   RT_REQUIRE(rlock_get(c, "div", &l) == 0);
   rlock_set_lost_cb(l, on_lost, NULL);
   atomic_store(&lost_calls, 0);
-  RT_REQUIRE(rt_force_soon(l) == 0);
+  RT_REQUIRE(rlock_force_unlock(l) == 0);
   rt_proxy_cut(pc);
   RT_REQUIRE(rlock_trylock(l, 2000, 20000) == 0);
   RT_REQUIRE(!key_on(&srv[2], "rlock:{div}"));
@@ -394,7 +394,7 @@ static void unlock_async_without_callback(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "ff", &l) == 0);
-  RT_REQUIRE(rt_force_soon(l) == 0);
+  RT_REQUIRE(rlock_force_unlock(l) == 0);
   atomic_store(&async_status, 1);
   RT_REQUIRE(rlock_lock_async(l, 3, 2000, 10000, on_async, NULL) == 0);
   uint64_t end = rt_now_ms() + 10000;
@@ -510,8 +510,8 @@ static void tool_scan_counts_once(void) {
   rlock *l1, *l2;
   RT_REQUIRE(rlock_get(c, "one", &l1) == 0);
   RT_REQUIRE(rlock_get(c, "two", &l2) == 0);
-  RT_REQUIRE(rt_lock_soon(l1, 20000) == 0);
-  RT_REQUIRE(rt_lock_soon(l2, 20000) == 0);
+  RT_REQUIRE(rlock_trylock(l1, 0, 20000) == 0);
+  RT_REQUIRE(rlock_trylock(l2, 0, 20000) == 0);
   for (int i = 0; i < 3; i++) RT_REQUIRE(key_on(&srv[i], "rlock:{one}"));
   char masters[1024], out[8192];
   snprintf(masters, sizeof masters, "%s,%s,%s", m[0], m[1], m[2]);

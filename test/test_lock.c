@@ -47,7 +47,7 @@ static void threads_exclusive(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "threads", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 1000) == 0); /* wait for the connection */
+  RT_REQUIRE(rlock_trylock(l, 0, 1000) == 0); /* wait for the connection */
   RT_REQUIRE(rlock_unlock(l) == 0);
   volatile long counter = 0;
   pthread_t th[THREADS];
@@ -89,7 +89,7 @@ static void reentrancy(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "reentrant", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 10000) == 0);
   uint64_t t1 = 0, t2 = 0;
   RT_CHECK(rlock_fencing_token(l, &t1) == 0);
   RT_CHECK(rlock_lock(l, 10000) == 0);
@@ -142,7 +142,7 @@ static void lease_expires(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "lease", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 300) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 300) == 0);
   int64_t ms = 0;
   RT_CHECK(rlock_remaining_lease(l, &ms) == 0);
   RT_CHECK(ms > 0 && ms <= 300);
@@ -184,7 +184,7 @@ static void watchdog_lease(void) {
   RT_REQUIRE(rlock_client_open(&c, &o) == 0);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "wd", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, RLOCK_WATCHDOG) == 0);
   long long pttl = rt_redis_int(&srv[0], "PTTL rlock:{wd}");
   RT_CHECK(pttl > 6000 && pttl <= 7000);
   RT_CHECK(rlock_unlock(l) == 0);
@@ -203,7 +203,7 @@ static void tokens_increase(void) {
   uint64_t prev = 0;
   for (int i = 0; i < 20; i++) {
     rlock *l = i % 2 ? lb : la;
-    RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+    RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
     uint64_t t;
     RT_CHECK(rlock_fencing_token(l, &t) == 0);
     RT_CHECK(t > prev);
@@ -281,7 +281,7 @@ static void noscript_recovery(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "noscript", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   redisReply *r = rt_redis_cmd(&srv[0], "SCRIPT FLUSH");
   RT_REQUIRE(r != NULL && r->type == REDIS_REPLY_STATUS);
@@ -303,7 +303,7 @@ static void password_master(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "secret", &l) == 0);
-  RT_CHECK(rt_lock_soon(l, 5000) == 0);
+  RT_CHECK(rlock_trylock(l, 0, 5000) == 0);
   RT_CHECK_EQ_INT(rt_redis_int(&p, "EXISTS rlock:{secret}"), 1);
   RT_CHECK(rlock_unlock(l) == 0);
   rlock_free(l);
@@ -434,7 +434,7 @@ static void close_wakes(void) {
   rlock *hl, *l;
   RT_REQUIRE(rlock_get(holder, "closing", &hl) == 0);
   RT_REQUIRE(rlock_get(c, "closing", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(hl, 30000) == 0);
+  RT_REQUIRE(rlock_trylock(hl, 0, 30000) == 0);
   waiter_arg wa = {.lock = l, .rc = 99};
   pthread_t th;
   pthread_create(&th, NULL, blocked_waiter, &wa);

@@ -131,7 +131,7 @@ static void exposition_parses(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "metrics", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   char *t = expose(c);
   RT_REQUIRE(t != NULL);
   int samples = check_exposition(t);
@@ -165,7 +165,7 @@ static void counters_move(void) {
   rlock *l, *lo;
   RT_REQUIRE(rlock_get(c, "moving", &l) == 0);
   RT_REQUIRE(rlock_get(other, "moving", &lo) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   rlock_metrics a, b;
   RT_REQUIRE(rlock_metrics_snapshot(c, &a) == 0);
@@ -261,7 +261,7 @@ static void logging(void) {
   RT_REQUIRE(rlock_client_open(&c, &o) == 0);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "logged", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 5000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 5000) == 0);
   RT_CHECK(rlock_unlock(l) == 0);
   RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
   RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
@@ -277,7 +277,7 @@ static void logging(void) {
   o.log_level = RLOCK_LOG_ERROR;
   RT_REQUIRE(rlock_client_open(&c, &o) == 0);
   RT_REQUIRE(rlock_get(c, "logged", &l) == 0);
-  RT_CHECK(rt_lock_soon(l, 5000) == 0);
+  RT_CHECK(rlock_trylock(l, 0, 5000) == 0);
   RT_CHECK(rlock_unlock(l) == 0);
   rlock_free(l);
   rlock_client_close(c);

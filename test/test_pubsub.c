@@ -103,7 +103,7 @@ static void woken_not_expired(int n) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "wake", &la) == 0);
   RT_REQUIRE(rlock_get(b, "wake", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, LEASE) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, LEASE) == 0);
   waiter_arg w = {.lock = lb, .wait_ms = RLOCK_WAIT_FOREVER};
   pthread_t th;
   pthread_create(&th, NULL, waiter, &w);
@@ -160,7 +160,7 @@ static void woken_across_processes(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "procwake", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, LEASE) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, LEASE) == 0);
   RT_CHECK(write(go[1], "g", 1) == 1);
   close(go[1]);
   int subscribed = numsub_becomes(3, "rlock:{procwake}:ch", 1, 0, 10000);
@@ -203,9 +203,9 @@ static void missed_notification_race(void) {
     rlock *lb, *warm;
     RT_REQUIRE(rlock_get(b, "race", &lb) == 0);
     RT_REQUIRE(rlock_get(b, "race-warm", &warm) == 0);
-    RT_REQUIRE(rt_lock_soon(warm, 1000) == 0); /* commands connected */
+    RT_REQUIRE(rlock_trylock(warm, 0, 1000) == 0); /* commands connected */
     RT_REQUIRE(rlock_unlock(warm) == 0);
-    RT_REQUIRE(rt_lock_soon(la, LEASE) == 0);
+    RT_REQUIRE(rlock_trylock(la, 0, LEASE) == 0);
     waiter_arg w = {.lock = lb, .wait_ms = 20000};
     pthread_t th;
     pthread_create(&th, NULL, waiter, &w);
@@ -239,7 +239,7 @@ static void lost_messages(void) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "lost", &la) == 0);
   RT_REQUIRE(rlock_get(b, "lost", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, LEASE) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, LEASE) == 0);
   waiter_arg w[LOST_WAITERS];
   pthread_t th[LOST_WAITERS];
   for (int i = 0; i < LOST_WAITERS; i++) {
@@ -355,7 +355,7 @@ static void contention_64_threads(void) {
   memset(&ct, 0, sizeof ct);
   for (int i = 0; i < 2; i++) {
     RT_REQUIRE(rlock_get(c[i], "contended", &ct.locks[i]) == 0);
-    RT_REQUIRE(rt_lock_soon(ct.locks[i], 10000) == 0); /* connected */
+    RT_REQUIRE(rlock_trylock(ct.locks[i], 0, 10000) == 0); /* connected */
     RT_REQUIRE(rlock_unlock(ct.locks[i]) == 0);
   }
   ct.stop_ms = rt_now_ms() + CT_MS;
@@ -396,8 +396,8 @@ static void trylock_times_out(void) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "timeout", &la) == 0);
   RT_REQUIRE(rlock_get(b, "timeout", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, LEASE) == 0);
-  RT_REQUIRE(rt_lock_soon(lb, 100) == RLOCK_ETIMEDOUT); /* b is connected */
+  RT_REQUIRE(rlock_trylock(la, 0, LEASE) == 0);
+  RT_REQUIRE(rlock_trylock(lb, 0, 100) == RLOCK_ETIMEDOUT); /* b is connected */
   uint64_t t0 = rt_now_ms();
   RT_CHECK_EQ_INT(rlock_trylock(lb, 200, 10000), RLOCK_ETIMEDOUT);
   uint64_t took = rt_now_ms() - t0;
@@ -420,7 +420,7 @@ static void close_wakes_waiters(void) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "closing", &la) == 0);
   RT_REQUIRE(rlock_get(b, "closing", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, LEASE) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, LEASE) == 0);
   waiter_arg w[CLOSE_WAITERS];
   pthread_t th[CLOSE_WAITERS];
   for (int i = 0; i < CLOSE_WAITERS; i++) {
@@ -464,7 +464,7 @@ static void cancel_async_wait(void) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "cancel", &la) == 0);
   RT_REQUIRE(rlock_get(b, "cancel", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, LEASE) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, LEASE) == 0);
   RT_CHECK_EQ_INT(rlock_cancel_async(lb, 7), RLOCK_ENOTOWNER);
   cancel_state s;
   atomic_init(&s.calls, 0);
@@ -502,7 +502,7 @@ static void poll_strategy(void) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "polling", &la) == 0);
   RT_REQUIRE(rlock_get(b, "polling", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, LEASE) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, LEASE) == 0);
   waiter_arg w = {.lock = lb, .wait_ms = RLOCK_WAIT_FOREVER};
   pthread_t th;
   pthread_create(&th, NULL, waiter, &w);

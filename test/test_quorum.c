@@ -40,7 +40,7 @@ static void minority_down(int n) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "minority", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 10000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   int down = (n - 1) / 2;
   for (int i = 0; i < down; i++) RT_CHECK(rt_redis_pause(&srv[i]) == 0);
@@ -74,7 +74,7 @@ static void majority_down(int n) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "majority", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 10000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   int down = n / 2 + 1;
   for (int i = 0; i < down; i++) RT_CHECK(rt_redis_pause(&srv[i]) == 0);
@@ -126,9 +126,9 @@ static void tokens_rotating_majority(void) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "rotate", &la) == 0);
   RT_REQUIRE(rlock_get(b, "rotate", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, 10000) == 0);
   RT_REQUIRE(rlock_unlock(la) == 0);
-  RT_REQUIRE(rt_lock_soon(lb, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(lb, 0, 10000) == 0);
   RT_REQUIRE(rlock_unlock(lb) == 0);
   uint64_t prev = 0;
   for (int k = 0; k < 12; k++) {
@@ -170,7 +170,7 @@ static void master_restart(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "restart", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 10000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   RT_REQUIRE(rt_redis_kill(&srv[2]) == 0);
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
@@ -228,9 +228,9 @@ static void restart_quarantine(void) {
   rlock *l, *loff;
   RT_REQUIRE(rlock_get(c, "quarantine", &l) == 0);
   RT_REQUIRE(rlock_get(off, "quarantine", &loff) == 0);
-  RT_REQUIRE(rt_lock_soon(l, lease) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, lease) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
-  RT_REQUIRE(rt_lock_soon(loff, lease) == 0);
+  RT_REQUIRE(rlock_trylock(loff, 0, lease) == 0);
   RT_REQUIRE(rlock_unlock(loff) == 0);
   RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
   RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);

@@ -21,7 +21,7 @@ static void reentrant_undo_shortens_ttl(void) {
   RT_REQUIRE(a && b);
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "r1", &la) == 0 && rlock_get(b, "r1", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, RLOCK_WATCHDOG) == 0);
   int rc = rlock_trylock(la, 0, 2); /* lease 2 ms: never any validity */
   RT_CHECK_EQ_INT(rc, RLOCK_EINVAL);
   /* A reentrant acquisition with a shorter lease does not cut the TTL. */
@@ -34,7 +34,7 @@ static void reentrant_undo_shortens_ttl(void) {
   rt_sleep_ms(50);
   long long pttl = rt_redis_int(&srv[0], "PTTL rlock:{r1}");
   fprintf(stderr, "  PTTL after failed reentrant attempt: %lld\n", pttl);
-  rc = rt_lock_soon(lb, 10000) == 0 ? 0 : -1;
+  rc = rlock_trylock(lb, 0, 10000) == 0 ? 0 : -1;
   rc = rlock_trylock(lb, 0, 10000);
   RT_CHECK(rc != 0); /* B must not get it while A holds */
   fprintf(stderr, "  B trylock -> %d, A hold_count %d\n", rc,
@@ -54,7 +54,7 @@ static void failed_extend_shortens_ttl(void) {
   RT_REQUIRE(a && b);
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "r2", &la) == 0 && rlock_get(b, "r2", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, 60000) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, 60000) == 0);
   int rc = rlock_extend(la, 2);
   RT_CHECK_EQ_INT(rc, RLOCK_EINVAL);
   /* An extension never shortens the TTL either. */
@@ -82,9 +82,9 @@ static void unlock_retry_double_decrement(void) {
   RT_REQUIRE(a && b);
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "r3", &la) == 0 && rlock_get(b, "r3", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, 60000) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, 60000) == 0);
   RT_REQUIRE(rlock_trylock(la, 0, 60000) == 0); /* count 2 */
-  RT_REQUIRE(rt_lock_soon(lb, 100) == RLOCK_ETIMEDOUT); /* b connected */
+  RT_REQUIRE(rlock_trylock(lb, 0, 100) == RLOCK_ETIMEDOUT); /* b connected */
   RT_REQUIRE(rt_redis_pause(&srv[0]) == 0);
   int rc = rlock_unlock(la);
   RT_CHECK_EQ_INT(rc, RLOCK_ENOQUORUM);
@@ -115,11 +115,11 @@ static void reentrant_after_expiry(void) {
   RT_REQUIRE(a && b);
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "r4", &la) == 0 && rlock_get(b, "r4", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, 100) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, 100) == 0);
   uint64_t ta = 0, tb = 0, ta2 = 0;
   RT_CHECK(rlock_fencing_token(la, &ta) == 0);
   rt_sleep_ms(200);
-  RT_REQUIRE(rt_lock_soon(lb, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(lb, 0, 10000) == 0);
   RT_CHECK(rlock_fencing_token(lb, &tb) == 0);
   RT_REQUIRE(rlock_unlock(lb) == 0);
   RT_REQUIRE(rlock_trylock(la, 0, 10000) == 0);
@@ -158,7 +158,7 @@ static void concurrent_same_owner_token(void) {
   RT_REQUIRE(a);
   rlock *la;
   RT_REQUIRE(rlock_get(a, "r5", &la) == 0);
-  RT_REQUIRE(rt_lock_soon(la, 1000) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, 1000) == 0);
   RT_REQUIRE(rlock_unlock(la) == 0);
   { redisReply *x = rt_redis_cmd(&srv[0], "SET rlock:{r5}:fence 1000"); if (x) freeReplyObject(x); }
   int s1 = 99, s2 = 99;
@@ -205,7 +205,7 @@ static void lost_cb_closes_client(void) {
   RT_REQUIRE(c6);
   rlock *l;
   RT_REQUIRE(rlock_get(c6, "r6", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 1000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 1000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   rlock_set_lost_cb(l, lost_cb6, NULL);
   int st = 99;
@@ -237,7 +237,7 @@ static void timeout_cb_closes_client(void) {
   RT_REQUIRE(c7);
   rlock *l;
   RT_REQUIRE(rlock_get(c7, "r7", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 1000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 1000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   RT_REQUIRE(rt_redis_pause(&srv[0]) == 0);
   atomic_store(&done7, 0);

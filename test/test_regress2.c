@@ -26,9 +26,9 @@ static void partial_fresh_keeps_stale_token(void) {
   RT_REQUIRE(a && b);
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "f1", &la) == 0 && rlock_get(b, "f1", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(lb, 100) == 0);
+  RT_REQUIRE(rlock_trylock(lb, 0, 100) == 0);
   RT_REQUIRE(rlock_unlock(lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, 60000) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, 60000) == 0);
   uint64_t ta = 0, tb = 0, ta2 = 0;
   RT_CHECK(rlock_fencing_token(la, &ta) == 0);
   cmd(&srv[0], "DEL rlock:{f1}"); /* expired on a majority */
@@ -70,7 +70,7 @@ static void lost_cb_cancels_in_acquire_won(void) {
   RT_REQUIRE(c);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "f2", &l) == 0);
-  RT_REQUIRE(rt_lock_soon(l, 1000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 1000) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   int s1 = 99, s2 = 99;
   atomic_store(&doneB, 0);
@@ -105,7 +105,7 @@ static void close_leaks_inflight_grant(void) {
     char name[32];
     snprintf(name, sizeof name, "f3-%d", k);
     RT_REQUIRE(rlock_get(c, name, &l) == 0);
-    RT_REQUIRE(rt_lock_soon(l, 1000) == 0);
+    RT_REQUIRE(rlock_trylock(l, 0, 1000) == 0);
     RT_REQUIRE(rlock_unlock(l) == 0);
     RT_REQUIRE(rlock_lock_async(l, 1, 0, 60000, noop_cb, NULL) == 0);
     rlock_client_close(c);

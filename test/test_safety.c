@@ -125,7 +125,7 @@ static void token_regression(int n, int fresh) {
   rlock *l;
   RT_REQUIRE(rlock_get(c, "fenced", &l) == 0);
   uint64_t t0 = 0, last = 0, t = 0;
-  RT_REQUIRE(rt_lock_soon(l, 10000) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 10000) == 0);
   RT_CHECK(rlock_fencing_token(l, &t0) == 0);
   RT_REQUIRE(rlock_unlock(l) == 0);
   last = t0;
@@ -204,7 +204,7 @@ static void quarantine_two_clients(int64_t y_lease) {
   rlock *ly, *warm;
   RT_REQUIRE(rlock_get(y, "L", &ly) == 0);
   RT_REQUIRE(rlock_get(y, "warmup", &warm) == 0);
-  RT_REQUIRE(rt_force_soon(warm) == 0); /* connected everywhere */
+  RT_REQUIRE(rlock_force_unlock(warm) == 0); /* connected everywhere */
   if (y_lease > 0) {
     RT_REQUIRE(rlock_trylock(warm, 2000, y_lease) == 0);
     RT_REQUIRE(rlock_unlock(warm) == 0);
@@ -319,7 +319,7 @@ static void check_one_vote(const char *const *m, rt_redis *a, rt_redis *b) {
   RT_REQUIRE(rlock_client_open(&c, &o) == 0);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "dup", &l) == 0);
-  RT_REQUIRE(rt_force_soon(l) == 0);
+  RT_REQUIRE(rlock_force_unlock(l) == 0);
   RT_REQUIRE(rt_redis_pause(b) == 0);
   int rc = rlock_trylock(l, 0, 10000);
   if (rc == 0) {

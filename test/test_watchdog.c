@@ -57,7 +57,7 @@ static void keeps_alive(void) {
   RT_REQUIRE(rlock_get(b, "alive", &lb) == 0);
   lost_rec lost = {0};
   rlock_set_lost_cb(la, on_lost, &lost);
-  RT_REQUIRE(rt_lock_soon(la, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, RLOCK_WATCHDOG) == 0);
   int taken = 0, no_ttl = 0, checks = 0;
   uint64_t end = rt_now_ms() + 5000;
   while (rt_now_ms() < end) {
@@ -96,7 +96,7 @@ static void orphan_expires(void) {
     rlock_client *c = wd_client(1, 900, 500);
     rlock *l;
     if (c == NULL || rlock_get(c, "orphan", &l) != 0) _exit(2);
-    if (rt_lock_soon(l, RLOCK_WATCHDOG) != 0) _exit(3);
+    if (rlock_trylock(l, 0, RLOCK_WATCHDOG) != 0) _exit(3);
     if (write(ready[1], "x", 1) != 1) _exit(4);
     for (;;) pause(); /* holds it, renewing, until killed */
   }
@@ -134,8 +134,8 @@ static void force_unlock_loses(void) {
   RT_REQUIRE(rlock_get(b, "forced", &lb) == 0);
   lost_rec lost = {0};
   rlock_set_lost_cb(la, on_lost, &lost);
-  RT_REQUIRE(rt_lock_soon(la, RLOCK_WATCHDOG) == 0);
-  RT_CHECK_EQ_INT(rt_force_soon(lb), 0);
+  RT_REQUIRE(rlock_trylock(la, 0, RLOCK_WATCHDOG) == 0);
+  RT_CHECK_EQ_INT(rlock_force_unlock(lb), 0);
   uint64_t t0 = rt_now_ms();
   while (atomic_load(&lost.calls) == 0 && rt_now_ms() - t0 < 3000)
     rt_sleep_ms(10);
@@ -163,7 +163,7 @@ static void majority_stopped_loses(void) {
   RT_REQUIRE(rlock_get(a, "stopped", &la) == 0);
   lost_rec lost = {0};
   rlock_set_lost_cb(la, on_lost, &lost);
-  RT_REQUIRE(rt_lock_soon(la, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, RLOCK_WATCHDOG) == 0);
   rt_sleep_ms(600); /* at least one renewal has happened */
   RT_CHECK_EQ_INT(atomic_load(&lost.calls), 0);
   uint64_t paused = rt_now_ms();
@@ -227,7 +227,7 @@ static void ten_thousand(void) {
   }
   lost_rec lost = {0};
   for (int i = 0; i < MANY; i++) rlock_set_lost_cb(locks[i], on_lost, &lost);
-  RT_REQUIRE(rt_lock_soon(locks[0], RLOCK_WATCHDOG) == 0); /* connected */
+  RT_REQUIRE(rlock_trylock(locks[0], 0, RLOCK_WATCHDOG) == 0); /* connected */
   RT_REQUIRE(rlock_unlock(locks[0]) == 0);
   many_state st = {0};
   for (int i = 0; i < MANY; i++)
@@ -282,7 +282,7 @@ static void extension(void) {
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "extend", &la) == 0);
   RT_REQUIRE(rlock_get(b, "extend", &lb) == 0);
-  RT_REQUIRE(rt_lock_soon(la, 1000) == 0);
+  RT_REQUIRE(rlock_trylock(la, 0, 1000) == 0);
   RT_CHECK_EQ_INT(rlock_extend(lb, 5000), RLOCK_ENOTOWNER);
   RT_CHECK_EQ_INT(rlock_extend(la, 0), RLOCK_EINVAL);
   RT_CHECK_EQ_INT(rlock_extend(la, 5000), 0);
@@ -298,7 +298,7 @@ static void extension(void) {
   RT_CHECK_EQ_INT(rlock_unlock(la), 0);
   /* A new acquisition has its own budget; lost means lost. */
   RT_REQUIRE(rlock_trylock(la, 0, 1000) == 0);
-  RT_CHECK_EQ_INT(rt_force_soon(lb), 0);
+  RT_CHECK_EQ_INT(rlock_force_unlock(lb), 0);
   RT_CHECK_EQ_INT(rlock_extend(la, 5000), RLOCK_ELOST);
   RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{extend}"), 0);
   RT_CHECK_EQ_INT(rlock_unlock(la), RLOCK_ENOTOWNER);
@@ -318,9 +318,9 @@ static void close_releases(void) {
   rlock *l1, *l2;
   RT_REQUIRE(rlock_get(a, "rel-1", &l1) == 0);
   RT_REQUIRE(rlock_get(a, "rel-2", &l2) == 0);
-  RT_REQUIRE(rt_lock_soon(l1, RLOCK_WATCHDOG) == 0);
+  RT_REQUIRE(rlock_trylock(l1, 0, RLOCK_WATCHDOG) == 0);
   RT_REQUIRE(rlock_lock(l1, RLOCK_WATCHDOG) == 0); /* reentrant: count 2 */
-  RT_REQUIRE(rt_lock_soon(l2, 60000) == 0);
+  RT_REQUIRE(rlock_trylock(l2, 0, 60000) == 0);
   int before = 0;
   for (int i = 0; i < 3; i++)
     before += rt_redis_int(&srv[i], "EXISTS rlock:{rel-1} rlock:{rel-2}");
