@@ -539,14 +539,16 @@ static void attempt(rl_req *req) {
   snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
   snprintf(count, sizeof count, "%" PRId64, h != NULL ? h->count + 1 : 1);
   snprintf(floor_s, sizeof floor_s, "%" PRIu64, token_floor(c));
-  /* The last argument is the deadline in each master's clock, which needs
-   * a per-master argument and a clock offset per connection: the
-   * connection layer offers neither yet, so "0" (none) for now. */
+  /* The last argument is the deadline in each master's own clock, after
+   * which it grants nothing: a grant that lands after this client stopped
+   * waiting (a stalled master, perhaps after the client is gone) would
+   * outlive its attempt. Each connection appends it as it writes the
+   * command, from its own estimate of the master's clock (round.h). */
   const char *argv[] = {NULL,       "2",   lock->key, lock->fence, lease,
-                        req->owner, count, floor_s,   "0"};
+                        req->owner, count, floor_s,   rl_arg_master_deadline};
   size_t len[] = {0,          1,             lock->keylen,  lock->fencelen,
                   strlen(lease), req->ownerlen, strlen(count), strlen(floor_s),
-                  1};
+                  0};
   rl_grants *g = grants_new(req, h != NULL ? h->gen : 0);
   rl_round *r = g == NULL ? NULL
                           : rl_round_new(c, &rl_acquire_ops, g,

@@ -139,9 +139,16 @@ static rl_cmd *internal_new(rl_conn *conn, int kind, rl_cmd_cb cb, int argc,
   return cmd;
 }
 
-static uint64_t deadline_from_now(const rl_conn *conn) {
+/* Starts a command's deadline now: on the loop's clock for the timer, and
+ * on rl_conn_now_us's for the master-clock deadline of a clocked command.
+ * The loop's clock is read at the start of the loop's iteration, so the
+ * master's deadline falls after the timer's by that iteration's age at
+ * most (a few ms): a reply that could still be counted is never refused
+ * as late, and one past the deadline is a late grant, undone. */
+static void start_deadline(const rl_conn *conn, rl_cmd *cmd) {
   uint64_t t = conn->cfg->command_timeout_ms;
-  return t == 0 ? 0 : uv_now(conn->loop) + t;
+  cmd->deadline = t == 0 ? 0 : uv_now(conn->loop) + t;
+  cmd->until_us = t == 0 ? 0 : rl_conn_now_us() + (int64_t)t * 1000;
 }
 
 /* Arms the timer for the oldest command still in time, if any. */
@@ -187,9 +194,9 @@ static void complete_all(rl_conn *conn, int waiting_status) {
     complete(rl_container_of(n, rl_cmd, node), waiting_status);
 }
 
-int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
-                 int script, int no_resend, rl_cmd_cb cb, void *data,
-                 int idx) {
+static int send_cmd(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                    int script, int no_resend, int clocked, rl_cmd_cb cb,
+                    void *data, int idx) {
   int waits = conn->state == RL_CONN_HANDSHAKE ||
               (conn->state == RL_CONN_CONNECTING && conn->first);
   if (conn->state != RL_CONN_READY && !waits)
@@ -200,6 +207,7 @@ int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
   if (cmd == NULL) return RL_CONN_EDOWN;
   cmd->script = script;
   cmd->no_resend = no_resend;
+  cmd->clocked = clocked;
   cmd->nbufs = nbufs;
   memcpy(cmd->bufs, bufs, sizeof bufs[0] * nbufs);
   if (waits) {
@@ -208,15 +216,42 @@ int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
     rl_list_push_back(&conn->waiting, &cmd->node);
     return 0;
   }
-  cmd->deadline = deadline_from_now(conn);
+  start_deadline(conn, cmd);
   queue_unsent(conn, cmd);
   return 0;
+}
+
+int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                 int script, int no_resend, rl_cmd_cb cb, void *data,
+                 int idx) {
+  return send_cmd(conn, bufs, nbufs, script, no_resend, 0, cb, data, idx);
+}
+
+int rl_conn_send_clocked(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                         int script, int no_resend, rl_cmd_cb cb, void *data,
+                         int idx) {
+  return send_cmd(conn, bufs, nbufs, script, no_resend, 1, cb, data, idx);
+}
+
+/* A clocked command's last argument, as it is written now: its deadline
+ * in microseconds of the master's wall clock, or 0 (none). */
+static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
+  int64_t offset = 0, at = 0;
+  if (cmd->until_us != 0 && rl_conn_clock_offset(conn, &offset)) {
+    at = cmd->until_us + offset;
+    if (at < 1) at = 1; /* a clock before 1970: past, not "none" */
+  }
+  char digits[24], arg[48];
+  int n = snprintf(digits, sizeof digits, "%lld", (long long)at);
+  int len = snprintf(arg, sizeof arg, "$%d\r\n%s\r\n", n, digits);
+  rl_stream_append(conn->stream, arg, (size_t)len);
 }
 
 /* Writes one command's bytes to the stream. */
 static void append_cmd(rl_conn *conn, rl_cmd *cmd) {
   for (unsigned i = 0; i < cmd->nbufs; i++)
     rl_stream_append(conn->stream, cmd->bufs[i].base, cmd->bufs[i].len);
+  if (cmd->clocked) append_master_deadline(conn, cmd);
   rl_list_push_back(&conn->pending, &cmd->node);
 }
 
@@ -297,7 +332,7 @@ static void on_refresh(uv_timer_t *t) {
   size_t len[] = {4};
   rl_cmd *cmd = internal_new(conn, K_REFRESH, on_refresh_reply, 1, argv, len);
   if (cmd == NULL) return;
-  cmd->deadline = deadline_from_now(conn);
+  start_deadline(conn, cmd);
   queue_unsent(conn, cmd);
 }
 
@@ -482,7 +517,7 @@ static void become_ready(rl_conn *conn) {
   rl_list *n;
   while ((n = rl_list_pop_front(&conn->waiting)) != NULL) {
     rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
-    cmd->deadline = deadline_from_now(conn);
+    start_deadline(conn, cmd);
     rl_list_push_back(&conn->unsent, &cmd->node);
   }
   if (conn->cfg->mode == RL_CONN_COMMAND)
@@ -521,7 +556,7 @@ static int resend_after_load(rl_conn *conn, rl_cmd *cmd) {
   if (load == NULL) return -1;
   queue_unsent(conn, load);
   cmd->fallback = 1;
-  if (!cmd->timed_out) cmd->deadline = deadline_from_now(conn);
+  if (!cmd->timed_out) start_deadline(conn, cmd);
   queue_unsent(conn, cmd);
   return 0;
 }

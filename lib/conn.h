@@ -97,6 +97,10 @@ struct rl_cmd {
   int no_resend; /* fire-and-forget: never written twice */
   int fallback;  /* written again after NOSCRIPT */
   int kind;      /* 0, or what the connection's own command is for */
+  int clocked;   /* rl_conn_send_clocked: a master-clock deadline is
+                    appended at each write */
+  int64_t until_us; /* on rl_conn_now_us's clock: deadline's start plus
+                       the command timeout; 0 for none */
   rl_cmd_cb cb;
   void *data;
   int idx;
@@ -205,6 +209,25 @@ int rl_conn_start(rl_conn *conn, uv_loop_t *loop, const rl_url *url,
  */
 int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
                  int script, int no_resend, rl_cmd_cb cb, void *data, int idx);
+
+/*
+ * rl_conn_send for a command whose last argument is a deadline in the
+ * master's own clock, after which the master must not act on it (the
+ * acquire script grants nothing late). The connection appends that
+ * argument itself each time it writes the command: the moment it stops
+ * waiting for the reply (the command's own deadline: now plus
+ * command_timeout_ms, counted from when the handshake completed for a
+ * command that waited for it) in microseconds of the master's wall clock,
+ * through rl_conn_clock_offset, whose estimate is a lower bound (so a
+ * master may refuse a grant a little early, never late); "0" (none) when
+ * there is no estimate or commands have no deadline. The offset is known
+ * by the time anything is written: the handshake measures it before
+ * commands that waited for it go out. The RESP array header in bufs must
+ * count that argument.
+ */
+int rl_conn_send_clocked(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                         int script, int no_resend, rl_cmd_cb cb, void *data,
+                         int idx);
 
 /* Writes the commands sent since the last write now. */
 void rl_conn_flush(rl_conn *conn);

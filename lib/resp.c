@@ -33,9 +33,14 @@ size_t rl_resp_size(int argc, const char **argv, const size_t *argvlen) {
 
 size_t rl_resp_write(char *buf, int argc, const char **argv,
                      const size_t *argvlen) {
+  return rl_resp_write_head(buf, 0, argc, argv, argvlen);
+}
+
+size_t rl_resp_write_head(char *buf, int extra, int argc, const char **argv,
+                          const size_t *argvlen) {
   char *p = buf;
   *p++ = '*';
-  p = put_dec(p, (size_t)argc);
+  p = put_dec(p, (size_t)argc + (size_t)extra);
   *p++ = '\r';
   *p++ = '\n';
   for (int i = 0; i < argc; i++) {

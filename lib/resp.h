@@ -17,4 +17,11 @@ size_t rl_resp_size(int argc, const char **argv, const size_t *argvlen);
 size_t rl_resp_write(char *buf, int argc, const char **argv,
                      const size_t *argvlen);
 
+/* The same with an array header that counts extra more elements, written
+ * after these by someone else (the connection appends an acquire's
+ * deadline as it writes it: rl_conn_send_clocked). At most rl_resp_size
+ * + 1 bytes, for extra < 10 * argc. */
+size_t rl_resp_write_head(char *buf, int extra, int argc, const char **argv,
+                          const size_t *argvlen);
+
 #endif

@@ -20,9 +20,13 @@
 #include "scripts.h"
 #include "util.h"
 
+const char rl_arg_master_deadline[] = "<master deadline>";
+
 rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
                        void *data, int script, int argc, const char **argv,
                        const size_t *argvlen) {
+  int clocked = argc > 0 && argv[argc - 1] == rl_arg_master_deadline;
+  if (clocked) argc--; /* appended by each connection */
   int n = c->nmasters;
   int total = argc + (script >= 0 ? 1 : 0);
   size_t strbytes = 0;
@@ -64,9 +68,12 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
   r->args.argv = av;
   r->args.argvlen = al;
   r->args.script = script;
+  r->clocked = clocked;
   /* One allocation for the round, its arguments and the formatted
-   * command, which every master is sent. */
-  r->wire = uv_buf_init(s, (unsigned)rl_resp_write(s, j, av, al));
+   * command, which every master is sent (its header counts the deadline
+   * a connection appends). */
+  r->wire =
+      uv_buf_init(s, (unsigned)rl_resp_write_head(s, clocked, j, av, al));
   return r;
 }
 
@@ -154,8 +161,12 @@ static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
 
 /* Sends to master i; 0, or the connection's refusal. */
 static int send_to(rl_round *r, int i) {
-  int rc = rl_conn_send(&r->client->conns[i], &r->wire, 1, r->args.script,
-                        r->args.no_resend, on_cmd, r, i);
+  rl_conn *conn = &r->client->conns[i];
+  int rc = r->clocked ? rl_conn_send_clocked(conn, &r->wire, 1,
+                                             r->args.script,
+                                             r->args.no_resend, on_cmd, r, i)
+                      : rl_conn_send(conn, &r->wire, 1, r->args.script,
+                                     r->args.no_resend, on_cmd, r, i);
   if (rc == 0) r->refs++;
   return rc;
 }

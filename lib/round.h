@@ -72,15 +72,27 @@ struct rl_round {
   int refs;    /* commands still owed a final callback, + 1 until sent */
   uint64_t t_start, t_decided; /* monotonic ms */
   uv_buf_t wire; /* the formatted command, shared by all masters */
+  int clocked;   /* the connection appends a master-clock deadline */
   rl_argv args;
   rl_round_slot slot[];
 };
 
 /*
+ * Stands, as the last element of a round's argv, for a deadline in each
+ * master's own clock (microseconds of its wall clock; "0" for none): the
+ * connection to each master computes it and appends it as it writes the
+ * command there (rl_conn_send_clocked), so it is right for the clock of
+ * whichever server the bytes go to, and it is known even for a command
+ * queued before the connection's handshake measured that clock. Its
+ * length in argvlen is ignored; it is not in r->args.
+ */
+extern const char rl_arg_master_deadline[];
+
+/*
  * Creates a round for the client's masters, copying the command: argv[0]
  * is the command name, or NULL with script >= 0 for EVALSHA of that script
- * (then argv[1..] are numkeys, keys and arguments). NULL when out of
- * memory.
+ * (then argv[1..] are numkeys, keys and arguments); the last may be
+ * rl_arg_master_deadline. NULL when out of memory.
  */
 rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
                        void *data, int script, int argc, const char **argv,

@@ -3,7 +3,8 @@
  * caller's loop, against real redis-server processes: no death by
  * SIGPIPE when the master is gone, a write larger than the kernel's
  * buffer drains once a stalled master resumes, close-on-exec descriptors,
- * the owner's extra handshake commands, and the clock offset from TIME.
+ * the owner's extra handshake commands, the clock offset from TIME, and
+ * the master-clock deadline a clocked command gets as it is written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -344,6 +345,54 @@ static void clock_offset(void) {
   RT_CHECK(h.conn.clock_valid == 0 || h.conn.state == RL_CONN_CLOSED);
 }
 
+/* A clocked command ends with its deadline in the master's clock, which
+ * the connection appends as it writes it: ECHO shows what was written.
+ * Sent during the first connection attempt (before the handshake measured
+ * the clock) and once ready, it is the command timeout (2 s) ahead of the
+ * master's clock, give or take the estimate's slack; with no command
+ * timeout it is 0 (none). */
+static int send_clocked_echo(rl_conn *conn, sent *s) {
+  const char *argv[] = {"ECHO"};
+  size_t len[] = {4};
+  s->status = -1;
+  s->buf = uv_buf_init(s->bytes,
+                       (unsigned)rl_resp_write_head(s->bytes, 1, 1, argv,
+                                                    len));
+  return rl_conn_send_clocked(conn, &s->buf, 1, -1, 0, on_sent, s, 0);
+}
+
+static void clocked_command(void) {
+  harness_conn h;
+  sent s[2];
+  RT_REQUIRE(hc_start(&h, srv[0].url, RL_CONN_COMMAND) == 0);
+  for (int k = 0; k < 2; k++) {
+    int64_t before = master_wall_us(&srv[0]);
+    RT_REQUIRE(send_clocked_echo(&h.conn, &s[k]) == 0);
+    RT_REQUIRE(RUN_UNTIL(&h, s[k].status != -1, 10000));
+    int64_t after = master_wall_us(&srv[0]);
+    RT_CHECK_EQ_INT(s[k].status, RL_CMD_REPLY);
+    long long at = atoll(s[k].reply);
+    if (!(at >= before + 1000000 && at <= after + 2000000))
+      fprintf(stderr, "  deadline %lld, master's clock %lld..%lld\n", at,
+              (long long)before, (long long)after);
+    RT_CHECK(at >= before + 1000000 && at <= after + 2000000);
+  }
+  hc_close(&h);
+  /* No command timeout: no deadline. */
+  hc_loop_init(&h);
+  rl_url url;
+  RT_REQUIRE(rl_url_parse(srv[0].url, &url) == 0);
+  h.cfg.connect_timeout_ms = 5000;
+  h.cfg.mode = RL_CONN_COMMAND;
+  h.conn.data = &h;
+  h.conn.on_closed = on_conn_closed;
+  RT_REQUIRE(rl_conn_start(&h.conn, &h.loop, &url, &h.cfg) == 0);
+  RT_REQUIRE(send_clocked_echo(&h.conn, &s[0]) == 0);
+  RT_REQUIRE(RUN_UNTIL(&h, s[0].status != -1, 10000));
+  RT_CHECK(strcmp(s[0].reply, "0") == 0);
+  hc_close(&h);
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
@@ -351,6 +400,7 @@ int main(int argc, char **argv) {
       {"large_write_drains", large_write_drains},
       {"handshake_extra", handshake_extra},
       {"clock_offset", clock_offset},
+      {"clocked_command", clocked_command},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);
