@@ -207,11 +207,11 @@ static void conn_log(rl_conn *conn, int level, const char *msg) {
     rl_log(c, level, "master %s:%d: %s", conn->url.host, conn->url.port, msg);
 }
 
-/* Keeps the counts rlock_client_wait_ready waits on; a ready connection
- * also exchanges restart records (quarantine.c). */
+/* Keeps the counts rlock_client_wait_ready waits on, and the restart
+ * records' view of which connections are live (quarantine.c). */
 static void conn_on_state(rl_conn *conn, int state) {
   rl_client *c = conn->data;
-  if (state == RL_CONN_READY) rl_quarantine_on_ready(conn);
+  rl_quarantine_on_state(conn, state);
   int ready = 0, refused = 0;
   for (int i = 0; i < c->nmasters; i++) {
     if (c->conns[i].state == RL_CONN_READY)

@@ -458,6 +458,15 @@ static int build_handshake(rl_conn *conn, hs_buf *b) {
   rc |= hs_add(conn, b, K_INFO, 0, 2, (const char *[]){"INFO", "server"},
                (size_t[]){4, 6});
   rc |= hs_add(conn, b, K_TIME, 0, 1, (const char *[]){"TIME"}, (size_t[]){4});
+  /* Every script is loaded before any command that uses it, so EVALSHA
+   * finds it (the owner's extra commands too), and NOSCRIPT only follows
+   * a SCRIPT FLUSH. */
+  for (int s = 0; s < RL_SCRIPT_COUNT; s++) {
+    const char *body = rl_script_body((rl_script_id)s);
+    rc |= hs_add(conn, b, K_SCRIPT, s, 3,
+                 (const char *[]){"SCRIPT", "LOAD", body},
+                 (size_t[]){6, 4, strlen(body)});
+  }
   if (conn->extra_n > 0) {
     rc |= hs_add(conn, b, K_EXTRA, 0, 0, NULL, NULL);
     for (int i = 1; i < conn->extra_n; i++)
@@ -472,14 +481,6 @@ static int build_handshake(rl_conn *conn, hs_buf *b) {
       memcpy(b->p + b->len, conn->extra, conn->extra_len);
       b->len += conn->extra_len;
     }
-  }
-  /* Every script is loaded before any command that uses it, so EVALSHA
-   * finds it, and NOSCRIPT only follows a SCRIPT FLUSH. */
-  for (int s = 0; s < RL_SCRIPT_COUNT; s++) {
-    const char *body = rl_script_body((rl_script_id)s);
-    rc |= hs_add(conn, b, K_SCRIPT, s, 3,
-                 (const char *[]){"SCRIPT", "LOAD", body},
-                 (size_t[]){6, 4, strlen(body)});
   }
   return rc;
 }

@@ -16,7 +16,8 @@
 struct rlock_client;
 
 /* Sets up the client's records of its masters (c->quarantine), whose
- * resolved addresses are urls[c->nmasters]. 0 or RLOCK_ENOMEM. */
+ * resolved addresses are urls[c->nmasters], and the records command of
+ * their handshakes (before the connections start). 0 or RLOCK_ENOMEM. */
 int rl_quarantine_init(struct rlock_client *c, const rl_url *urls);
 void rl_quarantine_free(struct rlock_client *c);
 
@@ -25,10 +26,12 @@ void rl_quarantine_free(struct rlock_client *c);
  * max_lease_ms. */
 uint64_t rl_quarantine_length(const struct rlock_client *c);
 
-/* Connection hooks (wired in client.c): a connection became ready (the
- * restart records are read and written before any lock command on it);
- * a connection's handshake reported the server's run_id and uptime. */
-void rl_quarantine_on_ready(rl_conn *conn);
+/* Connection hooks (wired in client.c): a connection changed state (one
+ * that went down no longer vouches for its run_id); a connection's
+ * handshake reported the server's run_id and uptime. The records
+ * themselves are read in every handshake (rl_conn_set_handshake_extra,
+ * set up by rl_quarantine_init), before any lock reply on it. */
+void rl_quarantine_on_state(rl_conn *conn, int state);
 void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
                            uint64_t uptime_ms);
 
