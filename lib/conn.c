@@ -141,14 +141,23 @@ static rl_cmd *internal_new(rl_conn *conn, int kind, rl_cmd_cb cb, int argc,
 
 /* Starts a command's deadline now: on the loop's clock for the timer, and
  * on rl_conn_now_us's for the master-clock deadline of a clocked command.
- * The loop's clock is read at the start of the loop's iteration, so the
- * master's deadline falls after the timer's by that iteration's age at
- * most (a few ms): a reply that could still be counted is never refused
- * as late, and one past the deadline is a late grant, undone. */
+ * The loop caches its time at the start of each iteration, and one
+ * iteration may be long (thousands of requests drained, a slow machine):
+ * a deadline counted from that stale time would pass early, failing a
+ * master that was in time. So the loop's time is brought up to date
+ * first; the two readings are then one moment, give or take the loop
+ * clock's coarseness (a few ms, by which the master's deadline may fall
+ * after the timer's: a grant in between is a late grant, undone). */
 static void start_deadline(const rl_conn *conn, rl_cmd *cmd) {
   uint64_t t = conn->cfg->command_timeout_ms;
-  cmd->deadline = t == 0 ? 0 : uv_now(conn->loop) + t;
-  cmd->until_us = t == 0 ? 0 : rl_conn_now_us() + (int64_t)t * 1000;
+  if (t == 0) {
+    cmd->deadline = 0;
+    cmd->until_us = 0;
+    return;
+  }
+  uv_update_time(conn->loop);
+  cmd->deadline = uv_now(conn->loop) + t;
+  cmd->until_us = rl_conn_now_us() + (int64_t)t * 1000;
 }
 
 /* Arms the timer for the oldest command still in time, if any. */
@@ -713,6 +722,7 @@ static void connect_now(rl_conn *conn) {
   }
   conn->handles_open++; /* the stream, until it has closed */
   set_state(conn, RL_CONN_CONNECTING);
+  uv_update_time(conn->loop); /* the whole connect timeout, from now */
   uv_timer_start(&conn->timer, on_timer, conn->cfg->connect_timeout_ms, 0);
 }
 
