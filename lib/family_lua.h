@@ -9,10 +9,11 @@
  * - Times come from the master's own clock (TIME): `now_us` in
  *   microseconds, `now` in milliseconds. Expiry and liveness scores in
  *   sorted sets are in the master's milliseconds. Integers stay below
- *   2^53, so Lua's doubles hold them exactly; they are formatted with
- *   %.0f (fmt) before they are written or concatenated, because Redis
- *   turns a Lua number argument into text with %.14g, which would round
- *   a 16-digit microsecond value.
+ *   2^53, so Lua's doubles hold them exactly. Redis passes a Lua number
+ *   argument on exactly (%.17g), but Lua's own tostring and `..` use
+ *   %.14g, which turns a 16-digit microsecond value into 1.7e+15; so
+ *   values are formatted with %.0f (fmt) before they are written or
+ *   concatenated.
  * - A deadline argument is in the master's microseconds, 0 for none; an
  *   acquisition that runs after it changes nothing and replies
  *   {-1, now_us}, so the client can also refine its clock offset.

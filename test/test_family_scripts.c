@@ -502,6 +502,30 @@ static void test_fair_leave(void) {
   CHECK_TTLS("leave");
 }
 
+/* Force deletes the lock whoever holds it, tells the next waiter, and
+ * keeps the queue. */
+static void test_fair_force(void) {
+  flush_all();
+  keyset k;
+  keys_of(&k, "ff", FAIR);
+  fair_try(0, &k, "cA:1", 1, LONG);
+  fair_try(0, &k, "cB:1", 100, LONG);
+  redisContext *sub = sub_open(0, "fam:{ff}:ch*");
+  RT_REQUIRE(sub != NULL);
+  CALL(0, RL_FAM_FAIR_FORCE, k.v, NULL);
+  RT_CHECK_EQ_INT(ival(), 1);
+  RT_CHECK(expect_msg(sub, "fam:{ff}:ch:cB", "cB:1"));
+  CALL(0, RL_FAM_FAIR_FORCE, k.v, NULL);
+  RT_CHECK_EQ_INT(ival(), 0);
+  RT_CHECK(expect_quiet(sub, 50));
+  fair_try(0, &k, "cA:1", 1, "0"); /* B is still first */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  fair_try(0, &k, "cB:1", 100, LONG);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  redisFree(sub);
+  CHECK_TTLS("ff");
+}
+
 static void test_fair_reentrant_floor_deadline(void) {
   flush_all();
   keyset k;
@@ -740,7 +764,15 @@ static void test_rw_writer_leaves_and_undo(void) {
   rw_read(0, &k, "cR:3", LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
   RT_CHECK_EQ_INT(at(2), 3);
+  CALL(0, RL_FAM_RW_WRITE_LEAVE, k.v, "cW:1");
+  RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "q"));
   /* Force: the read side, then the write side. */
+  rw_read(0, &k, "cR:1", LONG);
+  CALL(0, RL_FAM_RW_FORCE, k.v, "r");
+  RT_CHECK_EQ_INT(ival(), 1);
+  RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "r"));
+  RT_CHECK_EQ_INT(rw_q(&k, "cR:1", 1), 0);
+  RT_CHECK_EQ_INT(at(2), 0);
   rw_write(0, &k, "cW:1", LONG);
   CALL(0, RL_FAM_RW_FORCE, k.v, "w");
   RT_CHECK_EQ_INT(ival(), 1);
@@ -1307,6 +1339,7 @@ int main(int argc, char **argv) {
       {"fair_dead_waiter_skipped", test_fair_dead_waiter_skipped},
       {"fair_touch_keeps_waiter", test_fair_touch_keeps_waiter},
       {"fair_leave", test_fair_leave},
+      {"fair_force", test_fair_force},
       {"fair_reentrant_floor_deadline", test_fair_reentrant_floor_deadline},
       {"rw_share_exclude_prefer_writer", test_rw_share_exclude_prefer_writer},
       {"rw_upgrade_refused", test_rw_upgrade_refused},
