@@ -12,7 +12,7 @@
  * The C layer does not exist yet, so the tests play the clients: owners
  * are strings ("cA:1" is owner 1 of client cA), N masters are driven one
  * by one to produce interleavings a real client would only hit by chance,
- * and time passes for real (short leases, sleeps a few times longer).
+ * and time passes for real (leases of a second, sleeps that outlast them).
  * Every test ends by checking that each key it left has a TTL.
  */
 #include <hiredis/hiredis.h>
@@ -267,6 +267,12 @@ static int expect_quiet(redisContext *c, int ms) {
 /* --- fair lock ---------------------------------------------------------- */
 
 #define LONG "10000" /* a lease or liveness bound no test outlives */
+/* A lease or liveness bound that a test lets run out: long enough that the
+ * calls made before it must run out take far less, even under valgrind on
+ * a loaded machine; PAST_SHORT_MS is a sleep that surely outlasts it. */
+#define SHORT "1000"
+#define SHORT_MS 1000
+#define PAST_SHORT_MS 1400
 #define FTTL "86400000"
 
 /* A fair attempt: lease, owner, floor 0, no deadline, ticket, skip. */
@@ -410,7 +416,7 @@ static void test_fair_dead_waiter_skipped(void) {
   keys_of(&k, "skip", FAIR);
   fair_try(0, &k, "cA:1", 1, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
-  fair_try(0, &k, "cB:1", 100, "300"); /* B will die */
+  fair_try(0, &k, "cB:1", 100, SHORT); /* B will die */
   RT_CHECK_EQ_INT(at(2), 0);
   fair_try(0, &k, "cC:1", 200, LONG);
   fair_try(0, &k, "cD:1", 300, LONG);
@@ -423,8 +429,8 @@ static void test_fair_dead_waiter_skipped(void) {
   fair_try(0, &k, "cC:1", 200, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
   RT_CHECK_EQ_INT(at(2), 1);
-  RT_CHECK(at(3) > 0 && at(3) <= 300);
-  rt_sleep_ms(450);
+  RT_CHECK(at(3) > 0 && at(3) <= SHORT_MS);
+  rt_sleep_ms(PAST_SHORT_MS);
   /* D's attempt drops B and tells C, now first, that the lock is free. */
   fair_try(0, &k, "cD:1", 300, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
@@ -448,7 +454,7 @@ static void test_fair_touch_keeps_waiter(void) {
   keyset k;
   keys_of(&k, "touch", FAIR);
   fair_try(0, &k, "cA:1", 1, LONG);
-  fair_try(0, &k, "cB:1", 100, "300");
+  fair_try(0, &k, "cB:1", 100, SHORT);
   fair_try(0, &k, "cC:1", 200, LONG);
   const char *pair[] = {k.v[3], k.v[2], "fam:{gone}:qt", "fam:{gone}:q",
                         NULL};
@@ -456,7 +462,7 @@ static void test_fair_touch_keeps_waiter(void) {
   RT_CHECK_EQ_INT(len(), 2);
   RT_CHECK_EQ_INT(at(0), 1);
   RT_CHECK_EQ_INT(at(1), 0);
-  rt_sleep_ms(450);
+  rt_sleep_ms(PAST_SHORT_MS);
   CALL(0, RL_FAM_FAIR_UNLOCK, k.v, LONG, "cA:1");
   fair_try(0, &k, "cC:1", 200, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY); /* B was not skipped */
@@ -691,15 +697,15 @@ static void test_rw_reader_expires_alone(void) {
   flush_all();
   keyset k;
   keys_of(&k, "rexp", RW);
-  rw_read(0, &k, "cR:1", "300"); /* this reader will crash */
+  rw_read(0, &k, "cR:1", SHORT); /* this reader will crash */
   rw_read(0, &k, "cR:2", LONG);
-  rw_read(0, &k, "cR:3", "300"); /* this one is kept alive */
+  rw_read(0, &k, "cR:3", SHORT); /* this one is kept alive */
   const char *pairs[] = {k.v[1], k.v[2], NULL};
   CALL(0, RL_FAM_LEASE_RENEW, pairs, LONG, "cR:3");
   RT_CHECK_EQ_INT(at(0), 1);
   rw_write(0, &k, "cW:1", "0");
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
-  rt_sleep_ms(450);
+  rt_sleep_ms(PAST_SHORT_MS);
   RT_CHECK_EQ_INT(rw_q(&k, "", 2), 2); /* cR:1's share is gone alone */
   CALL(0, RL_FAM_LEASE_RENEW, pairs, LONG, "cR:1");
   RT_CHECK_EQ_INT(at(0), 0);
@@ -722,12 +728,12 @@ static void test_rw_dead_waiting_writer(void) {
   keyset k;
   keys_of(&k, "dww", RW);
   rw_read(0, &k, "cR:1", LONG);
-  rw_write(0, &k, "cW:1", "300"); /* waits, then dies */
+  rw_write(0, &k, "cW:1", SHORT); /* waits, then dies */
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
   rw_read(0, &k, "cR:2", LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
   RT_CHECK(at(1) > 0 && at(1) <= 10000);
-  rt_sleep_ms(450);
+  rt_sleep_ms(PAST_SHORT_MS);
   rw_read(0, &k, "cR:2", LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{dww}:wq"), 0);
@@ -957,17 +963,17 @@ static void test_sem_expiry_returns_permits(void) {
   flush_all();
   keyset k;
   keys_of(&k, "semx", SEM);
-  sem_try(0, &k, "cA:1", 3, 2, "300", NULL, NULL); /* A will crash */
-  sem_try(0, &k, "cC:1", 3, 1, "300", NULL, NULL); /* C is renewed */
+  sem_try(0, &k, "cA:1", 3, 2, SHORT, NULL, NULL); /* A will crash */
+  sem_try(0, &k, "cC:1", 3, 1, SHORT, NULL, NULL); /* C is renewed */
   const char *pairs[] = {k.v[1], k.v[0], NULL};
   CALL(0, RL_FAM_LEASE_RENEW, pairs, LONG, "cC:1");
   RT_CHECK_EQ_INT(at(0), 1);
   sem_try(0, &k, "cB:1", 3, 2, LONG, NULL, NULL);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
-  RT_CHECK(at(1) > 0 && at(1) <= 300); /* until A's lease ends */
+  RT_CHECK(at(1) > 0 && at(1) <= SHORT_MS); /* until A's lease ends */
   redisContext *sub = sub_open(0, "fam:{semx}:s:ch");
   RT_REQUIRE(sub != NULL);
-  rt_sleep_ms(450);
+  rt_sleep_ms(PAST_SHORT_MS);
   CALL(0, RL_FAM_SEM_AVAILABLE, k.v, "");
   RT_CHECK_EQ_INT(at(1), 2); /* expired permits count as free at once */
   sem_try(0, &k, "cB:1", 3, 2, LONG, NULL, NULL);
@@ -1159,25 +1165,25 @@ static void test_latch_ttls(void) {
   flush_all();
   keyset k;
   keys_of(&k, "latt", LATCH);
-  /* Activity keeps a counting latch; abandoned, it goes. */
-  CALL(0, RL_FAM_LATCH_SET, k.v, "3", "400", "300");
-  rt_sleep_ms(250);
+  /* Activity keeps a counting latch; abandoned, it goes (ttl 1200 ms). */
+  CALL(0, RL_FAM_LATCH_SET, k.v, "3", "1200", "1000");
+  rt_sleep_ms(700);
   CALL(0, RL_FAM_LATCH_COUNT_DOWN, k.v, "a");
   RT_CHECK(at(0) == RL_LATCH_COUNTING);
   CHECK_TTLS("latt");
-  rt_sleep_ms(250); /* 500 ms after setting, 250 after the count-down */
+  rt_sleep_ms(700); /* 1400 ms after setting, 700 after the count-down */
   CALL(0, RL_FAM_LATCH_COUNT, k.v, NULL);
   RT_CHECK(at(0) == RL_LATCH_COUNTING && at(1) == 2);
-  rt_sleep_ms(500);
+  rt_sleep_ms(1500);
   CALL(0, RL_FAM_LATCH_COUNT, k.v, NULL);
   RT_CHECK(at(0) == RL_LATCH_MISSING); /* not open: gone */
   RT_CHECK_EQ_INT(key_count(0, "latt"), 0);
   /* An open latch lingers, then goes. */
-  CALL(0, RL_FAM_LATCH_SET, k.v, "1", LONG, "300");
+  CALL(0, RL_FAM_LATCH_SET, k.v, "1", LONG, SHORT);
   CALL(0, RL_FAM_LATCH_COUNT_DOWN, k.v, "b");
   RT_CHECK(at(0) == RL_LATCH_OPENED);
   CHECK_TTLS("latt");
-  rt_sleep_ms(450);
+  rt_sleep_ms(PAST_SHORT_MS);
   RT_CHECK_EQ_INT(key_count(0, "latt"), 0);
 }
 
