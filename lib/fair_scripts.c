@@ -29,11 +29,12 @@
  * re-enters with its own ticket: it asked first, so it keeps its place.
  * The queue's keys live as long as their longest-lived waiter.
  *
- * An unlock wakes exactly the next waiter: it publishes the waiter's
- * owner string on <hash>:ch:<client-id> (the owner up to its first ':'),
- * a channel that only the waiter's own client listens to, which then
- * wakes that one waiter. With nobody queued it publishes on the reentrant
- * lock's channel <hash>:ch, for plain-handle waiters.
+ * An unlock wakes exactly the next waiter: it publishes on
+ * <hash>:ch:<owner>, a channel only that waiter listens to (its client
+ * subscribes it while the waiter waits), so one unlock wakes one waiter
+ * wherever it is, and the client's wait queues (pubsub/) need no routing
+ * by message. With nobody queued it publishes on the reentrant lock's
+ * channel <hash>:ch, for plain-handle waiters.
  */
 #include "family_lua.h"
 
@@ -68,8 +69,7 @@
   "end\n"                                                                   \
   "local function notify(h)\n"                                              \
   "  if h then\n"                                                           \
-  "    local cid = string.match(h, '^[^:]*')\n"                             \
-  "    redis.call('publish', KEYS[1] .. ':ch:' .. cid, h)\n"                \
+  "    redis.call('publish', KEYS[1] .. ':ch:' .. h, h)\n"                  \
   "  else\n"                                                                \
   "    redis.call('publish', KEYS[1] .. ':ch', '0')\n"                      \
   "  end\n"                                                                 \
@@ -78,18 +78,23 @@
 #define FAIR_PRELUDE RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP FAIR_HELPERS
 
 /*
- * ARGV[1] lease ms, [2] owner, [3] fence TTL ms, [4] fencing floor,
- * [5] deadline (master us, 0 none), [6] ticket, [7] skip_ms: how long the
- * waiter stays queued without another attempt; 0 for a single attempt,
- * which never joins the queue (it would only block others).
+ * ARGV[1] lease ms, [2] owner, [3] count: the owner's count where its
+ * field is absent (1 for a first acquisition; the hold's count + 1 for a
+ * re-entry, which this master then grants whatever the queue: the owner
+ * holds the lock on a majority, and a master that missed it catches up),
+ * [4] fencing floor, [5] ticket, [6] skip_ms: how long the waiter stays
+ * queued without another attempt (0 for a single attempt, which never
+ * joins the queue: it would only block others; re-entries pass 0 too),
+ * [7] deadline (master us, 0 none; last, appended by the connection).
  *
- * Grants when the owner holds it already (reentrant: the TTL is never
+ * Grants when the owner holds it already (a re-entry: the TTL is never
  * shortened, and any queue entry of the owner is dropped), or when the
  * lock is free and the owner is the first live waiter or nobody waits.
  * Replies:
- *   {1, token, count, ticket}  granted; ticket is the place the owner
- *                              left in the queue (0 if none), which the
- *                              undo gives back;
+ *   {1, token, count, existed, ticket}  granted; existed 1 when the
+ *                              owner's field was there; ticket is the
+ *                              place the owner left in the queue (0 if
+ *                              none), which the undo gives back;
  *   {0, pttl, place, head_wait} not granted; pttl the holder's remaining
  *                              lease (-1 if the lock is free), place the
  *                              owner's 0-based place in the queue (-1 if
@@ -102,26 +107,28 @@
  * was dropped), the new one is told.
  */
 const char rl_fam_fair_acquire_lua[] =
-    FAIR_PRELUDE RL_LUA_DEADLINE("ARGV[5]") RL_LUA_NEXT_TOKEN
+    FAIR_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
+    RL_LUA_ACL_PROBE
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
-    "local floor, skip = tonumber(ARGV[4]), tonumber(ARGV[7])\n"
+    "local count, floor = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local skip = tonumber(ARGV[6])\n"
     "if redis.call('hexists', KEYS[1], owner) == 1 then\n"
-    "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
     "  keep(KEYS[1], lease)\n"
+    "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
     "  unqueue(owner)\n"
-    "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 0}\n"
+    "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1, 0}\n"
     "end\n"
     "local before = head()\n"
     "purge()\n"
-    "if skip > 0 then enqueue(owner, ARGV[6], skip) end\n"
+    "if skip > 0 and count <= 1 then enqueue(owner, ARGV[5], skip) end\n"
     "local h = head()\n"
     "local held = redis.call('exists', KEYS[1]) == 1\n"
-    "if not held and (h == nil or h == owner) then\n"
+    "if not held and (count > 1 or h == nil or h == owner) then\n"
     "  local ticket = tonumber(redis.call('zscore', KEYS[3], owner) or '0')\n"
     "  unqueue(owner)\n"
-    "  redis.call('hset', KEYS[1], owner, 1)\n"
+    "  redis.call('hset', KEYS[1], owner, count)\n"
     "  redis.call('pexpire', KEYS[1], lease)\n"
-    "  return {1, next_token(KEYS[2], floor, ARGV[3]), 1, ticket}\n"
+    "  return {1, next_token(KEYS[2], floor), count, 0, ticket}\n"
     "end\n"
     "local place = redis.call('zrank', KEYS[3], owner) or -1\n"
     "if held then\n"
@@ -132,15 +139,18 @@ const char rl_fam_fair_acquire_lua[] =
     "return {0, -1, place, wait}\n";
 
 /*
- * ARGV[1] lease ms, [2] owner. Replies 0 not owner, 1 released (the next
- * live waiter is told), 2 still held (count decremented; the TTL is never
- * shortened).
+ * ARGV[1] lease ms, [2] owner, [3] "1" for the owner's last hold (delete
+ * whatever the count: the masters' counts may differ, as for the
+ * reentrant lock's unlock), else "0". Replies 0 not owner, 1 released
+ * (the next live waiter is told), 2 still held (count decremented; the
+ * TTL is never shortened).
  */
 const char rl_fam_fair_unlock_lua[] =
     FAIR_PRELUDE
     "local owner = ARGV[2]\n"
     "if redis.call('hexists', KEYS[1], owner) == 0 then return 0 end\n"
-    "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n"
+    "if ARGV[3] ~= '1' and\n"
+    "   redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n"
     "  keep(KEYS[1], tonumber(ARGV[1]))\n"
     "  return 2\n"
     "end\n"
@@ -186,7 +196,7 @@ const char rl_fam_fair_leave_lua[] =
  * unlock.
  */
 const char rl_fam_fair_undo_lua[] =
-    FAIR_PRELUDE
+    FAIR_PRELUDE RL_LUA_ACL_PROBE
     "local owner = ARGV[1]\n"
     "local ticket, skip = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "if redis.call('hexists', KEYS[1], owner) == 0 then return 0 end\n"

@@ -30,8 +30,9 @@
 
 /*
  * KEYS: pairs (lock hash, fence counter), one per lock.
- * ARGV[1] lease ms, [2] owner, [3] fence TTL ms, [4] deadline (master us,
- * 0 none), [5..4+n] the fencing floor of each lock.
+ * ARGV[1] lease ms, [2] owner, [3..2+n] the fencing floor of each lock,
+ * [#ARGV] deadline (master us, 0 none; last, appended by the
+ * connection).
  * Replies:
  *   {1, token_1, count_1, ..., token_n, count_n}  all granted (a count
  *       above 1 is a re-entry, whose token is the counter as it stands);
@@ -40,8 +41,8 @@
  *   {-1, now_us}   the deadline had passed: nothing changed.
  */
 #define MULTI_ACQUIRE_LUA                                                   \
-  RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP RL_LUA_DEADLINE("ARGV[4]")           \
-  RL_LUA_NEXT_TOKEN                                                         \
+  RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP RL_LUA_DEADLINE("ARGV[#ARGV]")       \
+  RL_LUA_NEXT_TOKEN RL_LUA_ACL_PROBE                                        \
   "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"                       \
   "local n = #KEYS / 2\n"                                                   \
   "for i = 1, n do\n"                                                       \
@@ -63,7 +64,7 @@
   "    redis.call('hset', k, owner, 1)\n"                                   \
   "    redis.call('pexpire', k, lease)\n"                                   \
   "    c = 1\n"                                                             \
-  "    token = next_token(f, tonumber(ARGV[4 + i]) or 0, ARGV[3])\n"        \
+  "    token = next_token(f, tonumber(ARGV[2 + i]) or 0)\n"        \
   "  end\n"                                                                 \
   "  r[#r + 1] = token\n"                                                   \
   "  r[#r + 1] = c\n"                                                       \

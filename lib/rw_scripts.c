@@ -16,9 +16,17 @@
  *   KEYS[4] <prefix>{<name>}:wq     zset: waiting writer -> alive-until
  *                                   (master ms)
  *   KEYS[5] <prefix>{<name>}:w:fence string: fencing counter
- *   channel <prefix>{<name>}:w:ch   messages 'w' (writer gone), 'r' (last
- *                                   reader gone), 'q' (last waiting writer
- *                                   gave up)
+ *   channel <prefix>{<name>}:w:ch   for waiting writers: 'w' (the writer
+ *                                   went), 'r' (the last reader went)
+ *   channel <prefix>{<name>}:r:ch   for waiting readers: 'w' (the writer
+ *                                   went and no writer waits), 'q' (the
+ *                                   last waiting writer gave up)
+ *
+ * Two channels, because the sides wake differently: an event for writers
+ * wakes one waiting writer per client, an event for readers wakes a
+ * client's first waiting reader, which passes the wake on to the next
+ * once it has its share (lib/pubwait.c), so every reader goes and a
+ * writer is not woken for nothing.
  *
  * Each read hold has its own expiry in the zset: a crashed reader's share
  * ends at its own expiry, whatever the others do, and every script first
@@ -43,9 +51,12 @@
 #include "family_lua.h"
 
 /* Lua helpers over KEYS[1..5], after RL_LUA_CLOCK. prune_readers() drops
- * expired read holds and returns the live count, announcing 'r' if that
- * left no reader and no writer. prune_writers() drops dead waiting
- * writers and returns the live count. */
+ * expired read holds and returns the live count, announcing 'r' to
+ * writers if that left no reader and no writer. prune_writers() drops
+ * dead waiting writers and returns the live count, announcing 'q' to
+ * readers if that left none and no one writes. writer_gone() announces
+ * the end of a write hold: to writers, and to readers when no writer
+ * waits (else the next writer goes first). */
 #define RW_HELPERS                                                          \
   "local function prune_readers()\n"                                        \
   "  local dead = redis.call('zrangebyscore', KEYS[2], '-inf', now)\n"     \
@@ -63,22 +74,40 @@
   "  return live\n"                                                         \
   "end\n"                                                                   \
   "local function prune_writers()\n"                                        \
+  "  local had = redis.call('zcard', KEYS[4])\n"                            \
   "  redis.call('zremrangebyscore', KEYS[4], '-inf', now)\n"               \
   "  local n = redis.call('zcard', KEYS[4])\n"                              \
-  "  if n == 0 then redis.call('del', KEYS[4]) end\n"                       \
+  "  if n == 0 then\n"                                                      \
+  "    redis.call('del', KEYS[4])\n"                                        \
+  "    if had > 0 and redis.call('exists', KEYS[1]) == 0 then\n"            \
+  "      redis.call('publish', KEYS[2] .. ':ch', 'q')\n"                    \
+  "    end\n"                                                               \
+  "  end\n"                                                                 \
   "  return n\n"                                                            \
+  "end\n"                                                                   \
+  "local function writer_gone()\n"                                          \
+  "  redis.call('publish', KEYS[1] .. ':ch', 'w')\n"                        \
+  "  if redis.call('zcount', KEYS[4], '(' .. fmt(now), '+inf') == 0 then\n" \
+  "    redis.call('publish', KEYS[2] .. ':ch', 'w')\n"                      \
+  "  end\n"                                                                 \
   "end\n"                                                                   \
   "local function last_left(key)\n"                                         \
   "  local m = redis.call('zrange', key, -1, -1, 'withscores')\n"          \
   "  if m[2] == nil then return -1 end\n"                                   \
   "  return tonumber(m[2]) - now\n"                                         \
   "end\n"                                                                   \
-  "local function read_hold(owner, lease)\n"                                \
+  "local function read_hold(owner, lease, count)\n"                         \
   "  local e = now + lease\n"                                               \
   "  local old = tonumber(redis.call('zscore', KEYS[2], owner) or '0')\n"  \
   "  if old > e then e = old end\n"                                         \
   "  redis.call('zadd', KEYS[2], fmt(e), owner)\n"                          \
-  "  local n = redis.call('hincrby', KEYS[3], owner, 1)\n"                  \
+  "  local n\n"                                                             \
+  "  if redis.call('hexists', KEYS[3], owner) == 1 then\n"                  \
+  "    n = redis.call('hincrby', KEYS[3], owner, 1)\n"                      \
+  "  else\n"                                                                \
+  "    n = count\n"                                                         \
+  "    redis.call('hset', KEYS[3], owner, count)\n"                         \
+  "  end\n"                                                                 \
   "  keep(KEYS[2], e - now)\n"                                              \
   "  keep(KEYS[3], e - now)\n"                                              \
   "  return n\n"                                                            \
@@ -87,53 +116,60 @@
 #define RW_PRELUDE RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP RW_HELPERS
 
 /*
- * ARGV[1] lease ms, [2] owner, [3] fence TTL ms, [4] fencing floor,
- * [5] deadline (master us, 0 none).
+ * ARGV[1] lease ms, [2] owner, [3] count: the owner's read count where it
+ * has none here (1 for a first read hold; the hold's count + 1 for a
+ * re-entry, which this master then grants unless another owner writes
+ * here: the owner reads on a majority, so no writer can have one, and a
+ * master that missed the hold catches up), [4] fencing floor, [5]
+ * deadline (master us, 0 none; last, appended by the connection).
  *
  * Grants a re-entry to a reader; the read side to the write holder (it
  * keeps it after releasing the write side); and a first read hold when no
  * one else writes and no live writer waits. Replies:
- *   {1, token, count}     granted (count: the owner's read holds here);
+ *   {1, token, count, existed}  granted (count: the owner's read holds
+ *                         here; existed: it had one here before);
  *   {0, wait_ms, why}     not granted: why 1 = another owner writes
  *                         (wait_ms its PTTL), 3 = a writer waits (wait_ms
- *                         until the later of the last read hold's expiry
- *                         and the waiting writer's alive-until);
+ *                         until the last waiting writer's alive-until:
+ *                         by then it has the lock, gave up, or is dead);
  *   {-1, now_us}          the deadline had passed: nothing changed.
  */
 const char rl_fam_rw_read_acquire_lua[] =
-    RW_PRELUDE RL_LUA_DEADLINE("ARGV[5]") RL_LUA_CURRENT_TOKEN
+    RW_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_CURRENT_TOKEN
+    RL_LUA_ACL_PROBE
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
-    "local floor = tonumber(ARGV[4])\n"
+    "local count, floor = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "prune_readers()\n"
     "local waiting = prune_writers()\n"
-    "if redis.call('hexists', KEYS[3], owner) == 1 or\n"
-    "   redis.call('hexists', KEYS[1], owner) == 1 then\n"
-    "  local n = read_hold(owner, lease)\n"
-    "  return {1, current_token(KEYS[5], floor, ARGV[3]), n}\n"
+    "local existed = redis.call('hexists', KEYS[3], owner)\n"
+    "if existed == 1 or redis.call('hexists', KEYS[1], owner) == 1 then\n"
+    "  local n = read_hold(owner, lease, count)\n"
+    "  return {1, current_token(KEYS[5], floor), n, existed}\n"
     "end\n"
     "if redis.call('exists', KEYS[1]) == 1 then\n"
     "  return {0, redis.call('pttl', KEYS[1]), 1}\n"
     "end\n"
-    "if waiting > 0 then\n"
-    "  local w = math.max(last_left(KEYS[2]), last_left(KEYS[4]))\n"
-    "  return {0, w, 3}\n"
+    "if waiting > 0 and count <= 1 then\n"
+    "  return {0, last_left(KEYS[4]), 3}\n"
     "end\n"
-    "local n = read_hold(owner, lease)\n"
-    "return {1, current_token(KEYS[5], floor, ARGV[3]), n}\n";
+    "local n = read_hold(owner, lease, count)\n"
+    "return {1, current_token(KEYS[5], floor), n, 0}\n";
 
 /*
- * ARGV[1] owner. Releases one read hold; also the read side's undo (a
+ * ARGV[1] owner, [2] "1" for the owner's last read hold (drop it whatever
+ * the count), else "0"; with "0" it is also the read side's undo (a
  * decrement; the hold's expiry is left alone). A hold that expired is not
  * the owner's any more. Replies 0 not owner, 1 released (the owner has no
- * read hold left here; 'r' is announced when no reader and no writer
- * remain), 2 still held.
+ * read hold left here; 'r' is announced to writers when no reader and no
+ * writer remain), 2 still held.
  */
 const char rl_fam_rw_read_unlock_lua[] =
     RW_PRELUDE
     "local owner = ARGV[1]\n"
     "prune_readers()\n"
     "if redis.call('hexists', KEYS[3], owner) == 0 then return 0 end\n"
-    "if redis.call('hincrby', KEYS[3], owner, -1) > 0 then return 2 end\n"
+    "if ARGV[2] ~= '1' and\n"
+    "   redis.call('hincrby', KEYS[3], owner, -1) > 0 then return 2 end\n"
     "redis.call('hdel', KEYS[3], owner)\n"
     "redis.call('zrem', KEYS[2], owner)\n"
     "if redis.call('zcard', KEYS[2]) == 0 then\n"
@@ -145,16 +181,18 @@ const char rl_fam_rw_read_unlock_lua[] =
     "return 1\n";
 
 /*
- * ARGV[1] lease ms, [2] owner, [3] fence TTL ms, [4] fencing floor,
- * [5] deadline (master us, 0 none), [6] alive_ms: how long the owner stays
- * registered as a waiting writer without another attempt; 0 for a single
- * attempt, which never registers (it would hold readers back for
- * nothing).
+ * ARGV[1] lease ms, [2] owner, [3] count: the owner's write count where
+ * its field is absent (1 for a first acquisition, the hold's count + 1
+ * for a re-entry), [4] fencing floor, [5] alive_ms: how long the owner
+ * stays registered as a waiting writer without another attempt (0 for a
+ * single attempt or a re-entry, which never register: they would hold
+ * readers back for nothing), [6] deadline (master us, 0 none; last,
+ * appended by the connection).
  *
  * Grants a re-entry to the writer (TTL never shortened), or the write side
  * when no one writes and no live read hold is left (the owner leaves the
  * waiting set). Replies:
- *   {1, token, count}     granted;
+ *   {1, token, count, existed}  granted;
  *   {0, wait_ms, why}     not granted, the owner now registered as a
  *                         waiting writer if alive_ms > 0: why 1 = another
  *                         owner writes (wait_ms its PTTL), 2 = readers hold
@@ -164,23 +202,25 @@ const char rl_fam_rw_read_unlock_lua[] =
  *   {-1, now_us}          the deadline had passed: nothing changed.
  */
 const char rl_fam_rw_write_acquire_lua[] =
-    RW_PRELUDE RL_LUA_DEADLINE("ARGV[5]") RL_LUA_NEXT_TOKEN
+    RW_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
+    RL_LUA_ACL_PROBE
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
-    "local floor, alive = tonumber(ARGV[4]), tonumber(ARGV[6])\n"
+    "local count, floor = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local alive = tonumber(ARGV[5])\n"
     "local live = prune_readers()\n"
     "prune_writers()\n"
     "if redis.call('hexists', KEYS[1], owner) == 1 then\n"
-    "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
     "  keep(KEYS[1], lease)\n"
-    "  return {1, tonumber(redis.call('get', KEYS[5]) or '0'), n}\n"
+    "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
+    "  return {1, tonumber(redis.call('get', KEYS[5]) or '0'), n, 1}\n"
     "end\n"
     "if redis.call('hexists', KEYS[3], owner) == 1 then return {-2} end\n"
     "if live == 0 and redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('zrem', KEYS[4], owner)\n"
-    "  prune_writers()\n"
-    "  redis.call('hset', KEYS[1], owner, 1)\n"
+    "  if redis.call('zcard', KEYS[4]) == 0 then redis.call('del', KEYS[4]) end\n"
+    "  redis.call('hset', KEYS[1], owner, count)\n"
     "  redis.call('pexpire', KEYS[1], lease)\n"
-    "  return {1, next_token(KEYS[5], floor, ARGV[3]), 1}\n"
+    "  return {1, next_token(KEYS[5], floor), count, 0}\n"
     "end\n"
     "if alive > 0 then\n"
     "  redis.call('zadd', KEYS[4], fmt(now + alive), owner)\n"
@@ -192,20 +232,22 @@ const char rl_fam_rw_write_acquire_lua[] =
     "return {0, last_left(KEYS[2]), 2}\n";
 
 /*
- * ARGV[1] lease ms, [2] owner. Releases one write hold. Replies 0 not
- * owner, 1 released ('w' announced; the owner's read holds, if any,
+ * ARGV[1] lease ms, [2] owner, [3] "1" for the owner's last write hold
+ * (delete whatever the count), else "0". Releases one write hold. Replies
+ * 0 not owner, 1 released (announced; the owner's read holds, if any,
  * stay), 2 still held (TTL never shortened).
  */
 const char rl_fam_rw_write_unlock_lua[] =
-    RL_LUA_KEEP
+    RW_PRELUDE
     "local owner = ARGV[2]\n"
     "if redis.call('hexists', KEYS[1], owner) == 0 then return 0 end\n"
-    "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n"
+    "if ARGV[3] ~= '1' and\n"
+    "   redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n"
     "  keep(KEYS[1], tonumber(ARGV[1]))\n"
     "  return 2\n"
     "end\n"
     "redis.call('del', KEYS[1])\n"
-    "redis.call('publish', KEYS[1] .. ':ch', 'w')\n"
+    "writer_gone()\n"
     "return 1\n";
 
 /*
@@ -216,7 +258,7 @@ const char rl_fam_rw_write_unlock_lua[] =
  * Replies as unlock.
  */
 const char rl_fam_rw_write_undo_lua[] =
-    RW_PRELUDE
+    RW_PRELUDE RL_LUA_ACL_PROBE
     "local owner, alive = ARGV[1], tonumber(ARGV[2])\n"
     "if redis.call('hexists', KEYS[1], owner) == 0 then return 0 end\n"
     "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then return 2 end\n"
@@ -225,20 +267,20 @@ const char rl_fam_rw_write_undo_lua[] =
     "  redis.call('zadd', KEYS[4], fmt(now + alive), owner)\n"
     "  keep(KEYS[4], alive)\n"
     "end\n"
-    "redis.call('publish', KEYS[1] .. ':ch', 'w')\n"
+    "writer_gone()\n"
     "return 1\n";
 
 /*
  * ARGV[1] owner. A waiting writer that gives up leaves the waiting set;
- * when it was the last live one and no one writes, 'q' is announced, since
- * readers may go now. Replies 1 if it was registered.
+ * when it was the last live one and no one writes, 'q' is announced to
+ * readers, who may go now. Replies 1 if it was registered.
  */
 const char rl_fam_rw_write_leave_lua[] =
     RW_PRELUDE
     "local removed = redis.call('zrem', KEYS[4], ARGV[1])\n"
     "if prune_writers() == 0 and removed == 1 and\n"
     "   redis.call('exists', KEYS[1]) == 0 then\n"
-    "  redis.call('publish', KEYS[1] .. ':ch', 'q')\n"
+    "  redis.call('publish', KEYS[2] .. ':ch', 'q')\n"
     "end\n"
     "return removed\n";
 
@@ -248,9 +290,10 @@ const char rl_fam_rw_write_leave_lua[] =
  * it).
  */
 const char rl_fam_rw_force_lua[] =
+    RW_PRELUDE
     "if ARGV[1] == 'w' then\n"
     "  if redis.call('del', KEYS[1]) == 0 then return 0 end\n"
-    "  redis.call('publish', KEYS[1] .. ':ch', 'w')\n"
+    "  writer_gone()\n"
     "  return 1\n"
     "end\n"
     "if redis.call('del', KEYS[2], KEYS[3]) == 0 then return 0 end\n"

@@ -86,10 +86,11 @@
 #define SEM_PRELUDE RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP SEM_HELPERS
 
 /*
- * ARGV[1] lease ms, [2] owner, [3] fence TTL ms, [4] fencing floor,
- * [5] deadline (master us, 0 none), [6] K (the caller's limit), [7] n
- * permits wanted, [8] limit_ttl ms (how long the limit is remembered
- * without use), [9..] hint: slots wanted first, if free.
+ * ARGV[1] lease ms, [2] owner, [3] fencing floor, [4] K (the caller's
+ * limit), [5] n permits wanted, [6] limit_ttl ms (how long the limit is
+ * remembered without use), [7..#ARGV-1] hint: slots wanted first, if
+ * free, [#ARGV] deadline (master us, 0 none; last, appended by the
+ * connection).
  *
  * Grants n more slots to the owner when n are free (the hint's free slots
  * first, then the lowest free ones), all or none; the owner's lease
@@ -108,10 +109,11 @@
  *   {-1, now_us}               the deadline had passed: nothing changed.
  */
 const char rl_fam_sem_acquire_lua[] =
-    SEM_PRELUDE RL_LUA_DEADLINE("ARGV[5]") RL_LUA_NEXT_TOKEN
+    SEM_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
+    RL_LUA_ACL_PROBE
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
-    "local floor, k, n = tonumber(ARGV[4]), tonumber(ARGV[6]), tonumber(ARGV[7])\n"
-    "local limit_ttl = tonumber(ARGV[8])\n"
+    "local floor, k, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local limit_ttl = tonumber(ARGV[6])\n"
     "local cur = redis.call('hget', KEYS[1], '" RL_SEM_LIMIT_FIELD "')\n"
     "if cur and tonumber(cur) ~= k then return {-3, tonumber(cur)} end\n"
     "if n < 1 or n > k then return {-4, k} end\n"
@@ -126,7 +128,7 @@ const char rl_fam_sem_acquire_lua[] =
     "  return {0, wait, k - taken, #mine}\n"
     "end\n"
     "local got = {}\n"
-    "for i = 9, #ARGV do\n"
+    "for i = 7, #ARGV - 1 do\n"
     "  local s = tonumber(ARGV[i])\n"
     "  if #got < n and s and s >= 1 and s <= k and s == math.floor(s) then\n"
     "    s = fmt(s)\n"
@@ -148,7 +150,7 @@ const char rl_fam_sem_acquire_lua[] =
     "keep(KEYS[2], e - now)\n"
     "keep(KEYS[1], math.max(e - now, limit_ttl))\n"
     "local token = 0\n"
-    "if #mine == 0 then token = next_token(KEYS[3], floor, ARGV[3]) end\n"
+    "if #mine == 0 then token = next_token(KEYS[3], floor) end\n"
     "local r = {1, token, #mine + n, k - taken - n}\n"
     "for i = 1, #got do r[#r + 1] = tonumber(got[i]) end\n"
     "return r\n";

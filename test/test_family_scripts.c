@@ -273,13 +273,14 @@ static int expect_quiet(redisContext *c, int ms) {
 #define SHORT "1000"
 #define SHORT_MS 1000
 #define PAST_SHORT_MS 1400
-#define FTTL "86400000"
 
-/* A fair attempt: lease, owner, floor 0, no deadline, ticket, skip. */
+/* A fair attempt: lease, owner, count 1 (a first acquisition), floor 0,
+ * ticket, skip, no deadline (the last argument, as the connection appends
+ * it). */
 static void fair_try(int srv, const keyset *k, const char *owner,
                      long long ticket, const char *skip) {
-  CALL(srv, RL_FAM_FAIR_ACQUIRE, k->v, LONG, owner, FTTL, "0", "0",
-       num(ticket), skip);
+  CALL(srv, RL_FAM_FAIR_ACQUIRE, k->v, LONG, owner, "1", "0", num(ticket),
+       skip, "0");
 }
 
 static void test_scripts_load(void) {
@@ -300,7 +301,8 @@ static void test_fair_fifo_wakes_next(void) {
   fair_try(0, &k, "cA:1", 10, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   RT_CHECK_EQ_INT(at(2), 1);
-  RT_CHECK_EQ_INT(at(3), 10); /* a waiting attempt has a place at once */
+  RT_CHECK_EQ_INT(at(3), 0);  /* the owner's field was not there */
+  RT_CHECK_EQ_INT(at(4), 10); /* a waiting attempt has a place at once */
   long long tok_a = at(1);
   /* B, C, D arrive in this order while A holds. */
   const char *owners[] = {"cB:1", "cC:1", "cD:1"};
@@ -317,9 +319,9 @@ static void test_fair_fifo_wakes_next(void) {
     const char *holder = i == 0 ? "cA:1" : owners[i - 1];
     CALL(0, RL_FAM_FAIR_UNLOCK, k.v, LONG, holder);
     RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
-    /* Exactly the next waiter is told, on its own client's channel. */
+    /* Exactly the next waiter is told, on its own channel. */
     char chan[64];
-    snprintf(chan, sizeof chan, "fam:{fifo}:ch:c%c", owners[i][1]);
+    snprintf(chan, sizeof chan, "fam:{fifo}:ch:%s", owners[i]);
     RT_CHECK(expect_msg(sub, chan, owners[i]));
     RT_CHECK(expect_quiet(sub, 100));
     /* Those behind it and a newcomer (single attempt) do not jump. */
@@ -335,7 +337,7 @@ static void test_fair_fifo_wakes_next(void) {
     RT_CHECK_EQ_INT(at(2), -1); /* a single attempt never queues */
     fair_try(0, &k, owners[i], 100 + i, LONG);
     RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
-    RT_CHECK_EQ_INT(at(3), 100 + i); /* the place it left */
+    RT_CHECK_EQ_INT(at(4), 100 + i); /* the place it left */
     RT_CHECK(at(1) > tok_prev);      /* tokens grow holder to holder */
     tok_prev = at(1);
   }
@@ -380,7 +382,7 @@ static void test_fair_quorum_order(void) {
     fair_try(s, &k, "cY:1", 200, LONG);
     if (at(0) == RL_FAM_GRANTED) {
       granted++;
-      ticket = at(3);
+      ticket = at(4);
       RT_CHECK_EQ_INT(s, 1);
     }
   }
@@ -398,7 +400,7 @@ static void test_fair_quorum_order(void) {
   for (int s = 0; s < 3; s++) {
     fair_try(s, &k, "cX:1", 100, LONG);
     RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
-    RT_CHECK_EQ_INT(at(3), 100);
+    RT_CHECK_EQ_INT(at(4), 100);
     fair_try(s, &k, "cY:1", 200, LONG);
     RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
     RT_CHECK_EQ_INT(at(2), 0);
@@ -424,7 +426,7 @@ static void test_fair_dead_waiter_skipped(void) {
   redisContext *sub = sub_open(0, "fam:{skip}:ch*");
   RT_REQUIRE(sub != NULL);
   CALL(0, RL_FAM_FAIR_UNLOCK, k.v, LONG, "cA:1");
-  RT_CHECK(expect_msg(sub, "fam:{skip}:ch:cB", "cB:1"));
+  RT_CHECK(expect_msg(sub, "fam:{skip}:ch:cB:1", "cB:1"));
   /* B does not come. C must wait, at most until B may be skipped. */
   fair_try(0, &k, "cC:1", 200, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
@@ -435,7 +437,7 @@ static void test_fair_dead_waiter_skipped(void) {
   fair_try(0, &k, "cD:1", 300, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
   RT_CHECK_EQ_INT(at(2), 1);
-  RT_CHECK(expect_msg(sub, "fam:{skip}:ch:cC", "cC:1"));
+  RT_CHECK(expect_msg(sub, "fam:{skip}:ch:cC:1", "cC:1"));
   RT_CHECK_EQ_INT(cmd_int(0, "ZSCORE fam:{skip}:qt %s", "cB:1"), LLONG_MIN);
   fair_try(0, &k, "cC:1", 200, LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
@@ -491,11 +493,11 @@ static void test_fair_leave(void) {
   redisContext *sub = sub_open(0, "fam:{leave}:ch*");
   RT_REQUIRE(sub != NULL);
   CALL(0, RL_FAM_FAIR_UNLOCK, k.v, LONG, "cA:1");
-  RT_CHECK(expect_msg(sub, "fam:{leave}:ch:cB", "cB:1"));
+  RT_CHECK(expect_msg(sub, "fam:{leave}:ch:cB:1", "cB:1"));
   /* The first waiter gives up while the lock is free: the next is told. */
   CALL(0, RL_FAM_FAIR_LEAVE, k.v, "cB:1");
   RT_CHECK_EQ_INT(ival(), 1);
-  RT_CHECK(expect_msg(sub, "fam:{leave}:ch:cD", "cD:1"));
+  RT_CHECK(expect_msg(sub, "fam:{leave}:ch:cD:1", "cD:1"));
   CALL(0, RL_FAM_FAIR_LEAVE, k.v, "cD:1");
   RT_CHECK_EQ_INT(ival(), 1);
   CALL(0, RL_FAM_FAIR_LEAVE, k.v, "cD:1");
@@ -520,7 +522,7 @@ static void test_fair_force(void) {
   RT_REQUIRE(sub != NULL);
   CALL(0, RL_FAM_FAIR_FORCE, k.v, NULL);
   RT_CHECK_EQ_INT(ival(), 1);
-  RT_CHECK(expect_msg(sub, "fam:{ff}:ch:cB", "cB:1"));
+  RT_CHECK(expect_msg(sub, "fam:{ff}:ch:cB:1", "cB:1"));
   CALL(0, RL_FAM_FAIR_FORCE, k.v, NULL);
   RT_CHECK_EQ_INT(ival(), 0);
   RT_CHECK(expect_quiet(sub, 50));
@@ -538,23 +540,24 @@ static void test_fair_reentrant_floor_deadline(void) {
   keys_of(&k, "fre", FAIR);
   long long now = server_us(0);
   /* A deadline in the past: refused, and nothing is written. */
-  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cA:1", FTTL, "0",
-       num(now - 1000000), "5", LONG);
+  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cA:1", "1", "0", "5", LONG,
+       num(now - 1000000));
   RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
   RT_CHECK(at(1) >= now);
   RT_CHECK_EQ_INT(key_count(0, "fre"), 0);
   /* A deadline ahead, and a floor far above the master's clock. */
   long long floor = now + 1000000000000LL;
-  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cA:1", FTTL, num(floor),
-       num(now + 60000000), "5", LONG);
+  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cA:1", "1", num(floor), "5",
+       LONG, num(now + 60000000));
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   RT_CHECK_EQ_INT(at(1), floor);
   /* Re-entry with a shorter lease: count 2, same token, TTL kept. */
-  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, "100", "cA:1", FTTL, "0", "0", "5",
-       LONG);
+  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, "100", "cA:1", "2", "0", "5", "0",
+       "0");
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   RT_CHECK_EQ_INT(at(1), floor);
   RT_CHECK_EQ_INT(at(2), 2);
+  RT_CHECK_EQ_INT(at(3), 1); /* the owner's field was there */
   RT_CHECK(cmd_int(0, "PTTL %s", "fam:{fre}") > 5000);
   CALL(0, RL_FAM_FAIR_UNLOCK, k.v, LONG, "cA:1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
@@ -563,7 +566,7 @@ static void test_fair_reentrant_floor_deadline(void) {
   CALL(0, RL_FAM_FAIR_UNLOCK, k.v, LONG, "cA:1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
   /* The counter goes on from the floor; a lower floor changes nothing. */
-  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cB:1", FTTL, num(now), "0", "6",
+  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cB:1", "1", num(now), "6", "0",
        "0");
   RT_CHECK_EQ_INT(at(1), floor + 1);
   CHECK_TTLS("fre");
@@ -571,15 +574,16 @@ static void test_fair_reentrant_floor_deadline(void) {
 
 /* --- read-write lock ---------------------------------------------------- */
 
+/* First acquisitions (count 1), floor 0, no deadline. */
 static void rw_read(int srv, const keyset *k, const char *owner,
                     const char *lease) {
-  CALL(srv, RL_FAM_RW_READ_ACQUIRE, k->v, lease, owner, FTTL, "0", "0");
+  CALL(srv, RL_FAM_RW_READ_ACQUIRE, k->v, lease, owner, "1", "0", "0");
 }
 
 static void rw_write(int srv, const keyset *k, const char *owner,
                      const char *alive) {
-  CALL(srv, RL_FAM_RW_WRITE_ACQUIRE, k->v, LONG, owner, FTTL, "0", "0",
-       alive);
+  CALL(srv, RL_FAM_RW_WRITE_ACQUIRE, k->v, LONG, owner, "1", "0", alive,
+       "0");
 }
 
 /* rw_query's element i for owner. */
@@ -744,7 +748,7 @@ static void test_rw_writer_leaves_and_undo(void) {
   flush_all();
   keyset k;
   keys_of(&k, "wl", RW);
-  redisContext *sub = sub_open(0, "fam:{wl}:w:ch");
+  redisContext *sub = sub_open(0, "fam:{wl}:?:ch");
   RT_REQUIRE(sub != NULL);
   rw_read(0, &k, "cR:1", LONG);
   rw_write(0, &k, "cW:1", LONG);
@@ -752,7 +756,7 @@ static void test_rw_writer_leaves_and_undo(void) {
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
   CALL(0, RL_FAM_RW_WRITE_LEAVE, k.v, "cW:1");
   RT_CHECK_EQ_INT(ival(), 1);
-  RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "q")); /* readers may go */
+  RT_CHECK(expect_msg(sub, "fam:{wl}:r:ch", "q")); /* readers may go */
   rw_read(0, &k, "cR:2", LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   CALL(0, RL_FAM_RW_WRITE_LEAVE, k.v, "cW:1");
@@ -767,11 +771,13 @@ static void test_rw_writer_leaves_and_undo(void) {
   CALL(0, RL_FAM_RW_WRITE_UNDO, k.v, "cW:1", LONG);
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "w"));
+  RT_CHECK(expect_quiet(sub, 50)); /* readers wait behind the writer */
   rw_read(0, &k, "cR:3", LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
   RT_CHECK_EQ_INT(at(2), 3);
+  RT_CHECK(at(1) > 0 && at(1) <= 10000); /* until the writer's alive */
   CALL(0, RL_FAM_RW_WRITE_LEAVE, k.v, "cW:1");
-  RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "q"));
+  RT_CHECK(expect_msg(sub, "fam:{wl}:r:ch", "q"));
   /* Force: the read side, then the write side. */
   rw_read(0, &k, "cR:1", LONG);
   CALL(0, RL_FAM_RW_FORCE, k.v, "r");
@@ -782,6 +788,9 @@ static void test_rw_writer_leaves_and_undo(void) {
   rw_write(0, &k, "cW:1", LONG);
   CALL(0, RL_FAM_RW_FORCE, k.v, "w");
   RT_CHECK_EQ_INT(ival(), 1);
+  /* No writer waits: both sides hear that the writer went. */
+  RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "w"));
+  RT_CHECK(expect_msg(sub, "fam:{wl}:r:ch", "w"));
   CALL(0, RL_FAM_RW_FORCE, k.v, "w");
   RT_CHECK_EQ_INT(ival(), 0);
   redisFree(sub);
@@ -793,23 +802,22 @@ static void test_rw_deadline_floor(void) {
   keyset k;
   keys_of(&k, "rwf", RW);
   long long now = server_us(0);
-  CALL(0, RL_FAM_RW_READ_ACQUIRE, k.v, LONG, "cR:1", FTTL, "0",
-       num(now - 1));
+  CALL(0, RL_FAM_RW_READ_ACQUIRE, k.v, LONG, "cR:1", "1", "0", num(now - 1));
   RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
-  CALL(0, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cW:1", FTTL, "0",
-       num(now - 1), LONG);
+  CALL(0, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cW:1", "1", "0", LONG,
+       num(now - 1));
   RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
   RT_CHECK_EQ_INT(key_count(0, "rwf"), 0); /* not even a waiting writer */
   long long floor = now + 1000000000000LL;
-  CALL(0, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cW:1", FTTL, num(floor),
-       num(now + 60000000), "0");
+  CALL(0, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cW:1", "1", num(floor), "0",
+       num(now + 60000000));
   RT_CHECK_EQ_INT(at(1), floor);
   CALL(0, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cW:1");
   rw_read(0, &k, "cR:1", LONG);
   RT_CHECK_EQ_INT(at(1), floor); /* the last write's token */
   /* A reader's floor raises the counter: the next writer is above it. */
-  CALL(0, RL_FAM_RW_READ_ACQUIRE, k.v, LONG, "cR:2", FTTL,
-       num(floor + 10), "0");
+  CALL(0, RL_FAM_RW_READ_ACQUIRE, k.v, LONG, "cR:2", "1", num(floor + 10),
+       "0");
   RT_CHECK_EQ_INT(at(1), floor + 10);
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:1");
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:2");
@@ -818,14 +826,138 @@ static void test_rw_deadline_floor(void) {
   CHECK_TTLS("rwf");
 }
 
+/* A re-entry reaching a master that missed the hold (it was down when the
+ * hold was taken) is granted there with the hold's count, whatever that
+ * master's queue or waiting writers say: the owner holds on a majority. */
+static void test_reentry_catches_up(void) {
+  flush_all();
+  keyset f, k;
+  keys_of(&f, "cu", FAIR);
+  keys_of(&k, "curw", RW);
+  fair_try(0, &f, "cA:1", 1, LONG); /* master 0 only: others missed it */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  fair_try(1, &f, "cB:1", 50, LONG); /* master 1 has a queue, lock free */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  CALL(1, RL_FAM_FAIR_UNLOCK, f.v, LONG, "cB:1");
+  fair_try(1, &f, "cC:1", 60, LONG);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  fair_try(1, &f, "cD:1", 70, LONG); /* queued behind C's hold */
+  CALL(1, RL_FAM_FAIR_UNLOCK, f.v, LONG, "cC:1");
+  /* A's re-entry (count 2): granted on master 1 though D is first. */
+  CALL(1, RL_FAM_FAIR_ACQUIRE, f.v, LONG, "cA:1", "2", "0", "1", "0", "0");
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(2), 2);
+  RT_CHECK_EQ_INT(at(3), 0); /* it was not there */
+  RT_CHECK_EQ_INT(cmd_int(1, "ZCARD %s", "fam:{cu}:q"), 1); /* D waits on */
+  /* A re-entry where the hold is there is an increment, existed 1. */
+  CALL(0, RL_FAM_FAIR_ACQUIRE, f.v, LONG, "cA:1", "2", "0", "1", "0", "0");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(3) == 1);
+  /* The read side: a writer waits on master 1, which missed R's hold. */
+  rw_read(0, &k, "cR:1", LONG);
+  rw_read(1, &k, "cX:1", LONG);
+  rw_write(1, &k, "cW:1", LONG);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  rw_read(1, &k, "cR:1", LONG); /* a first read would wait */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(2), 3);
+  CALL(1, RL_FAM_RW_READ_ACQUIRE, k.v, LONG, "cR:1", "3", "0", "0");
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(2), 3);
+  RT_CHECK_EQ_INT(at(3), 0);
+  /* The write side: a re-entry sets the count where the field is gone. */
+  rw_write(2, &k, "cV:1", "0");
+  CALL(2, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cV:1", "1");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
+  CALL(2, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cV:1", "4", "0", "0", "0");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 4 && at(3) == 0);
+  /* "1" as the unlock's last flag deletes whatever the count. */
+  CALL(2, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cV:1", "1");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
+  CALL(1, RL_FAM_RW_READ_UNLOCK, k.v, "cR:1", "1");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
+  RT_CHECK_EQ_INT(rw_q(&k, "cR:1", 1), 1); /* master 0's hold is its own */
+  CALL(0, RL_FAM_FAIR_UNLOCK, f.v, LONG, "cA:1", "1");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
+  RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{cu}"), 0);
+  CHECK_TTLS("cu");
+  CHECK_TTLS("curw");
+}
+
+/* An ACL user without PEXPIRE: the acquire scripts write nothing at all
+ * (Redis does not roll a script back, and a key written before a refused
+ * PEXPIRE would have no TTL), while the same calls by a user with it
+ * work. */
+static void test_acl_without_pexpire_writes_nothing(void) {
+  flush_all();
+  redisContext *c = conn(0);
+  RT_REQUIRE(c != NULL);
+  freeReplyObject(redisCommand(c, "ACL SETUSER famnp on >pw ~* &* +@all "
+                                  "-pexpire"));
+  struct timeval tv = {5, 0};
+  redisContext *u = redisConnectWithTimeout("127.0.0.1", servers[0].port, tv);
+  RT_REQUIRE(u != NULL && !u->err);
+  redisReply *r = redisCommand(u, "AUTH famnp pw");
+  RT_REQUIRE(r && r->type == REDIS_REPLY_STATUS);
+  freeReplyObject(r);
+  keyset f, k;
+  keys_of(&f, "np", FAIR);
+  keys_of(&k, "nprw", RW);
+  struct {
+    rl_fam_script_id id;
+    const keyset *ks;
+    const char *args[8];
+  } calls[] = {
+      {RL_FAM_FAIR_ACQUIRE, &f, {LONG, "cA:1", "1", "0", "1", LONG, "0"}},
+      {RL_FAM_RW_READ_ACQUIRE, &k, {LONG, "cR:1", "1", "0", "0"}},
+      {RL_FAM_RW_WRITE_ACQUIRE, &k, {LONG, "cW:1", "1", "0", LONG, "0"}},
+  };
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    const char *argv[24];
+    char nk[8];
+    int n = 0, nkeys = 0;
+    argv[n++] = "EVALSHA";
+    argv[n++] = rl_fam_script_sha(calls[i].id);
+    argv[n++] = nk;
+    for (; calls[i].ks->v[nkeys] != NULL; nkeys++)
+      argv[n++] = calls[i].ks->v[nkeys];
+    snprintf(nk, sizeof nk, "%d", nkeys);
+    for (int a = 0; calls[i].args[a] != NULL; a++) argv[n++] = calls[i].args[a];
+    r = redisCommandArgv(u, n, argv, NULL);
+    RT_CHECK(r != NULL && r->type == REDIS_REPLY_ERROR);
+    if (r && r->type == REDIS_REPLY_ERROR &&
+        strstr(r->str, "can't run this command") == NULL) {
+      fprintf(stderr, "  %s: %s\n", rl_fam_script_name(calls[i].id), r->str);
+      RT_CHECK(0);
+    }
+    if (r) freeReplyObject(r);
+  }
+  RT_CHECK_EQ_INT(key_count(0, "np"), 0);
+  RT_CHECK_EQ_INT(key_count(0, "nprw"), 0);
+  /* The probe changes nothing for a user that may: a grant, TTLs kept. */
+  fair_try(0, &f, "cA:1", 1, LONG);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  rw_write(0, &k, "cW:1", "0");
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK(cmd_int(0, "PTTL %s", "fam:{np}") > 5000);
+  redisFree(u);
+  freeReplyObject(redisCommand(c, "ACL DELUSER famnp"));
+  CHECK_TTLS("np");
+  CHECK_TTLS("nprw");
+}
+
 /* --- semaphore ---------------------------------------------------------- */
 
 /* sem_acquire with K, n, lease, no floor or deadline, and up to 4 hints. */
 static void sem_try(int srv, const keyset *k, const char *owner, int K,
                     int n, const char *lease, const char *h1,
                     const char *h2) {
-  CALL(srv, RL_FAM_SEM_ACQUIRE, k->v, lease, owner, FTTL, "0", "0", num(K),
-       num(n), LONG, h1, h2);
+  const char *args[10] = {lease, owner, "0", num(K), num(n), LONG};
+  int a = 6;
+  if (h1 != NULL) args[a++] = h1;
+  if (h1 != NULL && h2 != NULL) args[a++] = h2;
+  args[a++] = "0"; /* the deadline, last */
+  args[a] = NULL;
+  call(srv, RL_FAM_SEM_ACQUIRE, k->v, args);
 }
 
 /* The owner of a slot on a server, into buf ("" if free). */
@@ -1019,8 +1151,8 @@ static void test_sem_refusals_change_nothing(void) {
   RT_CHECK_EQ_INT(cmd_int(0, "ZCARD %s", k.v[1]), 2);
   RT_CHECK(cmd_int(0, "PTTL %s", k.v[1]) <= ttl);
   /* A deadline in the past refuses before anything else. */
-  CALL(0, RL_FAM_SEM_ACQUIRE, k.v, LONG, "cD:1", FTTL, "0",
-       num(server_us(0) - 1), "3", "1", LONG);
+  CALL(0, RL_FAM_SEM_ACQUIRE, k.v, LONG, "cD:1", "0", "3", "1", LONG,
+       num(server_us(0) - 1));
   RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
   /* The operator's reset forgets the limit: K = 4 is accepted then. */
   CALL(0, RL_FAM_SEM_FORCE, k.v, NULL);
@@ -1035,8 +1167,8 @@ static void test_sem_floor(void) {
   keyset k;
   keys_of(&k, "semf", SEM);
   long long floor = server_us(0) + 1000000000000LL;
-  CALL(0, RL_FAM_SEM_ACQUIRE, k.v, LONG, "cA:1", FTTL, num(floor), "0", "1",
-       "1", LONG);
+  CALL(0, RL_FAM_SEM_ACQUIRE, k.v, LONG, "cA:1", num(floor), "1", "1", LONG,
+       "0");
   RT_CHECK_EQ_INT(at(1), floor);
   CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1");
   sem_try(0, &k, "cB:1", 1, 1, LONG, NULL, NULL);
@@ -1213,7 +1345,7 @@ static void multi(int srv, rl_fam_script_id id, const char *const *names,
   int acquire = id == RL_FAM_MULTI_ACQUIRE || id == RL_FAM_MULTI_ACQUIRE_XSLOT;
   multi_keys(names, n, buf, kv, acquire);
   if (acquire) {
-    const char *args[] = {LONG, owner, FTTL, "0", "0", "0", "0", NULL};
+    const char *args[] = {LONG, owner, "0", "0", "0", "0", "0", NULL};
     call(srv, id, kv, args);
   } else if (id == RL_FAM_MULTI_UNLOCK || id == RL_FAM_MULTI_UNLOCK_XSLOT) {
     const char *args[] = {LONG, owner, NULL};
@@ -1315,13 +1447,13 @@ static void test_multi_deadline_floor_xslot(void) {
   const char *names[] = {"fa", "fb"};
   multi_keys(names, 2, buf, kv, 1);
   long long now = server_us(0);
-  const char *late[] = {LONG, "cX:1", FTTL, num(now - 1), "0", "0", NULL};
+  const char *late[] = {LONG, "cX:1", "0", "0", num(now - 1), NULL};
   call(0, RL_FAM_MULTI_ACQUIRE, kv, late);
   RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
   RT_CHECK_EQ_INT(key_count(0, "fa") + key_count(0, "fb"), 0);
   long long floor = now + 1000000000000LL;
-  const char *ok[] = {LONG, "cX:1", FTTL, num(now + 60000000), num(floor),
-                      "0", NULL};
+  const char *ok[] = {LONG, "cX:1", num(floor), "0", num(now + 60000000),
+                      NULL};
   call(0, RL_FAM_MULTI_ACQUIRE_XSLOT, kv, ok); /* the shebang twin */
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   RT_CHECK_EQ_INT(at(1), floor);
@@ -1354,6 +1486,9 @@ int main(int argc, char **argv) {
       {"rw_dead_waiting_writer", test_rw_dead_waiting_writer},
       {"rw_writer_leaves_and_undo", test_rw_writer_leaves_and_undo},
       {"rw_deadline_floor", test_rw_deadline_floor},
+      {"reentry_catches_up", test_reentry_catches_up},
+      {"acl_without_pexpire_writes_nothing",
+       test_acl_without_pexpire_writes_nothing},
       {"sem_limit_and_wakeup", test_sem_limit_and_wakeup},
       {"sem_never_above_limit", test_sem_never_above_limit},
       {"sem_expiry_returns_permits", test_sem_expiry_returns_permits},
