@@ -388,11 +388,12 @@ RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
  * Writers are not starved: while a writer waits, new readers wait behind
  * it (owners that already read may re-enter). Each read hold has its own
  * lease, renewed by the watchdog, and ends alone: a crashed reader's
- * share frees within its lease, the others keep theirs. Fencing: a write
- * acquisition's token is larger than every earlier read or write token
- * of the lock; a read acquisition's token is at least the token of the
- * last write acquisition before it and below the next one's (README,
- * "Read-write lock"). For a read handle, rlock_is_locked answers whether
+ * share frees within its lease, the others keep theirs. Fencing: every
+ * first acquisition of either side gets a token larger than that of
+ * every acquisition of the lock that ended before it began, read or
+ * write (concurrent readers with N > 1 masters may share one); README
+ * ("Read-write lock") gives a storage layer's two rules for using them.
+ * For a read handle, rlock_is_locked answers whether
  * any owner reads, rlock_remaining_lease the time until the last read
  * hold ends.
  */

@@ -85,19 +85,6 @@
   "  return f\n"                                                            \
   "end\n"
 
-/* current_token(fence_key, floor): a shared (read) hold's token: the
- * counter as it is, so the token of the last exclusive acquisition before
- * it, raised to the floor (and stored, so the next exclusive token is
- * above it). Needs RL_LUA_CLOCK, RL_LUA_FMT. */
-#define RL_LUA_CURRENT_TOKEN                                                \
-  "local function current_token(key, floor)\n"                              \
-  "  local f = tonumber(redis.call('get', key) or '0')\n"                   \
-  "  if f <= 0 then f = now_us end\n"                                       \
-  "  if f < floor then f = floor end\n"                                     \
-  "  redis.call('set', key, fmt(f), 'px', " RL_LUA_STR(RL_FENCE_TTL_MS) ")\n" \
-  "  return f\n"                                                            \
-  "end\n"
-
 /* Fails the script before it writes anything when the caller may not
  * PEXPIRE (an ACL user without it), since Redis does not roll a script
  * back and a key written without its TTL would stay forever. With GT the

@@ -42,11 +42,17 @@
  * alive_ms), so a dead waiting writer holds readers back for at most
  * alive_ms.
  *
- * Tokens: a write acquisition's token is the fencing token of an
- * exclusive lock. A read hold's token is the counter as it stands: the
- * token of the last write acquisition before it (raised to the caller's
- * floor), so "my data is at least as new as write T". A writer after it
- * always gets a larger token; readers share theirs.
+ * Tokens: every first hold, read or write, takes the next token of the
+ * counter, as an exclusive lock's first acquisition does (re-entries keep
+ * theirs). So a read hold's token is above the token of every write
+ * acquisition before it and below that of every acquisition after it:
+ * "this reader sees every write whose token is lower, and none whose
+ * token is higher". A storage layer fences with two rules: apply a write
+ * only if its token is at least every token it has seen, reads included
+ * (a stale writer is refused after any later reader or writer); serve a
+ * read only if its token is at least every write token it has applied (a
+ * stale reader is refused after a later writer; concurrent readers are
+ * not refused by each other).
  */
 #include "family_lua.h"
 
@@ -135,7 +141,7 @@
  *   {-1, now_us}          the deadline had passed: nothing changed.
  */
 const char rl_fam_rw_read_acquire_lua[] =
-    RW_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_CURRENT_TOKEN
+    RW_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
     RL_LUA_ACL_PROBE
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
     "local count, floor = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
@@ -144,7 +150,10 @@ const char rl_fam_rw_read_acquire_lua[] =
     "local existed = redis.call('hexists', KEYS[3], owner)\n"
     "if existed == 1 or redis.call('hexists', KEYS[1], owner) == 1 then\n"
     "  local n = read_hold(owner, lease, count)\n"
-    "  return {1, current_token(KEYS[5], floor), n, existed}\n"
+    "  if existed == 1 then\n"
+    "    return {1, tonumber(redis.call('get', KEYS[5]) or '0'), n, 1}\n"
+    "  end\n"
+    "  return {1, next_token(KEYS[5], floor), n, 0}\n"
     "end\n"
     "if redis.call('exists', KEYS[1]) == 1 then\n"
     "  return {0, redis.call('pttl', KEYS[1]), 1}\n"
@@ -153,7 +162,7 @@ const char rl_fam_rw_read_acquire_lua[] =
     "  return {0, last_left(KEYS[4]), 3}\n"
     "end\n"
     "local n = read_hold(owner, lease, count)\n"
-    "return {1, current_token(KEYS[5], floor), n, 0}\n";
+    "return {1, next_token(KEYS[5], floor), n, 0}\n";
 
 /*
  * ARGV[1] owner, [2] "1" for the owner's last read hold (drop it whatever
