@@ -564,6 +564,7 @@ RLOCK_EXTERN int rlock_cancel_async(rlock *lock, uint64_t owner);
  */
 #define RLOCK_HIST_BUCKETS 12
 #define RLOCK_METRICS_MASTERS 64
+#define RLOCK_KINDS 4 /* lock, fair, read, write */
 
 /* A histogram of durations: buckets[i] counts the observations of at most
  * le_ms[i] ms (cumulative, as Prometheus has it); the last bound is
@@ -609,6 +610,9 @@ typedef struct rlock_metrics {
   rlock_histogram hold;          /* first acquisition to release or loss */
   size_t nmasters;
   rlock_master_metrics masters[RLOCK_METRICS_MASTERS];
+  /* acquisitions by the kind of handle, in the order of rlock_kind()'s
+   * names: lock, fair, read, write. */
+  uint64_t acquisitions_by_kind[RLOCK_KINDS];
 } rlock_metrics;
 
 /* Fills *m. 0, or RLOCK_EINVAL. */
@@ -620,6 +624,7 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * 0.0.4) to buf, NUL-terminated, like snprintf: returns the length the
  * whole text needs (excluding the NUL), so a return >= size means it was
  * cut; negative on error. Names: rlock_acquisitions_total,
+ * rlock_acquisitions_by_kind_total{kind},
  * rlock_acquire_failures_total{reason}, rlock_releases_total,
  * rlock_renewals_total, rlock_renewal_failures_total,
  * rlock_locks_lost_total, rlock_locks_held, rlock_waiters,

@@ -365,6 +365,7 @@ static void commit(rl_req *req) {
   if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
   req->out_u64 = h->token;
   req->count = h->count;
+  RL_ADD(c->metrics.acquisitions_kind[req->lock->kind->id], 1);
   rl_req_finish(req, RLOCK_OK);
 }
 

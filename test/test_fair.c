@@ -204,6 +204,16 @@ static void basic(void) {
   RT_CHECK(t2 > t1);
   RT_CHECK_EQ_INT(rlock_unlock(f), 0);
   RT_CHECK(wait_nothing_left(1, "fb"));
+  /* Metrics count acquisitions by kind: these four were fair. */
+  static rlock_metrics m;
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(c, &m), 0);
+  RT_CHECK_EQ_INT(m.acquisitions, 4);
+  RT_CHECK_EQ_INT(m.acquisitions_by_kind[1], 4);
+  RT_CHECK_EQ_INT(m.acquisitions_by_kind[0], 0);
+  static char text[16384];
+  RT_CHECK(rlock_metrics_prometheus(c, text, sizeof text) > 0);
+  RT_CHECK(strstr(text, "rlock_acquisitions_by_kind_total{kind=\"fair\"} 4\n") !=
+           NULL);
   rlock_free(plain);
   rlock_free(f);
   rlock_client_close(c);

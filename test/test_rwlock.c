@@ -187,6 +187,12 @@ static void basic(void) {
   RT_CHECK_EQ_INT(try_other(x.w, 0, 1, &tw2), 0);
   RT_CHECK(tw2 > tr2);
   RT_CHECK(nothing_left(0, "b"));
+  static rlock_metrics m;
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(c, &m), 0);
+  RT_CHECK_EQ_INT(m.acquisitions_by_kind[2], 6); /* the reads above */
+  RT_CHECK_EQ_INT(m.acquisitions_by_kind[3], 4); /* the writes */
+  RT_CHECK_EQ_INT(m.acquisitions_by_kind[2] + m.acquisitions_by_kind[3],
+                  m.acquisitions);
   rw_free(&x);
   rlock_client_close(c);
 }
