@@ -79,7 +79,7 @@ extern "C" {
   XX(ENOMEM, -6, "out of memory")                                           \
   XX(ECLOSED, -7, "client is closed")                                       \
   XX(EREDIS, -8, "a master answered with an error reply")                   \
-  XX(EDEADLK, -9, "blocking call on the client's loop thread")              \
+  XX(EDEADLK, -9, "the call would deadlock")                                \
   XX(ECANCELED, -10, "the async acquisition was cancelled")                 \
   XX(ELIMIT, -11, "no extensions left for this acquisition")                \
   XX(ENOTFOUND, -12, "a master's host name could not be resolved")
@@ -99,7 +99,9 @@ extern "C" {
  * RLOCK_ECLOSED    the client is closed or closing.
  * RLOCK_EREDIS     a master answered with an error reply; see
  *                  rlock_client_last_error().
- * RLOCK_EDEADLK    a blocking call was made on the client's loop thread.
+ * RLOCK_EDEADLK    the call would deadlock: a blocking call was made on
+ *                  the client's loop thread, or the holder of a read lock
+ *                  asked for the write side of the same read-write lock.
  * RLOCK_ECANCELED  rlock_cancel_async cancelled this pending
  *                  rlock_lock_async.
  * RLOCK_ELIMIT     rlock_extend: this acquisition has used all its
@@ -256,7 +258,24 @@ typedef struct rlock_options {
   const char *tls_key_file;
   const char *tls_server_name;
   int tls_insecure;
+  /*
+   * Fair locks and the write side of read-write locks: a waiter keeps its
+   * place in the masters' queues only while it shows it is alive, which
+   * it does by attempting at least every third of this many ms (rlock
+   * does that by itself while the waiter waits). A waiter whose process
+   * died or was paused (SIGSTOP, a long GC pause) is therefore skipped
+   * after at most waiter_alive_ms without an attempt, however long the
+   * holder keeps the lock; a paused waiter that comes back keeps its
+   * original place. A waiting writer holds new readers back for at most
+   * this long after it stopped attempting. RLOCK_WAITER_ALIVE_AUTO (the
+   * default): the larger of 5000 and 4 * master_timeout_ms; otherwise
+   * at least 4 * master_timeout_ms (an attempt may take a master timeout
+   * to land, and a live waiter must never look dead).
+   */
+  int64_t waiter_alive_ms;
 } rlock_options;
+
+#define RLOCK_WAITER_ALIVE_AUTO 0
 
 #define RLOCK_QUARANTINE_AUTO (-1)
 
@@ -343,6 +362,54 @@ RLOCK_EXTERN size_t rlock_client_last_error(rlock_client *client, char *buf,
  */
 RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
                            rlock **out);
+
+/*
+ * The lock family. Each of these gets a handle that every call above and
+ * below accepts with the same meaning (lock, trylock, unlock, force
+ * unlock, the queries, the async calls, extend, the lost-lock callback,
+ * free); name as for rlock_get.
+ *
+ * rlock_get_fair: a fair lock. A reentrant lock whose waiters are served
+ * first come, first served across clients and processes: the waiter that
+ * asked first (by its client's wall clock when the call began) gets the
+ * lock next, and an unlock wakes exactly that waiter. A waiter whose
+ * process died or is paused is skipped once it has not attempted for
+ * rlock_options.waiter_alive_ms (it attempts by itself every third of
+ * that while it waits); a waiter that gives up (its wait ran out, it was
+ * cancelled, its client closed) leaves every master's queue at once.
+ * A single attempt (wait_ms 0) never queues: it gets the lock only if it
+ * is free and nobody waits. A fair handle and a plain handle of one name
+ * are the same lock (they exclude each other), but a plain acquisition
+ * does not queue, and a plain unlock wakes no fair waiter: do not mix
+ * them. README ("Fair lock") says what order holds with N > 1 masters.
+ *
+ * rlock_get_read, rlock_get_write: the two sides of one read-write lock
+ * (the same name). Any number of owners may hold the read side at once;
+ * the write side excludes readers and writers. Both are reentrant; the
+ * write holder may also take the read side, and keeps it after releasing
+ * the write side. A read holder that asks for the write side (without
+ * holding it) gets RLOCK_EDEADLK at once instead of waiting forever.
+ * Writers are not starved: while a writer waits, new readers wait behind
+ * it (owners that already read may re-enter). Each read hold has its own
+ * lease, renewed by the watchdog, and ends alone: a crashed reader's
+ * share frees within its lease, the others keep theirs. Fencing: every
+ * first acquisition of either side gets a token larger than that of
+ * every acquisition of the lock that ended before it began, read or
+ * write (concurrent readers with N > 1 masters may share one); README
+ * ("Read-write lock") gives a storage layer's two rules for using them.
+ * For a read handle, rlock_is_locked answers whether
+ * any owner reads, rlock_remaining_lease the time until the last read
+ * hold ends.
+ */
+RLOCK_EXTERN int rlock_get_fair(rlock_client *client, const char *name,
+                                rlock **out);
+RLOCK_EXTERN int rlock_get_read(rlock_client *client, const char *name,
+                                rlock **out);
+RLOCK_EXTERN int rlock_get_write(rlock_client *client, const char *name,
+                                 rlock **out);
+
+/* What the handle is: "lock", "fair", "read" or "write". */
+RLOCK_EXTERN const char *rlock_kind(const rlock *lock);
 
 /*
  * Frees a handle, not the lock: a lock held through it stays held. Async
@@ -501,6 +568,7 @@ RLOCK_EXTERN int rlock_cancel_async(rlock *lock, uint64_t owner);
  */
 #define RLOCK_HIST_BUCKETS 12
 #define RLOCK_METRICS_MASTERS 64
+#define RLOCK_KINDS 4 /* lock, fair, read, write */
 
 /* A histogram of durations: buckets[i] counts the observations of at most
  * le_ms[i] ms (cumulative, as Prometheus has it); the last bound is
@@ -546,6 +614,9 @@ typedef struct rlock_metrics {
   rlock_histogram hold;          /* first acquisition to release or loss */
   size_t nmasters;
   rlock_master_metrics masters[RLOCK_METRICS_MASTERS];
+  /* acquisitions by the kind of handle, in the order of rlock_kind()'s
+   * names: lock, fair, read, write. */
+  uint64_t acquisitions_by_kind[RLOCK_KINDS];
 } rlock_metrics;
 
 /* Fills *m. 0, or RLOCK_EINVAL. */
@@ -557,6 +628,7 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * 0.0.4) to buf, NUL-terminated, like snprintf: returns the length the
  * whole text needs (excluding the NUL), so a return >= size means it was
  * cut; negative on error. Names: rlock_acquisitions_total,
+ * rlock_acquisitions_by_kind_total{kind},
  * rlock_acquire_failures_total{reason}, rlock_releases_total,
  * rlock_renewals_total, rlock_renewal_failures_total,
  * rlock_locks_lost_total, rlock_locks_held, rlock_waiters,

@@ -82,6 +82,8 @@ typedef struct rl_req {
   rl_hold *pending;      /* async: this acquisition's mark in c->pending */
   int deciding;          /* user code runs inside its decision: no cancel */
   uint64_t t_start;
+  uint64_t ticket;       /* fair: its place in the queues (wall-clock us) */
+  int queued;            /* an attempt queued it on the masters */
 } rl_req;
 
 struct rlock {
@@ -89,13 +91,18 @@ struct rlock {
   _Atomic(rlock_lost_cb) lost_cb;
   void *_Atomic lost_arg;
   rl_client *client;
+  const struct rl_kind *kind; /* what the handle is (lib/kind.h) */
   char *name;
-  char *key;
+  char *key;      /* the hold key: keys[kind->hold] */
   size_t keylen;
-  char *fence;
+  char *fence;    /* keys[kind->fence] */
   size_t fencelen;
-  char *channel;
+  char *channel;  /* where its waiters listen (a fair waiter: + ":" owner) */
   size_t channellen;
+  int nkeys;      /* its keys, in the order its scripts take them */
+  const char *keys[5];
+  size_t keylens[5];
+  char *mem;      /* the one allocation the keys live in */
 };
 
 struct rlock_client {

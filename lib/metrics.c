@@ -62,6 +62,8 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   m->locks_lost = LOAD(s->locks_lost);
   m->locks_held = LOAD(s->locks_held);
   m->waiters = LOAD(s->waiters);
+  for (int k = 0; k < RLOCK_KINDS; k++)
+    m->acquisitions_by_kind[k] = LOAD(s->acquisitions_kind[k]);
   hist_snapshot(&s->wait, &m->wait);
   hist_snapshot(&s->hold, &m->hold);
   m->nmasters = (size_t)c->nmasters;
@@ -152,6 +154,14 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
   out o = {buf, size, 0};
   counter(&o, "rlock_acquisitions_total", "Successful acquisitions.",
           m.acquisitions);
+  put(&o, "# HELP rlock_acquisitions_by_kind_total Successful acquisitions, "
+          "by the kind of handle.\n"
+          "# TYPE rlock_acquisitions_by_kind_total counter\n");
+  static const char *const kinds[RLOCK_KINDS] = {"lock", "fair", "read",
+                                                 "write"};
+  for (int k = 0; k < RLOCK_KINDS; k++)
+    put(&o, "rlock_acquisitions_by_kind_total{kind=\"%s\"} %llu\n", kinds[k],
+        (unsigned long long)m.acquisitions_by_kind[k]);
   put(&o, "# HELP rlock_acquire_failures_total Acquisitions that failed, "
           "by reason.\n# TYPE rlock_acquire_failures_total counter\n");
   const struct {

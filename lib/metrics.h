@@ -24,6 +24,8 @@ typedef struct rl_metrics {
   atomic_uint_fast64_t renewals, renewal_failures, locks_lost;
   atomic_int_fast64_t locks_held, waiters;
   rl_hist wait, hold;
+  /* Successful acquisitions by the kind of handle (kind.h's ids). */
+  atomic_uint_fast64_t acquisitions_kind[RLOCK_KINDS];
 } rl_metrics;
 
 #define RL_ADD(field, n) \

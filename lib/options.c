@@ -56,6 +56,7 @@ void rlock_options_init(rlock_options *o) {
   o->restart_quarantine_ms = RLOCK_QUARANTINE_AUTO;
   o->max_lease_ms = RL_DEFAULT_MAX_LEASE_MS;
   o->log_level = RLOCK_LOG_INFO;
+  o->waiter_alive_ms = RLOCK_WAITER_ALIVE_AUTO;
 }
 
 static int prefix_ok(const char *p) {
@@ -144,6 +145,14 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
       o->wait_strategy != RLOCK_WAIT_POLL)
     REFUSE("wait_strategy: %d, not RLOCK_WAIT_PUBSUB or RLOCK_WAIT_POLL",
            o->wait_strategy);
+  /* A queued waiter attempts every third of it, and each attempt may take
+   * a master timeout to land: a live waiter must never look dead. */
+  if (o->waiter_alive_ms != RLOCK_WAITER_ALIVE_AUTO &&
+      (o->waiter_alive_ms < 4 * o->master_timeout_ms ||
+       o->waiter_alive_ms > 86400000))
+    REFUSE("waiter_alive_ms: %lld, not RLOCK_WAITER_ALIVE_AUTO or in "
+           "4 * master_timeout_ms (%lld)..86400000",
+           (long long)o->waiter_alive_ms, (long long)(4 * o->master_timeout_ms));
   if (tls_options_check(o) != 0) return RLOCK_EINVAL;
   for (size_t i = 0; i < o->nmasters; i++) {
     const char *why = "invalid";

@@ -805,6 +805,87 @@ static void unix_auth_in_master_list(void) {
   rt_redis_stop(&tls);
 }
 
+/* The lock family's kinds: readers share, a writer waits for them, a
+ * fair waiter keeps its turn; status shows each kind; unlock --force and
+ * scan know them. */
+static void kinds(void) {
+  static char out[16384];
+  char log[512], cmd[1200];
+  path_of(log, sizeof log, "kinds.log");
+  unlink(log);
+  /* Two readers at once: each starts before the other ends. */
+  snprintf(cmd, sizeof cmd,
+           "echo start$0 >> %s; sleep 0.6; echo end$0 >> %s", log, log);
+  pid_t r1 = spawn("kr1", "exec", "--read", "kx", "--", "sh", "-c", cmd, "r1",
+                   (char *)NULL);
+  pid_t r2 = spawn("kr2", "exec", "--kind", "read", "kx", "--", "sh", "-c",
+                   cmd, "r2", (char *)NULL);
+  RT_REQUIRE(wait_file("kinds.log", BOUND_MS) == 0);
+  rt_sleep_ms(200);
+  /* While they read, a writer cannot have it at once... */
+  RT_CHECK_EQ_INT(RUN("kw0", "exec", "--write", "-n", "kx", "--", "true"), 1);
+  /* ...and status shows both readers. */
+  RT_CHECK_EQ_INT(RUN("ks", "status", "kx"), 0);
+  slurp("ks.out", out, sizeof out);
+  RT_CHECK(strstr(out, "read-write:") != NULL);
+  RT_CHECK(strstr(out, "kinds found: rw") != NULL);
+  RT_CHECK_EQ_INT(RUN("ksj", "status", "--json", "kx"), 0);
+  slurp("ksj.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"kinds\":[\"rw\"]") != NULL);
+  RT_CHECK(strstr(out, "\"readers\":[{\"owner\"") != NULL);
+  /* A waiting writer runs once both readers are done. */
+  pid_t w = spawn("kw", "exec", "--write", "kx", "--", "sh", "-c", cmd, "w",
+                  (char *)NULL);
+  RT_CHECK_EQ_INT(wait_exit(r1, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(r2, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(w, BOUND_MS), 0);
+  slurp("kinds.log", out, sizeof out);
+  const char *ew = strstr(out, "startw");
+  RT_CHECK(ew != NULL && strstr(out, "endr1") < ew && strstr(out, "endr2") < ew);
+  RT_CHECK(strstr(out, "startr2") < strstr(out, "endr1") ||
+           strstr(out, "startr1") < strstr(out, "endr2")); /* they overlapped */
+  /* A fair lock: the holder, then its waiter; status shows the queue. */
+  pid_t f1 = spawn("kf1", "exec", "--fair", "kf", "--", "sleep", "1",
+                   (char *)NULL);
+  RT_REQUIRE(wait_key("rlock:{kf}", 1, BOUND_MS) == 0);
+  pid_t f2 = spawn("kf2", "exec", "--fair", "kf", "--", "true", (char *)NULL);
+  uint64_t end = rt_now_ms() + BOUND_MS;
+  while (rt_redis_int(&srv[0], "ZCARD rlock:{kf}:q") != 1 && rt_now_ms() < end)
+    rt_sleep_ms(10);
+  RT_CHECK_EQ_INT(RUN("kfs", "status", "kf"), 0);
+  RT_CHECK(strstr(slurp("kfs.out", out, sizeof out), "fair queue:") != NULL);
+  RT_CHECK(strstr(out, "kinds found: lock fair") != NULL);
+  RT_CHECK_EQ_INT(wait_exit(f1, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(f2, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{kf}:q"), 0);
+  /* unlock --force of each side. */
+  redisReply *r = rt_redis_cmd(&srv[0], "ZADD rlock:{kx}:r 99999999999999 o");
+  if (r) freeReplyObject(r);
+  r = rt_redis_cmd(&srv[0], "HSET rlock:{kx}:rc o 1");
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(RUN("kfr", "unlock", "--force", "--read", "kx"), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{kx}:r"), 0);
+  RT_REQUIRE(plant("rlock:{kx}:w", 30000) == 0);
+  RT_CHECK_EQ_INT(RUN("kfw", "unlock", "--force", "--write", "kx"), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{kx}:w"), 0);
+  RT_CHECK_EQ_INT(RUN("kfb", "unlock", "--force", "--kind", "sideways", "kx"),
+                  64);
+  /* scan: a waiting-writer set without TTL is a leak; a write hold with a
+   * TTL is a lock. */
+  r = rt_redis_cmd(&srv[0], "ZADD rlock:{kx}:wq 1 o");
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(RUN("kscan", "scan"), 1);
+  RT_CHECK(strstr(slurp("kscan.out", out, sizeof out), "rlock:{kx}:wq: NO TTL") !=
+           NULL);
+  rt_redis_int(&srv[0], "DEL rlock:{kx}:wq");
+  RT_REQUIRE(plant("rlock:{kx}:w", 30000) == 0);
+  RT_CHECK_EQ_INT(RUN("kscan2", "scan", "--all"), 0);
+  RT_CHECK(strstr(slurp("kscan2.out", out, sizeof out), "rlock:{kx}:w: lease") !=
+           NULL);
+  rt_redis_int(&srv[0], "DEL rlock:{kx}:w");
+}
+
 /* Each case, then whatever tool process it left running is killed. */
 #define CASE(fn)                                                              \
   static void fn##_case(void) {                                               \
@@ -831,6 +912,7 @@ CASE(usage)
 CASE(tls_flags)
 CASE(tls_verification_flags)
 CASE(unix_auth_in_master_list)
+CASE(kinds)
 
 static void remove_tmp(void) {
   char cmd[400];
@@ -887,6 +969,7 @@ int main(int argc, char **argv) {
       {"tls_flags", tls_flags_case},
       {"tls_verification_flags", tls_verification_flags_case},
       {"unix_auth_in_master_list", unix_auth_in_master_list_case},
+      {"kinds", kinds_case},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

@@ -175,13 +175,6 @@ static int prefix_ok(const char *p) {
 
 /* --- status --------------------------------------------------------------- */
 
-static const char status_usage[] =
-    "usage: rlock status [--json] [--timeout MS] [--masters URL,...]\n"
-    "                    [--prefix P] NAME\n"
-    "Shows, for each master, who holds the lock NAME, their hold counts, the\n"
-    "remaining lease (PTTL, ms) and the last fencing token. Read-only.\n"
-    "Exit 0 if at least one master answered, 2 if none did, 64 on bad usage.\n";
-
 /* Reads one string reply that is a decimal integer, or reports it absent. */
 static int reply_ll(const redisReply *r, long long *out) {
   if (r == NULL) return -1;
@@ -192,6 +185,178 @@ static int reply_ll(const redisReply *r, long long *out) {
   if (r->type == REDIS_REPLY_STRING)
     return rt_parse_ll(r->str, -(1LL << 62), 1LL << 62, out);
   return -1;
+}
+
+static const char status_usage[] =
+    "usage: rlock status [--json] [--timeout MS] [--masters URL,...]\n"
+    "                    [--prefix P] NAME\n"
+    "Shows, for each master, who holds the lock NAME, their hold counts, the\n"
+    "remaining lease (PTTL, ms) and the last fencing token; and, for every\n"
+    "other kind found under NAME, its state: the fair lock's queue in order\n"
+    "(owner, ticket, ms until it is skipped unless it attempts again), the\n"
+    "read-write lock's writer, readers with their remaining leases, waiting\n"
+    "writers and last token. Read-only.\n"
+    "Exit 0 if at least one master answered, 2 if none did, 64 on bad usage.\n";
+
+/* What one master says of NAME's other kinds (rlock.h's lock family):
+ * the replies of the commands status_family_append queued. */
+enum { FQ, FQT, RW_W, RW_WPTTL, RW_R, RW_RC, RW_WQ, RW_FENCE, FAM_N };
+
+static void status_family_append(rt_conn *ctx, const char *key) {
+  rt_conn_append(ctx, "ZRANGE %s:q 0 -1 WITHSCORES", key);
+  rt_conn_append(ctx, "ZRANGE %s:qt 0 -1 WITHSCORES", key);
+  rt_conn_append(ctx, "HGETALL %s:w", key);
+  rt_conn_append(ctx, "PTTL %s:w", key);
+  rt_conn_append(ctx, "ZRANGE %s:r 0 -1 WITHSCORES", key);
+  rt_conn_append(ctx, "HGETALL %s:rc", key);
+  rt_conn_append(ctx, "ZRANGE %s:wq 0 -1 WITHSCORES", key);
+  rt_conn_append(ctx, "GET %s:w:fence", key);
+}
+
+static int is_array(const redisReply *r) {
+  return r != NULL && r->type == REDIS_REPLY_ARRAY;
+}
+
+/* The score of member m in a WITHSCORES reply, or def. */
+static long long score_of(const redisReply *z, const char *m, size_t len,
+                          long long def) {
+  for (size_t k = 0; is_array(z) && k + 1 < z->elements; k += 2)
+    if ((size_t)z->element[k]->len == len &&
+        memcmp(z->element[k]->str, m, len) == 0) {
+      long long v;
+      return reply_ll(z->element[k + 1], &v) == 0 ? v : def;
+    }
+  return def;
+}
+
+/* The value of field m in an HGETALL reply, or NULL. */
+static const char *field_of(const redisReply *h, const char *m, size_t len) {
+  for (size_t k = 0; is_array(h) && k + 1 < h->elements; k += 2)
+    if ((size_t)h->element[k]->len == len &&
+        memcmp(h->element[k]->str, m, len) == 0)
+      return h->element[k + 1]->str;
+  return NULL;
+}
+
+/* Bit 0: a fair queue; bit 1: anything of a read-write lock. */
+static int family_kinds(redisReply *const *r) {
+  int k = 0;
+  if (is_array(r[FQ]) && r[FQ]->elements > 0) k |= 1;
+  if ((is_array(r[RW_W]) && r[RW_W]->elements > 0) ||
+      (is_array(r[RW_R]) && r[RW_R]->elements > 0) ||
+      (is_array(r[RW_WQ]) && r[RW_WQ]->elements > 0) ||
+      (r[RW_FENCE] != NULL && r[RW_FENCE]->type == REDIS_REPLY_STRING))
+    k |= 2;
+  return k;
+}
+
+/* now: the master's clock in ms (scores are in it). */
+static void status_family_json(FILE *f, redisReply *const *r, long long now) {
+  fputs(",\"fair_queue\":[", f);
+  for (size_t k = 0; is_array(r[FQ]) && k + 1 < r[FQ]->elements; k += 2) {
+    const redisReply *m = r[FQ]->element[k];
+    long long ticket = 0;
+    reply_ll(r[FQ]->element[k + 1], &ticket);
+    long long until = score_of(r[FQT], m->str, m->len, now);
+    fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+    json_str(f, m->str, m->len);
+    fprintf(f, ",\"ticket\":%lld,\"alive_ms\":%lld}", ticket, until - now);
+  }
+  fputs("],\"rw\":{\"writers\":[", f);
+  for (size_t k = 0; is_array(r[RW_W]) && k + 1 < r[RW_W]->elements; k += 2) {
+    long long cnt = 0;
+    fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+    json_str(f, r[RW_W]->element[k]->str, r[RW_W]->element[k]->len);
+    reply_ll(r[RW_W]->element[k + 1], &cnt);
+    fprintf(f, ",\"count\":%lld}", cnt);
+  }
+  long long wpttl = -2;
+  reply_ll(r[RW_WPTTL], &wpttl);
+  fprintf(f, "],\"write_pttl_ms\":%lld,\"readers\":[", wpttl);
+  int first = 1;
+  for (size_t k = 0; is_array(r[RW_R]) && k + 1 < r[RW_R]->elements; k += 2) {
+    const redisReply *m = r[RW_R]->element[k];
+    long long exp = 0, cnt = 0;
+    reply_ll(r[RW_R]->element[k + 1], &exp);
+    if (exp <= now) continue; /* ran out: no longer a reader */
+    const char *c = field_of(r[RW_RC], m->str, m->len);
+    if (c != NULL) rt_parse_ll(c, 0, 1LL << 62, &cnt);
+    fputs(first ? "{\"owner\":" : ",{\"owner\":", f);
+    first = 0;
+    json_str(f, m->str, m->len);
+    fprintf(f, ",\"count\":%lld,\"lease_ms\":%lld}", cnt, exp - now);
+  }
+  fputs("],\"waiting_writers\":[", f);
+  first = 1;
+  for (size_t k = 0; is_array(r[RW_WQ]) && k + 1 < r[RW_WQ]->elements;
+       k += 2) {
+    long long until = 0;
+    reply_ll(r[RW_WQ]->element[k + 1], &until);
+    if (until <= now) continue;
+    fputs(first ? "{\"owner\":" : ",{\"owner\":", f);
+    first = 0;
+    json_str(f, r[RW_WQ]->element[k]->str, r[RW_WQ]->element[k]->len);
+    fprintf(f, ",\"alive_ms\":%lld}", until - now);
+  }
+  fputs("],\"token\":", f);
+  json_cstr(f, r[RW_FENCE] != NULL && r[RW_FENCE]->type == REDIS_REPLY_STRING
+                   ? r[RW_FENCE]->str
+                   : NULL);
+  fputs("}", f);
+}
+
+static void status_family_human(FILE *f, redisReply *const *r,
+                                long long now) {
+  int kinds = family_kinds(r);
+  if (kinds & 1) {
+    fputs("    fair queue:", f);
+    for (size_t k = 0; k + 1 < r[FQ]->elements; k += 2) {
+      const redisReply *m = r[FQ]->element[k];
+      long long until = score_of(r[FQT], m->str, m->len, now);
+      fputs(k ? ", " : " ", f);
+      human_str(f, m->str, m->len);
+      fprintf(f, " (ticket %s, skipped in %lld ms)",
+              r[FQ]->element[k + 1]->str, until - now);
+    }
+    fputc('\n', f);
+  }
+  if (!(kinds & 2)) return;
+  fputs("    read-write:", f);
+  if (is_array(r[RW_W]) && r[RW_W]->elements >= 2) {
+    long long wpttl = -2;
+    reply_ll(r[RW_WPTTL], &wpttl);
+    fputs(" written by ", f);
+    human_str(f, r[RW_W]->element[0]->str, r[RW_W]->element[0]->len);
+    fprintf(f, " (count %s, lease %lld ms left)", r[RW_W]->element[1]->str,
+            wpttl);
+  } else {
+    fputs(" no writer", f);
+  }
+  int n = 0;
+  for (size_t k = 0; is_array(r[RW_R]) && k + 1 < r[RW_R]->elements; k += 2) {
+    const redisReply *m = r[RW_R]->element[k];
+    long long exp = 0;
+    reply_ll(r[RW_R]->element[k + 1], &exp);
+    if (exp <= now) continue;
+    const char *c = field_of(r[RW_RC], m->str, m->len);
+    fputs(n++ ? ", " : "; readers ", f);
+    human_str(f, m->str, m->len);
+    fprintf(f, " (count %s, lease %lld ms left)", c ? c : "?", exp - now);
+  }
+  if (n == 0) fputs("; no reader", f);
+  n = 0;
+  for (size_t k = 0; is_array(r[RW_WQ]) && k + 1 < r[RW_WQ]->elements;
+       k += 2) {
+    long long until = 0;
+    reply_ll(r[RW_WQ]->element[k + 1], &until);
+    if (until <= now) continue;
+    fputs(n++ ? ", " : "; waiting writers ", f);
+    human_str(f, r[RW_WQ]->element[k]->str, r[RW_WQ]->element[k]->len);
+    fprintf(f, " (skipped in %lld ms)", until - now);
+  }
+  if (r[RW_FENCE] != NULL && r[RW_FENCE]->type == REDIS_REPLY_STRING)
+    fprintf(f, "; last token %s", r[RW_FENCE]->str);
+  fputc('\n', f);
 }
 
 int rt_cmd_status(rt_global *g, int argc, char **argv) {
@@ -272,16 +437,20 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
     human_str(f, key, strlen(key));
     fprintf(f, " (quorum %zu of %zu)\n", g->nmasters / 2 + 1, g->nmasters);
   }
+  int kinds_found = 0;
   for (size_t i = 0; i < g->nmasters; i++) {
     char err[512] = "";
-    redisReply *r[4] = {NULL, NULL, NULL, NULL};
+    /* The lock's four replies, TIME, then the other kinds' (FAM_N). */
+    redisReply *r[5 + FAM_N] = {NULL};
     rt_conn *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
     if (ctx != NULL) {
       rt_conn_append(ctx, "HGETALL %s", key);
       rt_conn_append(ctx, "PTTL %s", key);
       rt_conn_append(ctx, "GET %s", fkey);
       rt_conn_append(ctx, "PTTL %s", fkey);
-      for (int k = 0; k < 4; k++) {
+      rt_conn_append(ctx, "TIME");
+      status_family_append(ctx, key);
+      for (int k = 0; k < 5 + FAM_N; k++) {
         redisReply *rep = NULL;
         if (rt_conn_get_reply(ctx, &rep) != REDIS_OK) {
           snprintf(err, sizeof err, "%s", rt_conn_errstr(ctx));
@@ -298,12 +467,19 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
       ok = 0;
       snprintf(err, sizeof err, "unexpected reply to HGETALL");
     }
-    long long pttl = -2, fpttl = -2;
+    long long pttl = -2, fpttl = -2, now = 0;
     if (ok) {
       answered++;
       reply_ll(r[1], &pttl);
       reply_ll(r[3], &fpttl);
       if (r[0]->elements > 0) held_on++;
+      if (is_array(r[4]) && r[4]->elements == 2) {
+        long long sec = 0, us_ = 0;
+        reply_ll(r[4]->element[0], &sec);
+        reply_ll(r[4]->element[1], &us_);
+        now = sec * 1000 + us_ / 1000;
+      }
+      kinds_found |= (r[0]->elements > 0 ? 4 : 0) | family_kinds(r + 5);
     }
     const char *token = ok && r[2] != NULL && r[2]->type == REDIS_REPLY_STRING
                             ? r[2]->str
@@ -328,10 +504,13 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
         }
         fprintf(f, "],\"pttl_ms\":%lld,\"token\":", pttl);
         json_cstr(f, token);
-        fprintf(f, ",\"fence_pttl_ms\":%lld}", fpttl);
+        fprintf(f, ",\"fence_pttl_ms\":%lld", fpttl);
+        status_family_json(f, r + 5, now);
+        fputc('}', f);
       } else {
         fputs(",\"held\":null,\"holders\":null,\"pttl_ms\":null,"
-              "\"token\":null,\"fence_pttl_ms\":null}",
+              "\"token\":null,\"fence_pttl_ms\":null,\"fair_queue\":null,"
+              "\"rw\":null}",
               f);
       }
     } else {
@@ -360,16 +539,34 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
           fputs(", no token yet", f);
         }
         fputc('\n', f);
+        status_family_human(f, r + 5, now);
       }
     }
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5 + FAM_N; k++)
       if (r[k] != NULL) freeReplyObject(r[k]);
   }
-  if (json)
-    fprintf(f, "],\"answered\":%zu,\"held_on\":%zu}\n", answered, held_on);
-  else
-    fprintf(f, "  held on %zu of %zu masters, %zu answered\n", held_on,
-            g->nmasters, answered);
+  /* The kinds found on any master: "lock" is the hash a lock or fair
+   * handle holds (the two are one lock), "fair" a fair queue, "rw" a
+   * read-write lock. */
+  const char *kn[3] = {"lock", "fair", "rw"};
+  int kb[3] = {4, 1, 2};
+  if (json) {
+    fprintf(f, "],\"answered\":%zu,\"held_on\":%zu,\"kinds\":[", answered,
+            held_on);
+    for (int k = 0, first = 1; k < 3; k++)
+      if (kinds_found & kb[k]) {
+        fprintf(f, "%s\"%s\"", first ? "" : ",", kn[k]);
+        first = 0;
+      }
+    fputs("]}\n", f);
+  } else {
+    fprintf(f, "  held on %zu of %zu masters, %zu answered; kinds found:",
+            held_on, g->nmasters, answered);
+    for (int k = 0; k < 3; k++)
+      if (kinds_found & kb[k]) fprintf(f, " %s", kn[k]);
+    if (kinds_found == 0) fputs(" none", f);
+    fputc('\n', f);
+  }
   fflush(f);
   free(key);
   free(fkey);
@@ -383,9 +580,11 @@ static const char scan_usage[] =
     "usage: rlock scan [--json] [--all] [--pattern P] [--lease-over SECONDS]\n"
     "                  [--timeout MS] [--masters URL,...] [--prefix P]\n"
     "SCANs every master for lock keys (PREFIX* by default, minus the :fence\n"
-    "counters; only hashes count as locks) and reports locks with no TTL\n"
-    "(leaks) and, with --lease-over, locks whose remaining lease exceeds\n"
-    "SECONDS. --all lists every lock. Read-only.\n"
+    "counters; locks are PREFIX{NAME} hashes, and a read-write lock's :w\n"
+    "hash and :r sorted set) and reports locks with no TTL (leaks) and,\n"
+    "with --lease-over, locks whose remaining lease exceeds SECONDS; a fair\n"
+    "queue (:q, :qt), read counts (:rc) or waiting writers (:wq) without\n"
+    "TTL are leaks too. --all lists every lock. Read-only.\n"
     "Exit 0 if clean, 1 if anything was reported, 2 if a master could not\n"
     "be scanned, 64 on bad usage.\n"
     "--older-than is refused: Redis keeps no held-since time for a lock (the\n"
@@ -413,6 +612,7 @@ static int ends_with(const char *s, size_t n, const char *suffix) {
 
 typedef struct scan_totals {
   long long locks, leaks, long_leases, other;
+  long long family_leaks; /* keys that go with a lock, without TTL */
 } scan_totals;
 
 /*
@@ -495,6 +695,26 @@ static int lock_shaped(const char *key, size_t len) {
   return len >= 3 && key[len - 1] == '}' && memchr(key, '{', len) != NULL;
 }
 
+/* The lock family's keys (rlock.h): PREFIX{NAME}:w, the write side of a
+ * read-write lock (a hash, as a lock) and :r, its read holds (a sorted
+ * set), are locks (1); the fair queue (:q, :qt), the read counts (:rc) and
+ * the waiting writers (:wq) go with one (2): not counted as locks, but a
+ * leak all the same when they have no TTL. 0 for anything else. */
+static int family_shaped(const char *key, size_t len, const char *type) {
+  static const struct {
+    const char *suffix, *type;
+    int what;
+  } shapes[] = {{"}:w", "hash", 1}, {"}:r", "zset", 1},
+                {"}:q", "zset", 2}, {"}:qt", "zset", 2},
+                {"}:rc", "hash", 2}, {"}:wq", "zset", 2}};
+  if (memchr(key, '{', len) == NULL) return 0;
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    if (ends_with(key, len, shapes[i].suffix) &&
+        strcmp(type, shapes[i].type) == 0)
+      return shapes[i].what;
+  return 0;
+}
+
 /*
  * Scans one connected master, printing each reported key as it goes (the
  * JSON array of keys is open while this runs). Returns 0, or -1 with a
@@ -531,6 +751,7 @@ static int scan_master(rt_conn *ctx, const master_url *u,
       rt_conn_append(ctx, "TYPE %b", k->str, (size_t)k->len);
       rt_conn_append(ctx, "PTTL %b", k->str, (size_t)k->len);
       rt_conn_append(ctx, "HLEN %b", k->str, (size_t)k->len);
+      rt_conn_append(ctx, "ZCARD %b", k->str, (size_t)k->len);
       sent++;
     }
     int failed = 0;
@@ -539,8 +760,8 @@ static int scan_master(rt_conn *ctx, const master_url *u,
       if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
         continue;
       sent--;
-      redisReply *rr[3] = {NULL, NULL, NULL};
-      for (int j = 0; j < 3; j++) {
+      redisReply *rr[4] = {NULL, NULL, NULL, NULL};
+      for (int j = 0; j < 4; j++) {
         redisReply *rep = NULL;
         if (rt_conn_get_reply(ctx, &rep) != REDIS_OK) {
           if (!failed) snprintf(err, errsize, "%s", rt_conn_errstr(ctx));
@@ -549,14 +770,34 @@ static int scan_master(rt_conn *ctx, const master_url *u,
         }
         rr[j] = rep;
       }
-      if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
-          strcmp(rr[0]->str, "hash") == 0 &&
-          lock_shaped(k->str, k->len) &&
+      int fam = !failed && rr[0]->type == REDIS_REPLY_STATUS
+                    ? family_shaped(k->str, k->len, rr[0]->str)
+                    : 0;
+      if (!failed && rr[1]->type == REDIS_REPLY_INTEGER &&
+          rr[1]->integer != -2 && fam == 2) {
+        /* Goes with a lock: reported only as a leak. */
+        if (rr[1]->integer == -1) {
+          t->family_leaks++;
+          if (json) {
+            fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
+            json_str(stdout, k->str, k->len);
+            fputs(",\"pttl_ms\":-1,\"holders\":null,\"leak\":true,"
+                  "\"lease_over\":false}", stdout);
+          } else {
+            fprintf(stdout, "%s ", u->display);
+            human_str(stdout, k->str, k->len);
+            fputs(": NO TTL (leak)\n", stdout);
+          }
+          *first_key = 0;
+        }
+      } else if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
+          ((strcmp(rr[0]->str, "hash") == 0 && lock_shaped(k->str, k->len)) ||
+           fam == 1) &&
           rr[1]->type == REDIS_REPLY_INTEGER &&
           rr[1]->integer != -2) { /* -2: it went away meanwhile */
         long long pttl = rr[1]->integer;
-        long long fields = rr[2]->type == REDIS_REPLY_INTEGER
-                               ? rr[2]->integer : -1;
+        const redisReply *cnt = strcmp(rr[0]->str, "zset") == 0 ? rr[3] : rr[2];
+        long long fields = cnt->type == REDIS_REPLY_INTEGER ? cnt->integer : -1;
         int leak = pttl == -1;
         int over = lease_over_ms >= 0 && pttl > lease_over_ms;
         if (key_set_add(ks, k->str, k->len, leak, over) != 0) {
@@ -587,7 +828,7 @@ static int scan_master(rt_conn *ctx, const master_url *u,
                  strcmp(rr[0]->str, "none") != 0) {
         t->other++;
       }
-      for (int j = 0; j < 3; j++)
+      for (int j = 0; j < 4; j++)
         if (rr[j] != NULL) freeReplyObject(rr[j]);
       if (failed) break;
     }
@@ -668,7 +909,7 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
     free(us);
     return RT_EXIT_OSERR;
   }
-  scan_totals t = {0, 0, 0, 0};
+  scan_totals t = {0, 0, 0, 0, 0};
   key_set ks = {NULL, 0, 0};
   size_t failed = 0;
   if (json) {
@@ -704,6 +945,7 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
   }
   key_set_totals(&ks, &t);
   key_set_free(&ks);
+  t.leaks += t.family_leaks;
   if (json) {
     fprintf(stdout,
             "],\"locks\":%lld,\"leaks\":%lld,\"lease_over\":%lld,"

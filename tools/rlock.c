@@ -176,6 +176,29 @@ static void print_lib_error(const char *what, rlock_client *c, int rc) {
           buf[0] ? ": " : "", buf);
 }
 
+/* --- lock kinds ------------------------------------------------------------ */
+
+/* The kinds a NAME may be taken as (rlock.h): a reentrant lock, a fair
+ * lock, or the read or write side of a read-write lock. */
+static const char *const kinds[] = {"lock", "fair", "read", "write"};
+
+/* The index of a --kind value, or -1. */
+static int kind_index(const char *s) {
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, kinds[i]) == 0) return i;
+  return -1;
+}
+
+/* A handle on NAME of kind k (an index into kinds). */
+static int get_handle(rlock_client *c, int k, const char *name, rlock **out) {
+  switch (k) {
+    case 1: return rlock_get_fair(c, name, out);
+    case 2: return rlock_get_read(c, name, out);
+    case 3: return rlock_get_write(c, name, out);
+    default: return rlock_get(c, name, out);
+  }
+}
+
 /* --- exec: self-pipes and handlers ----------------------------------------- */
 
 static int sig_pipe[2] = {-1, -1}; /* signal numbers, one byte each */
@@ -287,6 +310,7 @@ typedef struct exec_opts {
   long long max_lease_ms; /* 0: library default */
   long long connect_ms;
   int verbose;
+  int kind; /* an index into kinds */
 } exec_opts;
 
 typedef struct exec_state {
@@ -474,6 +498,10 @@ static const char exec_usage[] =
     "  -n, --nonblock                 fail at once if the lock is held\n"
     "  -E, --conflict-exit-code CODE  exit code when the lock cannot be had\n"
     "                                 (held, timed out, or no quorum); default 1\n"
+    "      --kind KIND                what to take: lock (the default), fair\n"
+    "                                 (waiters served in arrival order), read\n"
+    "                                 or write (the sides of a read-write lock)\n"
+    "      --fair, --read, --write    short for --kind fair, read, write\n"
     "      --lease MS                 fixed lease instead of the watchdog\n"
     "      --grace SECONDS            SIGTERM-to-SIGKILL delay when the lock\n"
     "                                 is lost (default 5)\n"
@@ -492,7 +520,26 @@ static const char exec_usage[] =
     "lock was lost while the command ran; 64 usage; 71 system error.\n";
 
 enum { OPT_MASTERS = 256, OPT_PREFIX, OPT_LEASE, OPT_GRACE, OPT_WATCHDOG,
-       OPT_CONNECT, OPT_FORCE, OPT_MAX_LEASE };
+       OPT_CONNECT, OPT_FORCE, OPT_MAX_LEASE, OPT_KIND, OPT_FAIR, OPT_READ,
+       OPT_WRITE };
+
+/* --kind and its shorthands, shared by exec and unlock --force: 1 if opt
+ * was one of them (*kind set, or -1 for a bad value), else 0. */
+static int kind_option(int opt, const char *arg, int *kind) {
+  switch (opt) {
+    case OPT_KIND: *kind = kind_index(arg); return 1;
+    case OPT_FAIR: *kind = 1; return 1;
+    case OPT_READ: *kind = 2; return 1;
+    case OPT_WRITE: *kind = 3; return 1;
+    default: return 0;
+  }
+}
+
+#define KIND_LONG_OPTIONS                                 \
+  {"kind", required_argument, NULL, OPT_KIND},            \
+      {"fair", no_argument, NULL, OPT_FAIR},              \
+      {"read", no_argument, NULL, OPT_READ},              \
+      {"write", no_argument, NULL, OPT_WRITE}
 
 static int cmd_exec(rt_global *g, int argc, char **argv) {
   static const struct option opts[] = {
@@ -509,6 +556,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       {"verbose", no_argument, NULL, 'v'},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      KIND_LONG_OPTIONS,
       RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
@@ -554,6 +602,10 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(exec_usage, stdout); return RT_EXIT_OK;
     default:
+      if (kind_option(c, optarg, &o.kind)) {
+        if (o.kind < 0) goto bad;
+        break;
+      }
       if (rt_tls_option(g, c, optarg)) break;
       fputs(exec_usage, stderr);
       return RT_EXIT_USAGE;
@@ -580,7 +632,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   int rc = open_client(g, o.watchdog_ms, o.max_lease_ms, connect_ms, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   exec_state st = {.o = &o};
-  rc = rlock_get(client, name, &st.lock);
+  rc = get_handle(client, o.kind, name, &st.lock);
   if (rc != 0) {
     fprintf(stderr, "rlock: bad lock name '%s': %s\n", name,
             rlock_strerror(rc));
@@ -632,8 +684,8 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       lease_deadline = q0 + left;
     lease_deadline -= o.lease_ms / 100 + 2; /* the library's drift margin */
   }
-  VERBOSE(&st, "acquired %s (token %" PRIu64 ") in %lld ms\n", name, token,
-          now_ms() - t0);
+  VERBOSE(&st, "acquired %s as %s (token %" PRIu64 ") in %lld ms\n", name,
+          kinds[o.kind], token, now_ms() - t0);
 
   char **env = child_env(token, name);
   pid_t child = -1;
@@ -684,9 +736,13 @@ usage:
 /* --- unlock --force ------------------------------------------------------- */
 
 static const char unlock_usage[] =
-    "usage: rlock unlock --force [--connect-timeout MS] [--masters URL,...]\n"
-    "                    [--prefix P] [TLS options as for every command] NAME\n"
-    "Deletes the lock NAME whoever holds it (rlock_force_unlock). The holder\n"
+    "usage: rlock unlock --force [--kind KIND] [--connect-timeout MS]\n"
+    "                    [--masters URL,...] [--prefix P]\n"
+    "                    [TLS options as for every command] NAME\n"
+    "Deletes the lock NAME whoever holds it (rlock_force_unlock). --kind\n"
+    "fair also tells the fair lock's next waiter; read deletes every read\n"
+    "hold of NAME's read-write lock, write its write hold (--fair, --read,\n"
+    "--write are short for those). The holder\n"
     "is not told until its watchdog or its unlock notices (exit 75 for an\n"
     "rlock exec holder). Exit 0 when done, 1 if no quorum could be reached,\n"
     "64 on bad usage (including a missing --force).\n";
@@ -697,10 +753,11 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      KIND_LONG_OPTIONS,
       RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int force = 0, c;
+  int force = 0, c, kind = 0;
   long long connect_ms = 2000;
   optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
   while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -722,6 +779,14 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(unlock_usage, stdout); return RT_EXIT_OK;
     default:
+      if (kind_option(c, optarg, &kind)) {
+        if (kind < 0) {
+          fprintf(stderr, "rlock unlock: bad --kind (lock, fair, read or "
+                          "write)\n");
+          return RT_EXIT_USAGE;
+        }
+        break;
+      }
       if (rt_tls_option(g, c, optarg)) break;
       fputs(unlock_usage, stderr);
       return RT_EXIT_USAGE;
@@ -740,7 +805,7 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
   int rc = open_client(g, 0, 0, connect_ms, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   rlock *lock;
-  rc = rlock_get(client, argv[optind], &lock);
+  rc = get_handle(client, kind, argv[optind], &lock);
   if (rc != 0) {
     fprintf(stderr, "rlock: bad lock name '%s': %s\n", argv[optind],
             rlock_strerror(rc));
@@ -784,7 +849,10 @@ static const char main_usage[] =
     "local ones.\n"
     "Commands:\n"
     "  exec [options] NAME [--] COMMAND [ARGS...]  run COMMAND under the lock\n"
-    "  status [--json] NAME                        show who holds NAME\n"
+    "                                              (--fair, --read, --write:\n"
+    "                                              the lock's other kinds)\n"
+    "  status [--json] NAME                        show who holds NAME, as\n"
+    "                                              every kind\n"
     "  unlock --force NAME                         delete NAME's lock\n"
     "  scan [--json] [--pattern P] [--lease-over SECONDS]  find leaked locks\n"
     "Global options (also accepted after COMMAND):\n"
