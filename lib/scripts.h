@@ -7,6 +7,8 @@
 #ifndef RL_SCRIPTS_H
 #define RL_SCRIPTS_H
 
+#include "family_scripts.h"
+
 typedef enum rl_script_id {
   RL_SCRIPT_ACQUIRE = 0,
   RL_SCRIPT_UNLOCK,
@@ -16,8 +18,15 @@ typedef enum rl_script_id {
   RL_SCRIPT_RELEASE,
   RL_SCRIPT_UNDO,
   RL_SCRIPT_RECORD,
-  RL_SCRIPT_COUNT
+  /* The lock family's scripts (family_scripts.h) follow the lock's:
+   * RL_SCRIPT_FAM + an rl_fam_script_id, so that rounds, the handshake's
+   * SCRIPT LOAD and the NOSCRIPT fallback take them unchanged. */
+  RL_SCRIPT_FAM,
+  RL_SCRIPT_COUNT = RL_SCRIPT_FAM + RL_FAM_SCRIPT_COUNT
 } rl_script_id;
+
+/* The rl_script_id of a family script. */
+#define RL_FAM(id) ((int)RL_SCRIPT_FAM + (int)(id))
 
 /* Replies of the acquire script: {1, token, count, existed} or
  * {0, holder_pttl}; a holder_pttl of RL_ACQUIRE_LATE means the request's
