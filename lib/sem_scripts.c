@@ -38,27 +38,27 @@
 #include "family_scripts.h"
 
 /* Lua helpers over KEYS[1..3], after RL_LUA_CLOCK. reclaim() takes back
- * the slots of expired owners and announces how many came back. scan(o)
- * returns the number of slots taken, o's slots, and the set of taken
- * slot names. */
+ * the slots of owners whose lease is not live (its expiry passed, or gone
+ * with the expiry zset, whose TTL ends with the last lease) and announces
+ * how many came back. scan(o) returns the number of slots taken, o's
+ * slots, and the set of taken slot names. */
 #define SEM_HELPERS                                                         \
   "local function reclaim()\n"                                              \
-  "  local dead = redis.call('zrangebyscore', KEYS[2], '-inf', now)\n"     \
-  "  if #dead == 0 then return 0 end\n"                                     \
-  "  local gone = {}\n"                                                     \
-  "  for i = 1, #dead do\n"                                                 \
-  "    gone[dead[i]] = true\n"                                              \
-  "    redis.call('zrem', KEYS[2], dead[i])\n"                              \
-  "  end\n"                                                                 \
   "  local all = redis.call('hgetall', KEYS[1])\n"                          \
-  "  local n = 0\n"                                                         \
+  "  local live, n = {}, 0\n"                                               \
   "  for i = 1, #all, 2 do\n"                                               \
-  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' and gone[all[i + 1]] then\n"   \
-  "      redis.call('hdel', KEYS[1], all[i])\n"                             \
-  "      n = n + 1\n"                                                       \
+  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' then\n"                        \
+  "      local o = all[i + 1]\n"                                            \
+  "      if live[o] == nil then\n"                                          \
+  "        live[o] = tonumber(redis.call('zscore', KEYS[2], o) or '0') > now\n" \
+  "      end\n"                                                             \
+  "      if not live[o] then\n"                                             \
+  "        redis.call('hdel', KEYS[1], all[i])\n"                           \
+  "        n = n + 1\n"                                                     \
+  "      end\n"                                                             \
   "    end\n"                                                               \
   "  end\n"                                                                 \
-  "  if redis.call('zcard', KEYS[2]) == 0 then redis.call('del', KEYS[2]) end\n" \
+  "  redis.call('zremrangebyscore', KEYS[2], '-inf', now)\n"                \
   "  if n > 0 then redis.call('publish', KEYS[1] .. ':ch', n) end\n"        \
   "  return n\n"                                                            \
   "end\n"                                                                   \

@@ -1002,6 +1002,24 @@ static void test_sem_expiry_returns_permits(void) {
   CHECK_TTLS("semx");
 }
 
+/* The only holder dies: its lease runs out, and with it the TTL of the
+ * expiry zset, which then no longer names the dead owner. Its slots must
+ * come back all the same. */
+static void test_sem_last_holder_expires(void) {
+  flush_all();
+  keyset k;
+  keys_of(&k, "seml", SEM);
+  sem_try(0, &k, "cA:1", 2, 2, SHORT, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  rt_sleep_ms(PAST_SHORT_MS);
+  RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", k.v[1]), 0); /* the zset went */
+  CALL(0, RL_FAM_SEM_AVAILABLE, k.v, "");
+  RT_CHECK_EQ_INT(at(1), 2);
+  sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  CHECK_TTLS("seml");
+}
+
 static void test_sem_refusals_change_nothing(void) {
   flush_all();
   keyset k;
@@ -1508,6 +1526,7 @@ int main(int argc, char **argv) {
       {"sem_limit_and_wakeup", test_sem_limit_and_wakeup},
       {"sem_never_above_limit", test_sem_never_above_limit},
       {"sem_expiry_returns_permits", test_sem_expiry_returns_permits},
+      {"sem_last_holder_expires", test_sem_last_holder_expires},
       {"sem_refusals_change_nothing", test_sem_refusals_change_nothing},
       {"sem_floor", test_sem_floor},
       {"sem_quorum_counts_slots", test_sem_quorum_counts_slots},
