@@ -179,7 +179,8 @@ static const char status_usage[] =
     "usage: rlock status [--json] [--timeout MS] [--masters URL,...]\n"
     "                    [--prefix P] NAME\n"
     "Shows, for each master, who holds the lock NAME, their hold counts, the\n"
-    "remaining lease (PTTL, ms) and the last fencing token. Read-only.\n"
+    "remaining lease (PTTL, ms) and the last fencing token; and the\n"
+    "semaphore and the latch called NAME, when there are. Read-only.\n"
     "Exit 0 if at least one master answered, 2 if none did, 64 on bad usage.\n";
 
 /* Reads one string reply that is a decimal integer, or reports it absent. */
@@ -192,6 +193,205 @@ static int reply_ll(const redisReply *r, long long *out) {
   if (r->type == REDIS_REPLY_STRING)
     return rt_parse_ll(r->str, -(1LL << 62), 1LL << 62, out);
   return -1;
+}
+
+/* --- status: the semaphore and the latch of a name ----------------------- */
+
+/* What one master has of the semaphore and the latch called NAME: the
+ * replies, read after the lock's on the same connection. */
+typedef struct family_view {
+  redisReply *slots;  /* HGETALL <p>{name}:s: slot -> owner, #limit -> K */
+  redisReply *leases; /* ZRANGE <p>{name}:s:t 0 -1 WITHSCORES (master ms) */
+  redisReply *time;   /* TIME, to tell leases that ran out */
+  redisReply *token;  /* GET <p>{name}:s:fence */
+  redisReply *latch;  /* HGETALL <p>{name}:l */
+  redisReply *lpttl;  /* PTTL <p>{name}:l */
+} family_view;
+
+static void family_read(rt_conn *ctx, const char *key, family_view *v) {
+  memset(v, 0, sizeof *v);
+  redisReply **r[] = {&v->slots, &v->leases, &v->time,
+                      &v->token, &v->latch,  &v->lpttl};
+  rt_conn_append(ctx, "HGETALL %s:s", key);
+  rt_conn_append(ctx, "ZRANGE %s:s:t 0 -1 WITHSCORES", key);
+  rt_conn_append(ctx, "TIME");
+  rt_conn_append(ctx, "GET %s:s:fence", key);
+  rt_conn_append(ctx, "HGETALL %s:l", key);
+  rt_conn_append(ctx, "PTTL %s:l", key);
+  for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
+    if (rt_conn_get_reply(ctx, r[k]) != REDIS_OK) *r[k] = NULL;
+}
+
+static void family_free(family_view *v) {
+  redisReply *r[] = {v->slots, v->leases, v->time,
+                     v->token, v->latch,  v->lpttl};
+  for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
+    if (r[k] != NULL) freeReplyObject(r[k]);
+}
+
+static int is_array(const redisReply *r) {
+  return r != NULL && r->type == REDIS_REPLY_ARRAY;
+}
+
+/* The master's clock in ms, or -1. */
+static long long master_ms(const family_view *v) {
+  if (!is_array(v->time) || v->time->elements != 2) return -1;
+  return atoll(v->time->element[0]->str) * 1000 +
+         atoll(v->time->element[1]->str) / 1000;
+}
+
+/* The lease of owner on this master in ms from now: <= 0 if it ran out
+ * (its slots count as free), -1000000 if it has none. */
+static long long lease_left(const family_view *v, const char *owner,
+                            size_t len) {
+  long long now = master_ms(v);
+  for (size_t k = 0; is_array(v->leases) && k + 1 < v->leases->elements;
+       k += 2) {
+    const redisReply *o = v->leases->element[k];
+    if (o->len == len && memcmp(o->str, owner, len) == 0)
+      return atoll(v->leases->element[k + 1]->str) - now;
+  }
+  return -1000000;
+}
+
+/* A field of the latch hash, as a number, or def. */
+static long long latch_field(const family_view *v, const char *name,
+                             long long def) {
+  for (size_t k = 0; is_array(v->latch) && k + 1 < v->latch->elements; k += 2)
+    if (strcmp(v->latch->element[k]->str, name) == 0)
+      return atoll(v->latch->element[k + 1]->str);
+  return def;
+}
+
+/* The semaphore's limit, taken slots (live leases only) and, per owner
+ * in the order first seen, its slots. */
+static long long sem_limit(const family_view *v, long long *taken) {
+  long long limit = -1;
+  *taken = 0;
+  for (size_t k = 0; is_array(v->slots) && k + 1 < v->slots->elements;
+       k += 2) {
+    const redisReply *f = v->slots->element[k], *o = v->slots->element[k + 1];
+    if (strcmp(f->str, "#limit") == 0)
+      limit = atoll(o->str);
+    else if (lease_left(v, o->str, o->len) > 0)
+      (*taken)++;
+  }
+  return limit;
+}
+
+/* Calls fn for each live owner once, with its slots as a string list. */
+static void sem_owners(const family_view *v,
+                       void (*fn)(const redisReply *owner, const char *slots,
+                                  long long lease_ms, void *arg),
+                       void *arg) {
+  if (!is_array(v->slots)) return;
+  size_t n = v->slots->elements;
+  for (size_t k = 0; k + 1 < n; k += 2) {
+    const redisReply *o = v->slots->element[k + 1];
+    if (strcmp(v->slots->element[k]->str, "#limit") == 0) continue;
+    int seen = 0;
+    for (size_t p = 0; p < k; p += 2)
+      if (strcmp(v->slots->element[p]->str, "#limit") != 0 &&
+          v->slots->element[p + 1]->len == o->len &&
+          memcmp(v->slots->element[p + 1]->str, o->str, o->len) == 0)
+        seen = 1;
+    long long left = lease_left(v, o->str, o->len);
+    if (seen || left <= 0) continue;
+    char slots[512] = "";
+    size_t used = 0;
+    for (size_t q = k; q + 1 < n && used + 24 < sizeof slots; q += 2)
+      if (strcmp(v->slots->element[q]->str, "#limit") != 0 &&
+          v->slots->element[q + 1]->len == o->len &&
+          memcmp(v->slots->element[q + 1]->str, o->str, o->len) == 0)
+        used += (size_t)snprintf(slots + used, sizeof slots - used, "%s%s",
+                                 used ? "," : "", v->slots->element[q]->str);
+    fn(o, slots, left, arg);
+  }
+}
+
+typedef struct owner_print {
+  FILE *f;
+  int json, first;
+} owner_print;
+
+static void print_owner(const redisReply *owner, const char *slots,
+                        long long lease_ms, void *arg) {
+  owner_print *p = arg;
+  if (p->json) {
+    fputs(p->first ? "{\"owner\":" : ",{\"owner\":", p->f);
+    json_str(p->f, owner->str, owner->len);
+    fprintf(p->f, ",\"slots\":[%s],\"lease_ms\":%lld}", slots, lease_ms);
+  } else {
+    fputs(p->first ? " " : "; ", p->f);
+    human_str(p->f, owner->str, owner->len);
+    fprintf(p->f, " holds slot%s %s, lease %lld ms left",
+            strchr(slots, ',') ? "s" : "", slots, lease_ms);
+  }
+  p->first = 0;
+}
+
+/* ,"sem":...,"latch":... of one master's JSON object. */
+static void family_json(FILE *f, const family_view *v) {
+  long long taken;
+  long long limit = sem_limit(v, &taken);
+  fputs(",\"sem\":", f);
+  if (limit < 0 && !(is_array(v->slots) && v->slots->elements > 0)) {
+    fputs("null", f);
+  } else {
+    fprintf(f, "{\"limit\":%lld,\"taken\":%lld,\"free\":%lld,\"holders\":[",
+            limit, taken, limit >= 0 ? limit - taken : -1);
+    owner_print p = {f, 1, 1};
+    sem_owners(v, print_owner, &p);
+    fputs("],\"token\":", f);
+    json_cstr(f, v->token && v->token->type == REDIS_REPLY_STRING
+                     ? v->token->str
+                     : NULL);
+    fputc('}', f);
+  }
+  fputs(",\"latch\":", f);
+  if (!is_array(v->latch) || v->latch->elements == 0) {
+    fputs("null", f);
+    return;
+  }
+  long long count = latch_field(v, "count", -1);
+  long long pttl = v->lpttl && v->lpttl->type == REDIS_REPLY_INTEGER
+                       ? v->lpttl->integer
+                       : -2;
+  fprintf(f, "{\"state\":\"%s\",\"count\":%lld,\"init\":%lld,"
+             "\"generation\":%lld,\"pttl_ms\":%lld}",
+          count > 0 ? "counting" : "open", count, latch_field(v, "init", -1),
+          latch_field(v, "gen", -1), pttl);
+}
+
+/* The human lines of one master. */
+static void family_human(FILE *f, const family_view *v) {
+  long long taken;
+  long long limit = sem_limit(v, &taken);
+  if (limit >= 0 || (is_array(v->slots) && v->slots->elements > 0)) {
+    fprintf(f, "    semaphore: %lld of %lld permit(s) held, %lld free", taken,
+            limit, limit - taken);
+    owner_print p = {f, 0, 1};
+    if (taken > 0) fputs(":", f);
+    sem_owners(v, print_owner, &p);
+    if (v->token && v->token->type == REDIS_REPLY_STRING)
+      fprintf(f, "; last token %s", v->token->str);
+    fputc('\n', f);
+  }
+  if (is_array(v->latch) && v->latch->elements > 0) {
+    long long count = latch_field(v, "count", -1);
+    long long pttl = v->lpttl && v->lpttl->type == REDIS_REPLY_INTEGER
+                         ? v->lpttl->integer
+                         : -2;
+    if (count > 0)
+      fprintf(f, "    latch: counting, %lld of %lld left", count,
+              latch_field(v, "init", -1));
+    else
+      fprintf(f, "    latch: open (reached zero)");
+    if (pttl == -1)
+      fputs(", NO TTL (leaked)\n", f);
+    else
+      fprintf(f, ", goes in %lld ms\n", pttl);
+  }
 }
 
 int rt_cmd_status(rt_global *g, int argc, char **argv) {
@@ -275,6 +475,8 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
   for (size_t i = 0; i < g->nmasters; i++) {
     char err[512] = "";
     redisReply *r[4] = {NULL, NULL, NULL, NULL};
+    family_view fam;
+    memset(&fam, 0, sizeof fam);
     rt_conn *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
     if (ctx != NULL) {
       rt_conn_append(ctx, "HGETALL %s", key);
@@ -291,6 +493,7 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
         if (r[k]->type == REDIS_REPLY_ERROR && err[0] == '\0')
           snprintf(err, sizeof err, "%s", r[k]->str);
       }
+      if (err[0] == '\0') family_read(ctx, key, &fam);
       rt_conn_free(ctx);
     }
     int ok = err[0] == '\0';
@@ -328,10 +531,13 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
         }
         fprintf(f, "],\"pttl_ms\":%lld,\"token\":", pttl);
         json_cstr(f, token);
-        fprintf(f, ",\"fence_pttl_ms\":%lld}", fpttl);
+        fprintf(f, ",\"fence_pttl_ms\":%lld", fpttl);
+        family_json(f, &fam);
+        fputc('}', f);
       } else {
         fputs(",\"held\":null,\"holders\":null,\"pttl_ms\":null,"
-              "\"token\":null,\"fence_pttl_ms\":null}",
+              "\"token\":null,\"fence_pttl_ms\":null,\"sem\":null,"
+              "\"latch\":null}",
               f);
       }
     } else {
@@ -360,8 +566,10 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
           fputs(", no token yet", f);
         }
         fputc('\n', f);
+        family_human(f, &fam);
       }
     }
+    family_free(&fam);
     for (int k = 0; k < 4; k++)
       if (r[k] != NULL) freeReplyObject(r[k]);
   }
@@ -383,9 +591,11 @@ static const char scan_usage[] =
     "usage: rlock scan [--json] [--all] [--pattern P] [--lease-over SECONDS]\n"
     "                  [--timeout MS] [--masters URL,...] [--prefix P]\n"
     "SCANs every master for lock keys (PREFIX* by default, minus the :fence\n"
-    "counters; only hashes count as locks) and reports locks with no TTL\n"
-    "(leaks) and, with --lease-over, locks whose remaining lease exceeds\n"
-    "SECONDS. --all lists every lock. Read-only.\n"
+    "counters; only hashes count as locks) and the keys of semaphores and\n"
+    "latches, and reports those with no TTL (leaks) and, with --lease-over,\n"
+    "locks whose remaining lease exceeds SECONDS (a semaphore remembers its\n"
+    "limit, and a latch lives, longer than any lease: see rlock_options).\n"
+    "--all lists every one. Read-only.\n"
     "Exit 0 if clean, 1 if anything was reported, 2 if a master could not\n"
     "be scanned, 64 on bad usage.\n"
     "--older-than is refused: Redis keeps no held-since time for a lock (the\n"
@@ -412,7 +622,7 @@ static int ends_with(const char *s, size_t n, const char *suffix) {
 }
 
 typedef struct scan_totals {
-  long long locks, leaks, long_leases, other;
+  long long locks, leaks, long_leases, other, family;
 } scan_totals;
 
 /*
@@ -425,6 +635,7 @@ typedef struct seen_key {
   char *key;
   size_t len;
   int leak, over;
+  int family; /* a semaphore's or a latch's key, not a lock */
 } seen_key;
 
 typedef struct key_set {
@@ -456,7 +667,7 @@ static int key_set_grow(key_set *ks) {
 
 /* Records a lock found on one master; 0, or -1 when out of memory. */
 static int key_set_add(key_set *ks, const char *key, size_t len, int leak,
-                       int over) {
+                       int over, int family) {
   if ((ks->n + 1) * 2 > ks->cap && key_set_grow(ks) != 0) return -1;
   size_t j = key_hash(key, len) & (ks->cap - 1);
   while (ks->slots[j].key != NULL &&
@@ -472,13 +683,17 @@ static int key_set_add(key_set *ks, const char *key, size_t len, int leak,
   }
   e->leak |= leak;
   e->over |= over;
+  e->family = family;
   return 0;
 }
 
 static void key_set_totals(const key_set *ks, scan_totals *t) {
   for (size_t i = 0; i < ks->cap; i++) {
     if (ks->slots[i].key == NULL) continue;
-    t->locks++;
+    if (ks->slots[i].family)
+      t->family++;
+    else
+      t->locks++;
     t->leaks += ks->slots[i].leak;
     t->long_leases += ks->slots[i].over;
   }
@@ -493,6 +708,22 @@ static void key_set_free(key_set *ks) {
  * PREFIXrun_ids restart records) are not locks. */
 static int lock_shaped(const char *key, size_t len) {
   return len >= 3 && key[len - 1] == '}' && memchr(key, '{', len) != NULL;
+}
+
+/* A semaphore's or a latch's key: PREFIX{NAME} and ":s" (slots, a hash),
+ * ":s:t" (leases, a zset), ":l" (the latch, a hash) or ":l:d" (its
+ * count-down ids, a set); NULL if none of them. */
+static const char *family_kind(const char *key, size_t len) {
+  static const struct {
+    const char *suffix, *kind;
+  } k[] = {{"}:s", "semaphore"},
+           {"}:s:t", "semaphore"},
+           {"}:l", "latch"},
+           {"}:l:d", "latch"}};
+  if (memchr(key, '{', len) == NULL) return NULL;
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (ends_with(key, len, k[i].suffix)) return k[i].kind;
+  return NULL;
 }
 
 /*
@@ -549,17 +780,21 @@ static int scan_master(rt_conn *ctx, const master_url *u,
         }
         rr[j] = rep;
       }
-      if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
-          strcmp(rr[0]->str, "hash") == 0 &&
-          lock_shaped(k->str, k->len) &&
+      const char *kind = failed ? NULL : family_kind(k->str, k->len);
+      int lock = !failed && rr[0]->type == REDIS_REPLY_STATUS &&
+                 strcmp(rr[0]->str, "hash") == 0 &&
+                 lock_shaped(k->str, k->len);
+      if ((lock || kind != NULL) && rr[0]->type == REDIS_REPLY_STATUS &&
+          strcmp(rr[0]->str, "none") != 0 &&
           rr[1]->type == REDIS_REPLY_INTEGER &&
           rr[1]->integer != -2) { /* -2: it went away meanwhile */
         long long pttl = rr[1]->integer;
         long long fields = rr[2]->type == REDIS_REPLY_INTEGER
                                ? rr[2]->integer : -1;
         int leak = pttl == -1;
-        int over = lease_over_ms >= 0 && pttl > lease_over_ms;
-        if (key_set_add(ks, k->str, k->len, leak, over) != 0) {
+        int over =
+            kind == NULL && lease_over_ms >= 0 && pttl > lease_over_ms;
+        if (key_set_add(ks, k->str, k->len, leak, over, kind != NULL) != 0) {
           if (!failed) snprintf(err, errsize, "out of memory");
           failed = 1;
         }
@@ -569,9 +804,17 @@ static int scan_master(rt_conn *ctx, const master_url *u,
             json_str(stdout, k->str, k->len);
             fprintf(stdout,
                     ",\"pttl_ms\":%lld,\"holders\":%lld,\"leak\":%s,"
-                    "\"lease_over\":%s}",
-                    pttl, fields, leak ? "true" : "false",
-                    over ? "true" : "false");
+                    "\"lease_over\":%s,\"kind\":\"%s\"}",
+                    pttl, kind ? -1 : fields, leak ? "true" : "false",
+                    over ? "true" : "false", kind ? kind : "lock");
+          } else if (kind != NULL) {
+            fprintf(stdout, "%s ", u->display);
+            human_str(stdout, k->str, k->len);
+            if (leak)
+              fprintf(stdout, ": %s key, NO TTL (leak)\n", kind);
+            else
+              fprintf(stdout, ": %s key, %lld ms left%s\n", kind, pttl,
+                      over ? " (over threshold)" : "");
           } else {
             fprintf(stdout, "%s ", u->display);
             human_str(stdout, k->str, k->len);
@@ -668,7 +911,7 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
     free(us);
     return RT_EXIT_OSERR;
   }
-  scan_totals t = {0, 0, 0, 0};
+  scan_totals t = {0, 0, 0, 0, 0};
   key_set ks = {NULL, 0, 0};
   size_t failed = 0;
   if (json) {
@@ -706,12 +949,15 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
   key_set_free(&ks);
   if (json) {
     fprintf(stdout,
-            "],\"locks\":%lld,\"leaks\":%lld,\"lease_over\":%lld,"
-            "\"other_keys\":%lld,\"failed_masters\":%zu}\n",
-            t.locks, t.leaks, t.long_leases, t.other, failed);
+            "],\"locks\":%lld,\"family_keys\":%lld,\"leaks\":%lld,"
+            "\"lease_over\":%lld,\"other_keys\":%lld,"
+            "\"failed_masters\":%zu}\n",
+            t.locks, t.family, t.leaks, t.long_leases, t.other, failed);
   } else {
-    fprintf(stdout, "%lld lock(s) on %zu master(s): %lld without TTL", t.locks,
-            g->nmasters - failed, t.leaks);
+    fprintf(stdout,
+            "%lld lock(s) and %lld semaphore or latch key(s) on %zu "
+            "master(s): %lld without TTL",
+            t.locks, t.family, g->nmasters - failed, t.leaks);
     if (lease_over_ms >= 0)
       fprintf(stdout, ", %lld with a lease over %lld ms", t.long_leases,
               lease_over_ms);
