@@ -9,6 +9,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +124,9 @@ static void *awaiter(void *p) {
   return NULL;
 }
 
+/* The processes are forked before this one starts any thread (a client's
+ * loop): forking a threaded process is what ThreadSanitizer cannot
+ * follow, and the children need nothing of the parent's. */
 static void many_awaiters(int n) {
   flush_all();
   shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
@@ -130,16 +134,15 @@ static void many_awaiters(int n) {
   RT_REQUIRE(sh != MAP_FAILED);
   memset((void *)sh, 0, sizeof *sh);
   for (int i = 0; i <= WAITERS; i++) sh->rc[i] = -99;
-  rlock_client *a = open_client(n, 0, 0), *b = open_client(n, 0, 0);
-  RT_REQUIRE(a != NULL && b != NULL);
-  rlock_latch *la, *lb;
-  RT_REQUIRE(rlock_latch_get(a, "gate", &la) == 0);
-  RT_REQUIRE(rlock_latch_get(b, "gate", &lb) == 0);
-  RT_CHECK_EQ_INT(rlock_latch_set(la, 3), 1);
-  /* One awaiter in a process of its own. */
+  int go[2];
+  RT_REQUIRE(pipe(go) == 0);
+  /* One awaiter in a process of its own (the latch may not be set yet
+   * when it starts: it waits for that too). */
   pid_t waiter_pid = fork();
   RT_REQUIRE(waiter_pid >= 0);
   if (waiter_pid == 0) {
+    close(go[0]);
+    close(go[1]);
     rlock_client *c = open_client(n, 0, 0);
     rlock_latch *l;
     if (c == NULL || rlock_latch_get(c, "gate", &l) != 0) _exit(2);
@@ -149,19 +152,13 @@ static void many_awaiters(int n) {
     rlock_client_close(c);
     _exit(0);
   }
-  pthread_t th[WAITERS];
-  await_arg args[WAITERS];
-  for (int i = 0; i < WAITERS; i++) {
-    args[i] = (await_arg){i < 6 ? la : lb, sh, i};
-    pthread_create(&th[i], NULL, awaiter, &args[i]);
-  }
-  /* Three subscriber connections per master: two clients and the child. */
-  RT_CHECK(subscribers_become(n, "rlock:{gate}:l:ch", 3, 10000));
-  rt_sleep_ms(200);
-  /* Counted down by another process, one at a time. */
+  /* Another process counts it down, one at a time, once told to. */
   pid_t down_pid = fork();
   RT_REQUIRE(down_pid >= 0);
   if (down_pid == 0) {
+    close(go[1]);
+    char x;
+    if (read(go[0], &x, 1) != 1) _exit(5);
     rlock_client *c = open_client(n, 0, 0);
     rlock_latch *l;
     if (c == NULL || rlock_latch_get(c, "gate", &l) != 0) _exit(2);
@@ -176,6 +173,24 @@ static void many_awaiters(int n) {
     rlock_client_close(c);
     _exit(0);
   }
+  close(go[0]);
+  rlock_client *a = open_client(n, 0, 0), *b = open_client(n, 0, 0);
+  RT_REQUIRE(a != NULL && b != NULL);
+  rlock_latch *la, *lb;
+  RT_REQUIRE(rlock_latch_get(a, "gate", &la) == 0);
+  RT_REQUIRE(rlock_latch_get(b, "gate", &lb) == 0);
+  RT_CHECK_EQ_INT(rlock_latch_set(la, 3), 1);
+  pthread_t th[WAITERS];
+  await_arg args[WAITERS];
+  for (int i = 0; i < WAITERS; i++) {
+    args[i] = (await_arg){i < 6 ? la : lb, sh, i};
+    pthread_create(&th[i], NULL, awaiter, &args[i]);
+  }
+  /* Three subscriber connections per master: two clients and the child. */
+  RT_CHECK(subscribers_become(n, "rlock:{gate}:l:ch", 3, 10000));
+  rt_sleep_ms(200);
+  RT_CHECK(write(go[1], "g", 1) == 1);
+  close(go[1]);
   int st = 0;
   RT_CHECK(waitpid(down_pid, &st, 0) == down_pid);
   RT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -364,11 +379,11 @@ static void ttl_rules_3(void) { ttl_rules(3); }
 
 /* --- async ------------------------------------------------------------------ */
 
-static volatile int async_rc[4], async_calls;
+static atomic_int async_rc[4], async_calls;
 static void on_async(rlock_latch *latch, int status, void *arg) {
   (void)latch;
   async_rc[(intptr_t)arg] = status;
-  __atomic_add_fetch(&async_calls, 1, __ATOMIC_SEQ_CST);
+  atomic_fetch_add(&async_calls, 1);
 }
 
 static void async_await_cancel(void) {

@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -383,10 +384,10 @@ static void watchdog_renews(void) {
   rlock_client_close(c);
 }
 
-static volatile int async_rc[4], async_calls;
+static atomic_int async_rc[4], async_calls;
 static void on_all(int status, void *arg) {
   async_rc[(intptr_t)arg] = status;
-  __atomic_add_fetch(&async_calls, 1, __ATOMIC_SEQ_CST);
+  atomic_fetch_add(&async_calls, 1);
 }
 
 static int wait_calls(int want) {

@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static int max_overlap(const hold_log *l) {
 
 static void log_error(hold_log *l, int rc) {
   __atomic_add_fetch(&l->errors, 1, __ATOMIC_SEQ_CST);
-  l->last_error = rc;
+  __atomic_store_n(&l->last_error, rc, __ATOMIC_SEQ_CST);
 }
 
 typedef struct worker {
@@ -462,17 +463,17 @@ static void k_disagreement_3(void) { k_disagreement(3); }
 
 /* --- async, cancel, loss ----------------------------------------------- */
 
-static volatile int async_rc = -99, async_calls;
+static atomic_int async_rc = -99, async_calls;
 static void on_async(rlock_sem *sem, int status, void *arg) {
   (void)sem;
   (void)arg;
   async_rc = status;
-  __atomic_add_fetch(&async_calls, 1, __ATOMIC_SEQ_CST);
+  atomic_fetch_add(&async_calls, 1);
 }
 
 static int wait_calls(int want, int ms) {
   uint64_t end = rt_now_ms() + (uint64_t)ms;
-  while (__atomic_load_n(&async_calls, __ATOMIC_SEQ_CST) < want) {
+  while (atomic_load(&async_calls) < want) {
     if (rt_now_ms() > end) return 0;
     rt_sleep_ms(2);
   }
@@ -519,15 +520,15 @@ static void async_cancel(void) {
   rlock_client_close(c);
 }
 
-static volatile int lost_calls;
-static volatile uint64_t lost_owner;
+static atomic_int lost_calls;
+static _Atomic uint64_t lost_owner;
 static void on_lost(rlock_sem *sem, uint64_t owner, int is_thread,
                     void *arg) {
   (void)sem;
   (void)is_thread;
   (void)arg;
   lost_owner = owner;
-  __atomic_add_fetch(&lost_calls, 1, __ATOMIC_SEQ_CST);
+  atomic_fetch_add(&lost_calls, 1);
 }
 
 /* A reset takes a watchdog holder's permits away: its next renewal finds
