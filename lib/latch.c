@@ -306,6 +306,8 @@ static void await_done(rl_round *r) {
    * (abandoned: it expires, without a message), and now and then anyway. */
   uint64_t ms = (uint64_t)c->opts.watchdog_timeout_ms;
   if (life >= 0 && (uint64_t)life + 1 < ms) ms = (uint64_t)life + 1;
+  if (c->opts.wait_strategy == RLOCK_WAIT_POLL && rl_fam_retry_ms(c) < ms)
+    ms = rl_fam_retry_ms(c);
   await_fail(lr, 0, ms);
 }
 
