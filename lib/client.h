@@ -39,7 +39,8 @@ enum rl_req_kind {
   RL_REQ_PTTL,
   RL_REQ_TOKEN,
   RL_REQ_EXTEND,
-  RL_REQ_CANCEL
+  RL_REQ_CANCEL,
+  RL_REQ_FAMILY /* the lock family's (family.h): start and end say what */
 };
 
 typedef struct rl_sleep rl_sleep;
@@ -84,6 +85,12 @@ typedef struct rl_req {
   uint64_t t_start;
   uint64_t ticket;       /* fair: its place in the queues (wall-clock us) */
   int queued;            /* an attempt queued it on the masters */
+  /* RL_REQ_FAMILY (semaphores, latches, several locks: family.h): how
+   * the loop starts the request, and what rl_req_finish runs first, to
+   * give back what the operation still has (grants, its place in a wait
+   * queue, timers). */
+  void (*start)(struct rl_req *req);
+  void (*end)(struct rl_req *req, int status);
 } rl_req;
 
 struct rlock {
@@ -156,6 +163,8 @@ struct rlock_client {
   int handles_open;
   int detached; /* closed from its own loop thread */
   struct rl_pubsub *pubsub; /* pubsub/: made on the first wait */
+  struct rl_family *family; /* family.c: semaphore holds and their
+                               watchdog, made on first use */
 };
 
 /* 1 if the calling thread runs the client's loop. */

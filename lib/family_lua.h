@@ -101,7 +101,7 @@ extern const char rl_fam_rw_read_acquire_lua[], rl_fam_rw_read_unlock_lua[],
     rl_fam_rw_write_undo_lua[], rl_fam_rw_write_leave_lua[],
     rl_fam_rw_force_lua[], rl_fam_rw_query_lua[];
 extern const char rl_fam_sem_acquire_lua[], rl_fam_sem_release_lua[],
-    rl_fam_sem_undo_lua[], rl_fam_sem_available_lua[], rl_fam_sem_force_lua[];
+    rl_fam_sem_drop_lua[], rl_fam_sem_available_lua[], rl_fam_sem_force_lua[];
 extern const char rl_fam_latch_set_lua[], rl_fam_latch_count_down_lua[],
     rl_fam_latch_count_lua[], rl_fam_latch_force_lua[];
 extern const char rl_fam_multi_acquire_lua[], rl_fam_multi_unlock_lua[],

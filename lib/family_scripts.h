@@ -35,7 +35,7 @@ typedef enum rl_fam_script_id {
   /* Semaphore (sem_scripts.c). Keys: slots, expiries, fence. */
   RL_FAM_SEM_ACQUIRE,
   RL_FAM_SEM_RELEASE,
-  RL_FAM_SEM_UNDO,
+  RL_FAM_SEM_DROP,       /* every permit of an owner but those listed */
   RL_FAM_SEM_AVAILABLE,
   RL_FAM_SEM_FORCE,
   /* Count-down latch (latch_scripts.c). Keys: latch, count-down ids. */

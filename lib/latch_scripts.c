@@ -25,6 +25,9 @@
  * TTLs: a counting latch lives `ttl` ms after its last activity (setting
  * or a count-down), so an abandoned one goes; an open one lives `linger`
  * ms and goes. The id set lives with the latch and goes when it opens.
+ * Redis does not roll a script back when a command in it fails (an ACL
+ * user without +pexpire), so a key is given its TTL before it is written
+ * (PEXPIRE of a key not there yet is a no-op that fails that check first).
  */
 #include "family_lua.h"
 
@@ -43,6 +46,7 @@ const char rl_fam_latch_set_lua[] =
     "local n = tonumber(ARGV[1])\n"
     "if n == nil or n < 1 then return {-4} end\n"
     "redis.call('del', KEYS[1], KEYS[2])\n"
+    "redis.call('pexpire', KEYS[1], ARGV[2])\n"
     "redis.call('hset', KEYS[1], 'count', fmt(n), 'init', fmt(n),\n"
     "           'gen', fmt(now_us), 'ttl', ARGV[2], 'linger', ARGV[3])\n"
     "redis.call('pexpire', KEYS[1], ARGV[2])\n"
@@ -59,6 +63,8 @@ const char rl_fam_latch_count_down_lua[] =
     "if not c then return {0, -1} end\n"
     "c = tonumber(c)\n"
     "if c <= 0 then return {3, 0} end\n"
+    "local ttl = redis.call('hget', KEYS[1], 'ttl')\n"
+    "redis.call('pexpire', KEYS[2], ttl)\n"
     "if redis.call('sadd', KEYS[2], ARGV[1]) == 0 then return {4, c} end\n"
     "c = c - 1\n"
     "redis.call('hset', KEYS[1], 'count', c)\n"
@@ -68,7 +74,6 @@ const char rl_fam_latch_count_down_lua[] =
     "  redis.call('publish', KEYS[1] .. ':ch', redis.call('hget', KEYS[1], 'gen'))\n"
     "  return {2, 0}\n"
     "end\n"
-    "local ttl = redis.call('hget', KEYS[1], 'ttl')\n"
     "redis.call('pexpire', KEYS[1], ttl)\n"
     "redis.call('pexpire', KEYS[2], ttl)\n"
     "return {1, c}\n";

@@ -144,6 +144,10 @@ rl_hold *rl_req_live_hold(rl_req *req) {
 }
 
 void rl_req_start(rl_req *req) {
+  if (req->start != NULL) {
+    req->start(req);
+    return;
+  }
   switch (req->kind) {
     case RL_REQ_ACQUIRE: rl_acquire_start(req); break;
     case RL_REQ_UNLOCK: rl_unlock_start(req); break;

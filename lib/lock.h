@@ -51,6 +51,15 @@ void rl_release_all(rl_client *c, void (*done)(rl_client *c));
 
 void rl_extend_start(rl_req *req);
 
+/* Posts req (its lock, kind and owner set) and waits for it on the
+ * calling thread, as the blocking calls do; RLOCK_EDEADLK on the loop
+ * thread (api.c). */
+int rl_req_call(rlock *lock, rl_req *req);
+
+/* 1 if lease_ms is RLOCK_WATCHDOG or a lease the client accepts (the
+ * reason of a refusal noted in the client's last error), else 0. */
+int rl_lease_check(const rlock *lock, int64_t lease_ms);
+
 /* Stops a request's retry timer, if any. */
 void rl_sleep_cancel(rl_req *req);
 

@@ -66,6 +66,16 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
     m->acquisitions_by_kind[k] = LOAD(s->acquisitions_kind[k]);
   hist_snapshot(&s->wait, &m->wait);
   hist_snapshot(&s->hold, &m->hold);
+  m->sem_acquisitions = LOAD(s->sem_acquisitions);
+  m->sem_acquire_failures = LOAD(s->sem_acquire_failures);
+  m->sem_releases = LOAD(s->sem_releases);
+  m->sem_permits_lost = LOAD(s->sem_permits_lost);
+  m->sem_permits_held = LOAD(s->sem_permits_held);
+  m->sem_waiters = LOAD(s->sem_waiters);
+  m->latch_count_downs = LOAD(s->latch_count_downs);
+  m->latch_opened = LOAD(s->latch_opened);
+  m->latch_waiters = LOAD(s->latch_waiters);
+  m->lock_all_acquisitions = LOAD(s->lock_all_acquisitions);
   m->nmasters = (size_t)c->nmasters;
   for (int i = 0; i < c->nmasters && i < RLOCK_METRICS_MASTERS; i++) {
     rl_conn *cn = &c->conns[i];
@@ -198,5 +208,25 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
              "Connections after the first.", 3);
   per_master(&o, &m, "rlock_master_restarts_total", "counter",
              "Restarts noticed (run_id changed).", 4);
+  counter(&o, "rlock_sem_acquisitions_total",
+          "Successful semaphore acquisitions.", m.sem_acquisitions);
+  counter(&o, "rlock_sem_acquire_failures_total",
+          "Semaphore acquisitions that failed.", m.sem_acquire_failures);
+  counter(&o, "rlock_sem_releases_total", "Semaphore releases.",
+          m.sem_releases);
+  counter(&o, "rlock_sem_permits_lost_total",
+          "Semaphore permits found lost.", m.sem_permits_lost);
+  gauge(&o, "rlock_sem_permits_held", "Semaphore permits held now.",
+        m.sem_permits_held);
+  gauge(&o, "rlock_sem_waiters", "Semaphore acquisitions waiting now.",
+        m.sem_waiters);
+  counter(&o, "rlock_latch_count_downs_total",
+          "Latch count-downs a majority applied.", m.latch_count_downs);
+  counter(&o, "rlock_latch_opened_total",
+          "Latch awaits that returned with the latch open.", m.latch_opened);
+  gauge(&o, "rlock_latch_waiters", "Latch awaits waiting now.",
+        m.latch_waiters);
+  counter(&o, "rlock_lock_all_acquisitions_total",
+          "Successful rlock_lock_all calls.", m.lock_all_acquisitions);
   return o.len > (size_t)INT32_MAX ? RLOCK_ENOMEM : (int)o.len;
 }

@@ -142,3 +142,5 @@ void rl_pubsub_shutdown(rl_client *c) {
   c->pubsub = NULL;
   rl_pubsub_close(ps);
 }
+
+rl_pubsub *rl_pubsub_get(rl_client *c) { return pubsub_of(c); }

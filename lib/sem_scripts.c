@@ -38,27 +38,27 @@
 #include "family_scripts.h"
 
 /* Lua helpers over KEYS[1..3], after RL_LUA_CLOCK. reclaim() takes back
- * the slots of expired owners and announces how many came back. scan(o)
- * returns the number of slots taken, o's slots, and the set of taken
- * slot names. */
+ * the slots of owners whose lease is not live (its expiry passed, or gone
+ * with the expiry zset, whose TTL ends with the last lease) and announces
+ * how many came back. scan(o) returns the number of slots taken, o's
+ * slots, and the set of taken slot names. */
 #define SEM_HELPERS                                                         \
   "local function reclaim()\n"                                              \
-  "  local dead = redis.call('zrangebyscore', KEYS[2], '-inf', now)\n"     \
-  "  if #dead == 0 then return 0 end\n"                                     \
-  "  local gone = {}\n"                                                     \
-  "  for i = 1, #dead do\n"                                                 \
-  "    gone[dead[i]] = true\n"                                              \
-  "    redis.call('zrem', KEYS[2], dead[i])\n"                              \
-  "  end\n"                                                                 \
   "  local all = redis.call('hgetall', KEYS[1])\n"                          \
-  "  local n = 0\n"                                                         \
+  "  local live, n = {}, 0\n"                                               \
   "  for i = 1, #all, 2 do\n"                                               \
-  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' and gone[all[i + 1]] then\n"   \
-  "      redis.call('hdel', KEYS[1], all[i])\n"                             \
-  "      n = n + 1\n"                                                       \
+  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' then\n"                        \
+  "      local o = all[i + 1]\n"                                            \
+  "      if live[o] == nil then\n"                                          \
+  "        live[o] = tonumber(redis.call('zscore', KEYS[2], o) or '0') > now\n" \
+  "      end\n"                                                             \
+  "      if not live[o] then\n"                                             \
+  "        redis.call('hdel', KEYS[1], all[i])\n"                           \
+  "        n = n + 1\n"                                                     \
+  "      end\n"                                                             \
   "    end\n"                                                               \
   "  end\n"                                                                 \
-  "  if redis.call('zcard', KEYS[2]) == 0 then redis.call('del', KEYS[2]) end\n" \
+  "  redis.call('zremrangebyscore', KEYS[2], '-inf', now)\n"                \
   "  if n > 0 then redis.call('publish', KEYS[1] .. ':ch', n) end\n"        \
   "  return n\n"                                                            \
   "end\n"                                                                   \
@@ -89,8 +89,9 @@
  * ARGV[1] lease ms, [2] owner, [3] fencing floor, [4] K (the caller's
  * limit), [5] n permits wanted, [6] limit_ttl ms (how long the limit is
  * remembered without use), [7..#ARGV-1] hint: slots wanted first, if
- * free, [#ARGV] deadline (master us, 0 none; last, appended by the
- * connection).
+ * free, [#ARGV] deadline (master us, 0 none): last, as in the lock's
+ * acquire, because each connection appends it as it writes the command
+ * (round.h). The fencing counter keeps RL_FENCE_TTL_MS (family_lua.h).
  *
  * Grants n more slots to the owner when n are free (the hint's free slots
  * first, then the lowest free ones), all or none; the owner's lease
@@ -107,6 +108,12 @@
  *                              nothing changed;
  *   {-4, K}                    n < 1 or n > K: never grantable;
  *   {-1, now_us}               the deadline had passed: nothing changed.
+ *
+ * Redis does not roll a script back when a command in it fails (an ACL
+ * user without +pexpire, say), so each key gets its TTL before anything
+ * is written to it: a key that does not exist yet is PEXPIREd first (a
+ * no-op that fails that check before anything is written), and the
+ * owner's lease is recorded before its slots.
  */
 const char rl_fam_sem_acquire_lua[] =
     SEM_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
@@ -141,14 +148,21 @@ const char rl_fam_sem_acquire_lua[] =
     "  if not used[name] then used[name] = true; got[#got + 1] = name end\n"
     "  s = s + 1\n"
     "end\n"
-    "for i = 1, #got do redis.call('hset', KEYS[1], got[i], owner) end\n"
-    "redis.call('hset', KEYS[1], '" RL_SEM_LIMIT_FIELD "', fmt(k))\n"
     "local e = now + lease\n"
     "local old = tonumber(redis.call('zscore', KEYS[2], owner) or '0')\n"
     "if old > e then e = old end\n"
+    "local hold_ms = math.max(e - now, limit_ttl)\n"
+    "if redis.call('exists', KEYS[2]) == 0 then\n"
+    "  redis.call('pexpire', KEYS[2], math.ceil(e - now))\n"
+    "end\n"
     "redis.call('zadd', KEYS[2], fmt(e), owner)\n"
     "keep(KEYS[2], e - now)\n"
-    "keep(KEYS[1], math.max(e - now, limit_ttl))\n"
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  redis.call('pexpire', KEYS[1], math.ceil(hold_ms))\n"
+    "end\n"
+    "for i = 1, #got do redis.call('hset', KEYS[1], got[i], owner) end\n"
+    "redis.call('hset', KEYS[1], '" RL_SEM_LIMIT_FIELD "', fmt(k))\n"
+    "keep(KEYS[1], hold_ms)\n"
     "local token = 0\n"
     "if #mine == 0 then token = next_token(KEYS[3], floor) end\n"
     "local r = {1, token, #mine + n, k - taken - n}\n"
@@ -156,42 +170,54 @@ const char rl_fam_sem_acquire_lua[] =
     "return r\n";
 
 /*
- * ARGV[1] owner, [2..] the slots to give back. All or nothing: if any
- * listed slot is not the owner's (never was, given back already, listed
- * twice, or its lease ran out), nothing changes. Replies {1, held}
- * released (held = the owner's slots left here; the permits are
- * announced), {0, held} not the owner of them all.
+ * ARGV[1] owner, [2..] the slots to give back. Frees each listed slot that
+ * is the owner's here and leaves the others alone (a slot granted by a
+ * majority need not be the owner's on every master, and one may have run
+ * out with its lease here): so releasing is idempotent, and a release that
+ * reached some masters may be sent again. The lease is left alone (the
+ * owner's other slots keep it) and goes with the owner's last slot.
+ * Replies {freed, held, f_1, ..., f_m}: how many were freed (announced
+ * on the channel), the owner's slots left here, and per listed slot 1 if
+ * it was the owner's and is now free, else 0. Over-release is the
+ * client's to refuse: it knows which slots it holds (sem.c).
  */
 const char rl_fam_sem_release_lua[] =
     SEM_PRELUDE
     "local owner = ARGV[1]\n"
     "reclaim()\n"
-    "local _, mine = scan(owner)\n"
-    "local seen = {}\n"
-    "if #ARGV < 2 then return {0, #mine} end\n"
+    "local r = {0, 0}\n"
+    "local freed = 0\n"
     "for i = 2, #ARGV do\n"
-    "  local s = ARGV[i]\n"
-    "  if seen[s] or redis.call('hget', KEYS[1], s) ~= owner then\n"
-    "    return {0, #mine}\n"
-    "  end\n"
-    "  seen[s] = true\n"
-    "end\n"
-    "for i = 2, #ARGV do redis.call('hdel', KEYS[1], ARGV[i]) end\n"
-    "local left = drop_owner_if_empty(owner)\n"
-    "redis.call('publish', KEYS[1] .. ':ch', #ARGV - 1)\n"
-    "return {1, left}\n";
-
-/*
- * ARGV[1] owner, [2..] slots. Takes back a grant: frees those of the
- * listed slots the owner holds and ignores the rest (a late undo may find
- * some already expired). The lease is left alone. Replies {freed, held}.
- */
-const char rl_fam_sem_undo_lua[] =
-    SEM_PRELUDE
-    "local owner, freed = ARGV[1], 0\n"
-    "for i = 2, #ARGV do\n"
+    "  local f = 0\n"
     "  if redis.call('hget', KEYS[1], ARGV[i]) == owner then\n"
     "    redis.call('hdel', KEYS[1], ARGV[i])\n"
+    "    freed = freed + 1\n"
+    "    f = 1\n"
+    "  end\n"
+    "  r[#r + 1] = f\n"
+    "end\n"
+    "r[1] = freed\n"
+    "r[2] = drop_owner_if_empty(owner)\n"
+    "if freed > 0 then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
+    "return r\n";
+
+/*
+ * ARGV[1] owner, [2..] slots to keep. Frees every slot of the owner here
+ * but the listed ones, and its lease when none is left. It takes back a
+ * grant whose slots the client never learnt (the master had not answered
+ * when the attempt was given up: this lands right behind it), keeping
+ * what the client holds there; with no slot listed it gives back all the
+ * owner's permits (close, a lost hold). Replies {freed, held}.
+ */
+const char rl_fam_sem_drop_lua[] =
+    SEM_PRELUDE
+    "local owner, freed = ARGV[1], 0\n"
+    "local keep_ = {}\n"
+    "for i = 2, #ARGV do keep_[ARGV[i]] = true end\n"
+    "local _, mine = scan(owner)\n"
+    "for i = 1, #mine do\n"
+    "  if not keep_[mine[i]] then\n"
+    "    redis.call('hdel', KEYS[1], mine[i])\n"
     "    freed = freed + 1\n"
     "  end\n"
     "end\n"
