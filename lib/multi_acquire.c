@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind.h"
 #include "multi.h"
 #include "ops.h"
 #include "quarantine.h"
@@ -289,6 +290,7 @@ static void commit(rl_multi_req *mr) {
     if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
     a->kept_gen[j] = h->gen;
     RL_ADD(c->metrics.acquisitions, 1);
+    RL_ADD(c->metrics.acquisitions_kind[RL_KIND_LOCK], 1);
   }
   a->state = A_KEPT;
   RL_ADD(c->metrics.lock_all_acquisitions, 1);

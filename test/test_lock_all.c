@@ -333,6 +333,13 @@ static void reentrancy(int n) {
   RT_CHECK_EQ_INT(rlock_lock_all(ab, 2, 0, 10000), 0);
   RT_CHECK(all_keys_have_ttl(n));
   RT_CHECK_EQ_INT(rlock_unlock_all(ab, 2), 0);
+  /* Metrics: every lock of a set taken counts as an acquisition of a
+   * plain lock (1 rlock_lock, then sets of 2, 2 and 2). */
+  rlock_metrics m;
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(c, &m), 0);
+  RT_CHECK_EQ_INT(m.lock_all_acquisitions, 3);
+  RT_CHECK_EQ_INT(m.acquisitions, 7);
+  RT_CHECK_EQ_INT(m.acquisitions_by_kind[0], 7);
   rlock_free(a);
   rlock_free(a2);
   rlock_free(b);
@@ -434,6 +441,7 @@ static void async_cancel(void) {
 }
 
 static void bad_input(void) {
+  flush_all();
   rlock_client *c = open_client(1, 0), *d = open_client(1, 0);
   RT_REQUIRE(c != NULL && d != NULL);
   rlock *a, *b;
@@ -450,6 +458,29 @@ static void bad_input(void) {
   RT_CHECK_EQ_INT(rlock_lock_all_async(ab, 1, 1, 0, 10000, NULL, NULL),
                   RLOCK_EINVAL);
   RT_CHECK_EQ_INT(rlock_hold_count(a), 0);
+  /* Fair, read and write handles: the set's scripts take the reentrant
+   * lock's keys only, so they are refused, and nothing is written. */
+  rlock *f, *r, *w;
+  RT_REQUIRE(rlock_get_fair(c, "bf", &f) == 0);
+  RT_REQUIRE(rlock_get_read(c, "brw", &r) == 0);
+  RT_REQUIRE(rlock_get_write(c, "brw", &w) == 0);
+  rlock *af[] = {a, f}, *ar[] = {a, r}, *wa[] = {w, a};
+  RT_CHECK_EQ_INT(rlock_lock_all(af, 2, 0, 10000), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_lock_all(ar, 2, 0, 10000), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_lock_all(wa, 2, 0, 10000), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_lock_all_async(ar, 2, 1, 0, 10000, NULL, NULL),
+                  RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_unlock_all(af, 2), RLOCK_EINVAL);
+  char why[256] = "";
+  rlock_client_last_error(c, why, sizeof why);
+  RT_CHECK(strstr(why, "rlock_get handles") != NULL);
+  RT_CHECK_EQ_INT(rlock_hold_count(a), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{ba} rlock:{bf} "
+                                            "rlock:{brw}:r rlock:{brw}:w"),
+                  0);
+  rlock_free(f);
+  rlock_free(r);
+  rlock_free(w);
   rlock_free(a);
   rlock_free(b);
   rlock_client_close(c);
