@@ -111,7 +111,7 @@ static int child(int proc) {
   if (rlock_client_open(&c, &o) != 0 || bench_wait_ready(c, 5000) != 0)
     return 2;
   rlock *l;
-  if ((fair ? rlock_get_fair(c, "bench-fairness", &l)
+  if ((fair > 0 ? rlock_get_fair(c, "bench-fairness", &l)
             : rlock_get(c, fair < 0 ? "bench-fairness" : "bench-contention",
                         &l)) != 0)
     return 3;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "proxy.h"
 #include "sections.h"
 
 static rt_redis srv[3];
@@ -601,6 +602,75 @@ static int spread_child(int p, spread_log *g, rt_sections *secs,
   return 0;
 }
 
+/* --- an unlock that reaches the masters at different times ---------------- */
+
+typedef struct {
+  rlock *l;
+  int rc;
+  uint64_t got_ms;
+} slow_arg;
+
+static void *take_slow(void *p) {
+  slow_arg *a = p;
+  a->rc = rlock_trylock(a->l, 30000, 10000);
+  a->got_ms = rt_now_ms();
+  if (a->rc == 0) rlock_unlock(a->l);
+  return NULL;
+}
+
+/*
+ * N = 3: the holder's unlock lands on master 0 at once and on masters 1
+ * and 2 150 ms later (its path to them is delayed). Master 0's message
+ * wakes the waiter, whose attempt finds the lock still held on 1 and 2;
+ * the messages of 1 and 2 come within the event window of the first. The
+ * waiter must hear them: it gets the lock in about 150 ms, not at its next
+ * heartbeat (waiter_alive_ms / 3 = 20 s here, and the holder's lease is a
+ * minute). Before the fix the second and third messages counted as the
+ * same unlock as the first and were dropped: 20 s.
+ */
+static void unlock_lands_late(void) {
+  rt_proxy *px[2];
+  for (int i = 0; i < 2; i++)
+    RT_REQUIRE((px[i] = rt_proxy_start(srv[i + 1].port)) != NULL);
+  rlock_options o;
+  rlock_options_init(&o);
+  o.master_timeout_ms = 1000;
+  o.waiter_alive_ms = 60000;
+  const char *m[3] = {srv[0].url, rt_proxy_url(px[0]), rt_proxy_url(px[1])};
+  o.masters = m;
+  o.nmasters = 3;
+  rlock_client *hc = NULL;
+  RT_REQUIRE(rlock_client_open(&hc, &o) == 0);
+  rlock_client *wc = fair_client(3, 60000);
+  RT_REQUIRE(wc != NULL);
+  rlock *hl, *wl;
+  RT_REQUIRE(rlock_get_fair(hc, "late", &hl) == 0);
+  RT_REQUIRE(rlock_get_fair(wc, "late", &wl) == 0);
+  RT_REQUIRE(rlock_lock(hl, 60000) == 0);
+  slow_arg a = {wl, -1, 0};
+  pthread_t th;
+  pthread_create(&th, NULL, take_slow, &a);
+  RT_CHECK(wait_queued(3, "late", 1));
+  rt_proxy_delay(px[0], 150);
+  rt_proxy_delay(px[1], 150);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(hl), 0);
+  pthread_join(th, NULL);
+  RT_CHECK_EQ_INT(a.rc, 0);
+  uint64_t took = a.got_ms - t0;
+  fprintf(stderr, "  the waiter got the lock %llu ms after the unlock\n",
+          (unsigned long long)took);
+  RT_CHECK(took < 5000);
+  rt_proxy_delay(px[0], 0);
+  rt_proxy_delay(px[1], 0);
+  RT_CHECK(wait_nothing_left(3, "late"));
+  rlock_free(hl);
+  rlock_free(wl);
+  rlock_client_close(hc);
+  rlock_client_close(wc);
+  for (int i = 0; i < 2; i++) rt_proxy_stop(px[i]);
+}
+
 /* Processes whose threads ask again as soon as they release are served
  * in turn: a release goes to the waiter that asked first, wherever it
  * is, so the counts come out even (291 to 292 in one run). With a plain
@@ -656,6 +726,7 @@ int main(int argc, char **argv) {
       {"watchdog_n1", watchdog_n1},
       {"watchdog_n3", watchdog_n3},
       {"spread", spread},
+      {"unlock_lands_late", unlock_lands_late},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 3);
