@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -602,6 +603,132 @@ static int spread_child(int p, spread_log *g, rt_sections *secs,
   return 0;
 }
 
+/* --- rlock_extend and the lost-lock callback ------------------------------ */
+
+static atomic_int lost_calls;
+
+static void count_lost(rlock *l, uint64_t owner, int is_thread, void *arg) {
+  (void)l, (void)owner, (void)is_thread, (void)arg;
+  atomic_fetch_add(&lost_calls, 1);
+}
+
+/* On l: a fixed lease extended by rlock_extend; then a watchdog hold that
+ * another client's force (through other, a handle of the same side) takes
+ * away: l's lost-lock callback runs once, and its unlock says
+ * RLOCK_ELOST. */
+static void extend_then_lost(rlock *l, rlock *other) {
+  int64_t ms = 0;
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 2000), 0);
+  RT_CHECK_EQ_INT(rlock_extend(l, 20000), 0);
+  RT_CHECK_EQ_INT(rlock_remaining_lease(l, &ms), 0);
+  RT_CHECK(ms > 10000);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  atomic_store(&lost_calls, 0);
+  rlock_set_lost_cb(l, count_lost, NULL);
+  RT_CHECK_EQ_INT(rlock_lock(l, RLOCK_WATCHDOG), 0);
+  RT_CHECK_EQ_INT(rlock_force_unlock(other), 0);
+  uint64_t end = rt_now_ms() + 15000;
+  while (atomic_load(&lost_calls) == 0 && rt_now_ms() < end) rt_sleep_ms(20);
+  RT_CHECK_EQ_INT(atomic_load(&lost_calls), 1);
+  RT_CHECK_EQ_INT(rlock_unlock(l), RLOCK_ELOST);
+  rlock_set_lost_cb(l, NULL, NULL);
+}
+
+static void extend_and_lost(int n) {
+  rlock_options o;
+  rlock_options_init(&o);
+  o.master_timeout_ms = 1000;
+  o.watchdog_timeout_ms = 1500;
+  rlock_client *c = rt_client_opts(srv, n, &o), *d = fair_client(n, 0);
+  RT_REQUIRE(c != NULL && d != NULL);
+  rlock *l, *other;
+  RT_REQUIRE(rlock_get_fair(c, "extlost", &l) == 0);
+  RT_REQUIRE(rlock_get_fair(d, "extlost", &other) == 0);
+  extend_then_lost(l, other);
+  RT_CHECK(wait_nothing_left(n, "extlost"));
+  rlock_free(l);
+  rlock_free(other);
+  rlock_client_close(c);
+  rlock_client_close(d);
+}
+
+static void extend_and_lost_n1(void) { extend_and_lost(1); }
+static void extend_and_lost_n3(void) { extend_and_lost(3); }
+
+/* --- an unlock wakes one waiter ------------------------------------------- */
+
+/* EVALSHA calls master 0 has run so far. */
+static long long evalsha_calls(void) {
+  redisReply *r = rt_redis_cmd(&srv[0], "INFO commandstats");
+  long long n = -1;
+  const char *p = r && r->type == REDIS_REPLY_STRING
+                      ? strstr(r->str, "cmdstat_evalsha:calls=")
+                      : NULL;
+  if (p != NULL) n = atoll(p + strlen("cmdstat_evalsha:calls="));
+  if (r) freeReplyObject(r);
+  return n;
+}
+
+typedef struct {
+  rlock *l;
+  int rc;
+  atomic_int got;
+} herd_arg;
+
+static void *take_hold(void *p) {
+  herd_arg *a = p;
+  a->rc = rlock_trylock(a->l, 30000, 10000);
+  atomic_store(&a->got, 1);
+  rt_sleep_ms(600);
+  if (a->rc == 0) rlock_unlock(a->l);
+  return NULL;
+}
+
+/* Three waiters in three clients, N = 1: the holder's unlock wakes the
+ * first of them only. Counted on the master: in the 300 ms after the
+ * first waiter got the lock, the unlock and that waiter's acquisition are
+ * the only scripts run (a herd would add the others' attempts); the
+ * waiters' own attempts are a minute apart (waiter_alive_ms 180 s). */
+static void no_herd(void) {
+  rlock_client *hc = fair_client(1, 180000), *wc[3];
+  RT_REQUIRE(hc != NULL);
+  rlock *hl, *wl[3];
+  RT_REQUIRE(rlock_get_fair(hc, "herd", &hl) == 0);
+  RT_REQUIRE(rlock_lock(hl, 60000) == 0);
+  herd_arg a[3];
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++) {
+    RT_REQUIRE((wc[i] = fair_client(1, 180000)) != NULL);
+    RT_REQUIRE(rlock_get_fair(wc[i], "herd", &wl[i]) == 0);
+    a[i].l = wl[i];
+    a[i].rc = -1;
+    atomic_init(&a[i].got, 0);
+    pthread_create(&th[i], NULL, take_hold, &a[i]);
+    RT_CHECK(wait_queued(1, "herd", i + 1));
+  }
+  long long before = evalsha_calls();
+  RT_CHECK_EQ_INT(rlock_unlock(hl), 0);
+  uint64_t end = rt_now_ms() + 10000;
+  while (!atomic_load(&a[0].got) && rt_now_ms() < end) rt_sleep_ms(1);
+  RT_CHECK(atomic_load(&a[0].got));
+  rt_sleep_ms(300);
+  long long scripts = evalsha_calls() - before;
+  fprintf(stderr, "  %lld scripts between the unlock and 300 ms after the "
+                  "hand-off\n", scripts);
+  RT_CHECK_EQ_INT(a[0].rc, 0);
+  RT_CHECK(!atomic_load(&a[1].got) && !atomic_load(&a[2].got));
+  RT_CHECK_EQ_INT(scripts, 2);
+  for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 3; i++) RT_CHECK_EQ_INT(a[i].rc, 0);
+  RT_CHECK(wait_nothing_left(1, "herd"));
+  for (int i = 0; i < 3; i++) {
+    rlock_free(wl[i]);
+    rlock_client_close(wc[i]);
+  }
+  rlock_free(hl);
+  rlock_client_close(hc);
+}
+
 /* --- an unlock that reaches the masters at different times ---------------- */
 
 typedef struct {
@@ -727,6 +854,9 @@ int main(int argc, char **argv) {
       {"watchdog_n3", watchdog_n3},
       {"spread", spread},
       {"unlock_lands_late", unlock_lands_late},
+      {"extend_and_lost_n1", extend_and_lost_n1},
+      {"extend_and_lost_n3", extend_and_lost_n3},
+      {"no_herd", no_herd},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 3);

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -542,6 +543,55 @@ static void async_calls(int n) {
 static void async_n1(void) { async_calls(1); }
 static void async_n3(void) { async_calls(3); }
 
+/* --- rlock_extend and the lost-lock callback ------------------------------ */
+
+static atomic_int lost_calls;
+
+static void count_lost(rlock *l, uint64_t owner, int is_thread, void *arg) {
+  (void)l, (void)owner, (void)is_thread, (void)arg;
+  atomic_fetch_add(&lost_calls, 1);
+}
+
+/* On l: a fixed lease extended by rlock_extend; then a watchdog hold that
+ * another client's force (through other, a handle of the same side) takes
+ * away: l's lost-lock callback runs once, and its unlock says
+ * RLOCK_ELOST. */
+static void extend_then_lost(rlock *l, rlock *other) {
+  int64_t ms = 0;
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 2000), 0);
+  RT_CHECK_EQ_INT(rlock_extend(l, 20000), 0);
+  RT_CHECK_EQ_INT(rlock_remaining_lease(l, &ms), 0);
+  RT_CHECK(ms > 10000);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  atomic_store(&lost_calls, 0);
+  rlock_set_lost_cb(l, count_lost, NULL);
+  RT_CHECK_EQ_INT(rlock_lock(l, RLOCK_WATCHDOG), 0);
+  RT_CHECK_EQ_INT(rlock_force_unlock(other), 0);
+  uint64_t end = rt_now_ms() + 15000;
+  while (atomic_load(&lost_calls) == 0 && rt_now_ms() < end) rt_sleep_ms(20);
+  RT_CHECK_EQ_INT(atomic_load(&lost_calls), 1);
+  RT_CHECK_EQ_INT(rlock_unlock(l), RLOCK_ELOST);
+  rlock_set_lost_cb(l, NULL, NULL);
+}
+
+static void extend_and_lost(int n) {
+  rlock_client *c = rw_client(n, 1500), *d = rw_client(n, 0);
+  RT_REQUIRE(c != NULL && d != NULL);
+  rw x, y;
+  RT_REQUIRE(rw_get(c, "extlost", &x) == 0);
+  RT_REQUIRE(rw_get(d, "extlost", &y) == 0);
+  extend_then_lost(x.r, y.r);
+  extend_then_lost(x.w, y.w);
+  for (int i = 0; i < n; i++) RT_CHECK(nothing_left(i, "extlost"));
+  rw_free(&x);
+  rw_free(&y);
+  rlock_client_close(c);
+  rlock_client_close(d);
+}
+
+static void extend_and_lost_n1(void) { extend_and_lost(1); }
+static void extend_and_lost_n3(void) { extend_and_lost(3); }
+
 /* --- the watchdog keeps both sides ---------------------------------------- */
 
 static void watchdog_both(int n) {
@@ -585,6 +635,8 @@ int main(int argc, char **argv) {
       {"async_n3", async_n3},
       {"watchdog_n1", watchdog_n1},
       {"watchdog_n3", watchdog_n3},
+      {"extend_and_lost_n1", extend_and_lost_n1},
+      {"extend_and_lost_n3", extend_and_lost_n3},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 3);
