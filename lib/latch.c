@@ -287,7 +287,8 @@ static void await_done(rl_round *r) {
         lr->gen[i] = gen;
       else if (gen != lr->gen[i])
         opened++; /* a new generation: the awaited one opened */
-      if (sl->granted > 0 && (life < 0 || sl->granted < life))
+      /* A PTTL of 0: it goes within the millisecond, and counts. */
+      if (sl->granted >= 0 && (life < 0 || sl->granted < life))
         life = sl->granted;
     } else if (lr->gen[i] != 0) {
       vanished++; /* it was counting here, and went without opening */
@@ -314,9 +315,14 @@ static void await_done(rl_round *r) {
 static const rl_round_ops await_ops = {classify_count, await_done, NULL,
                                        NULL};
 
+/* Every master's answer is waited for (within the master timeout): the
+ * awaiter must have seen a master counting to tell, later, that the latch
+ * went from it. Decided on the first majority, a look that missed one
+ * master (it answered late) and a later one that missed another saw the
+ * latch go from one master only, and slept on until its deadline. */
 static void look(rl_req *req) {
   rl_latch_req *lr = (rl_latch_req *)req;
-  send_round(lr, &await_ops, RL_FAM(RL_FAM_LATCH_COUNT), 0);
+  send_round(lr, &await_ops, RL_FAM(RL_FAM_LATCH_COUNT), 1);
 }
 
 /* --- starting requests -------------------------------------------------- */
