@@ -794,8 +794,9 @@ RLOCK_EXTERN void rlock_latch_free(rlock_latch *latch);
  * ordinary hold, reentrant as rlock_lock's: a lock the thread already
  * holds is re-entered (its count shared with single acquisitions), and
  * each may be released by rlock_unlock or by rlock_unlock_all. The
- * handles must be of one client; a name listed twice is taken once; at
- * most 1024. Returns as rlock_trylock does; on any failure no lock of the
+ * handles must be of one client and got with rlock_get (a fair, read or
+ * write handle is RLOCK_EINVAL, for both calls); a name listed twice is
+ * taken once; at most 1024. Returns as rlock_trylock does; on any failure no lock of the
  * set was taken (grants made on some masters are undone). While it
  * waits, it sleeps until the lock that was found held is released.
  */

@@ -987,6 +987,9 @@ static void sem_exec_refusals(void) {
   RT_CHECK_EQ_INT(RUN("semb4", "exec", "--sem", "one:1", "--permits", "2",
                       "--", "true"),
                   64);
+  RT_CHECK_EQ_INT(RUN("semb5", "exec", "--sem", "one:1", "--fair", "--",
+                      "true"),
+                  64);
   char stop[512];
   path_of(stop, sizeof stop, "semr.stop");
   fclose(fopen(stop, "w"));
