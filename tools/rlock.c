@@ -789,8 +789,8 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
     lease_deadline -= o.lease_ms / 100 + 2; /* the library's drift margin */
   }
   VERBOSE(&st, "acquired %s%s as %s (token %" PRIu64 ") in %lld ms\n",
-          st.sem ? "permits of " : "", name, st.sem ? "semaphore" : kinds[o.kind],
-          token, now_ms() - t0);
+          st.sem ? "permits of " : "", name,
+          st.sem ? "semaphore" : kinds[o.kind], token, now_ms() - t0);
 
   char **env = child_env(token, name);
   pid_t child = -1;
