@@ -315,7 +315,7 @@ static void checker_n3(void) { checker(3); }
 
 typedef struct reader_arg {
   rlock *r;
-  volatile int *stop;
+  atomic_int *stop;
   rt_sections *secs;
   int who, errors;
 } reader_arg;
@@ -324,7 +324,7 @@ typedef struct reader_arg {
  * staggered, some reader always holds the read side. */
 static void *reader_loop(void *p) {
   reader_arg *a = p;
-  while (!*a->stop) {
+  while (!atomic_load(a->stop)) {
     if (rlock_lock(a->r, 10000) != 0) {
       a->errors++;
       continue;
@@ -344,7 +344,7 @@ static void writer_not_starved(int n) {
   RT_REQUIRE(rw_get(c, "starve", &x) == 0);
   rt_sections *secs = rt_sections_new(10000);
   RT_REQUIRE(secs != NULL);
-  volatile int stop = 0;
+  atomic_int stop = 0;
   pthread_t th[READERS];
   reader_arg ra[READERS];
   for (int i = 0; i < READERS; i++) {
@@ -363,8 +363,8 @@ static void writer_not_starved(int n) {
   /* Readers that asked after the writer waited behind it: no read
    * section began between its registration (its first attempt, well
    * within 1 s) and its grant. */
-  int64_t behind = 0;
-  for (int64_t i = 0; i < secs->n && i < secs->cap; i++)
+  int64_t behind = 0, nsecs = __atomic_load_n(&secs->n, __ATOMIC_SEQ_CST);
+  for (int64_t i = 0; i < nsecs && i < secs->cap; i++)
     if (secs->s[i].shared && secs->s[i].enter_ns > asked + 1000000000LL &&
         secs->s[i].enter_ns < got)
       behind++;
@@ -375,10 +375,10 @@ static void writer_not_starved(int n) {
   rt_section_leave(secs, ws);
   RT_CHECK_EQ_INT(rlock_unlock(x.w), 0);
   /* The readers go on after it. */
-  int64_t before = secs->n;
+  int64_t before = __atomic_load_n(&secs->n, __ATOMIC_SEQ_CST);
   rt_sleep_ms(3 * READ_HOLD_MS);
-  RT_CHECK(secs->n > before);
-  stop = 1;
+  RT_CHECK(__atomic_load_n(&secs->n, __ATOMIC_SEQ_CST) > before);
+  atomic_store(&stop, 1);
   for (int i = 0; i < READERS; i++) {
     pthread_join(th[i], NULL);
     RT_CHECK_EQ_INT(ra[i].errors, 0);
