@@ -11,10 +11,16 @@
  * timeouts), the lock is declared lost: before its validity ends, never
  * after. A renewal that finds the owner gone on so many masters that no
  * majority can hold it declares it lost at once.
+ *
+ * Each kind renews with its own script (kind.h): locks, fair locks and
+ * write holds are hashes renewed by the renew script, read holds are
+ * entries of an expiry zset renewed by lease_renew; a tick's due holds go
+ * out in one batch per script and master.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind.h"
 #include "lock.h"
 #include "ops.h"
 #include "quarantine.h"
@@ -27,13 +33,15 @@
  * is decided, once it is known which masters' votes count. */
 typedef struct batch {
   size_t n;
+  size_t per;    /* keys per hold: 1, or 2 (the hold key and its pair) */
   uint64_t *gen;
   uint8_t *said; /* r->n * n, made on the first answer */
 } batch;
 
-/* Argument positions: EVALSHA sha numkeys key1..keyn lease owner1..ownern */
-#define KEY_ARG(k) (3 + (k))
-#define OWNER_ARG(b, k) (3 + (b)->n + 1 + (k))
+/* Argument positions: EVALSHA sha numkeys keys (per per hold) lease
+ * owner1..ownern */
+#define KEY_ARG(b, k) (3 + (b)->per * (k))
+#define OWNER_ARG(b, k) (3 + (b)->n * (b)->per + 1 + (k))
 
 static int classify_renew(rl_round *r, int i, const redisReply *rep) {
   batch *b = r->data;
@@ -63,7 +71,7 @@ static void renew_done(rl_round *r) {
   uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
   for (size_t k = 0; k < b->n; k++) {
     const rl_argv *a = &r->args;
-    size_t ki = KEY_ARG(k), oi = OWNER_ARG(b, k);
+    size_t ki = KEY_ARG(b, k), oi = OWNER_ARG(b, k);
     rl_hold *h = rl_holds_find(&c->holds, a->argv[ki], a->argvlen[ki],
                                a->argv[oi], a->argvlen[oi]);
     if (h == NULL || h->gen != b->gen[k] || h->lost || h->wd.armed)
@@ -113,38 +121,46 @@ void *rl_renew_batch_new(size_t n) {
   batch *b = calloc(1, sizeof *b + n * sizeof(uint64_t));
   if (b == NULL) return NULL;
   b->n = n;
+  b->per = 1;
   b->gen = (uint64_t *)(b + 1);
   return b;
 }
 
-void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
-  rl_client *c = arg;
-  size_t argc = 2 + n + 1 + n;
+/* One batch of n due holds that share a renew script. */
+static void renew_batch(rl_client *c, rl_hold **hs, size_t n, int script,
+                        int pair) {
+  size_t per = pair ? 2 : 1;
+  size_t argc = 2 + per * n + 1 + n;
   batch *b = rl_renew_batch_new(n);
   const char **argv = malloc(argc * sizeof *argv);
   size_t *len = malloc(argc * sizeof *len);
   char lease[24], nkeys[24];
   rl_round *r = NULL;
   if (b != NULL && argv != NULL && len != NULL) {
+    b->per = per;
     int ll = snprintf(lease, sizeof lease, "%lld",
                       (long long)c->opts.watchdog_timeout_ms);
-    int nl = snprintf(nkeys, sizeof nkeys, "%zu", n);
+    int nl = snprintf(nkeys, sizeof nkeys, "%zu", per * n);
     argv[0] = NULL;
     len[0] = 0;
     argv[1] = nkeys;
     len[1] = (size_t)nl;
     for (size_t k = 0; k < n; k++) {
-      rl_hold *h = rl_container_of(due[k], rl_hold, wd);
-      argv[2 + k] = h->key;
-      len[2 + k] = h->keylen;
-      argv[3 + n + k] = h->owner;
-      len[3 + n + k] = h->ownerlen;
+      rl_hold *h = hs[k];
+      argv[2 + per * k] = h->key;
+      len[2 + per * k] = h->keylen;
+      if (pair) { /* the key after the hold key in the handle's vector */
+        int hk = h->lock->kind->hold;
+        argv[3 + per * k] = h->lock->keys[hk + 1];
+        len[3 + per * k] = h->lock->keylens[hk + 1];
+      }
+      argv[3 + per * n + k] = h->owner;
+      len[3 + per * n + k] = h->ownerlen;
       b->gen[k] = h->gen;
     }
-    argv[2 + n] = lease;
-    len[2 + n] = (size_t)ll;
-    r = rl_round_new(c, &rl_renew_ops, b, RL_SCRIPT_RENEW, (int)argc, argv,
-                     len);
+    argv[2 + per * n] = lease;
+    len[2 + per * n] = (size_t)ll;
+    r = rl_round_new(c, &rl_renew_ops, b, script, (int)argc, argv, len);
   }
   free(argv);
   free(len);
@@ -152,9 +168,41 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
     /* Out of memory: try these again soon rather than lose them. */
     if (b != NULL) free(b->said);
     free(b);
-    for (size_t k = 0; k < n; k++) rl_watchdog_arm(&c->watchdog, due[k], 100);
+    for (size_t k = 0; k < n; k++)
+      rl_watchdog_arm(&c->watchdog, &hs[k]->wd, 100);
     return;
   }
   r->wait_all = 1;
   rl_round_send(r);
+}
+
+/* The renew script of a hold: its first handle's kind's. */
+static const rl_kind *kind_of(const rl_hold *h) {
+  return h->lock != NULL ? h->lock->kind : &rl_kind_lock;
+}
+
+void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
+  rl_client *c = arg;
+  rl_hold **hs = malloc(n * sizeof *hs);
+  if (hs == NULL) {
+    for (size_t k = 0; k < n; k++) rl_watchdog_arm(&c->watchdog, due[k], 100);
+    return;
+  }
+  for (size_t k = 0; k < n; k++) hs[k] = rl_container_of(due[k], rl_hold, wd);
+  /* One batch per renew script: the holds of that script are moved to
+   * the front of what is left, then sent. */
+  size_t done = 0;
+  while (done < n) {
+    const rl_kind *kind = kind_of(hs[done]);
+    size_t m = done;
+    for (size_t k = done; k < n; k++) {
+      if (kind_of(hs[k])->renew != kind->renew) continue;
+      rl_hold *t = hs[m];
+      hs[m++] = hs[k];
+      hs[k] = t;
+    }
+    renew_batch(c, hs + done, m - done, kind->renew, kind->renew_pair);
+    done = m;
+  }
+  free(hs);
 }

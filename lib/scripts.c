@@ -196,21 +196,27 @@ static const char record_lua[] =
     "if #ARGV > 1 then redis.call('pexpire', KEYS[1], ARGV[1]) end\n"
     "return redis.call('hgetall', KEYS[1])\n";
 
-static const char *const bodies[RL_SCRIPT_COUNT] = {
+static const char *const bodies[RL_SCRIPT_FAMILY] = {
     acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua,
     release_lua, undo_lua, record_lua};
 
-static char shas[RL_SCRIPT_COUNT][41];
+static char shas[RL_SCRIPT_FAMILY][41];
 static pthread_once_t shas_once = PTHREAD_ONCE_INIT;
 
 static void compute_shas(void) {
-  for (int i = 0; i < RL_SCRIPT_COUNT; i++)
+  for (int i = 0; i < RL_SCRIPT_FAMILY; i++)
     rl_sha1_hex(bodies[i], strlen(bodies[i]), shas[i]);
 }
 
-const char *rl_script_body(rl_script_id id) { return bodies[id]; }
+const char *rl_script_body(rl_script_id id) {
+  if (id >= RL_SCRIPT_FAMILY)
+    return rl_fam_script_body((rl_fam_script_id)(id - RL_SCRIPT_FAMILY));
+  return bodies[id];
+}
 
 const char *rl_script_sha(rl_script_id id) {
+  if (id >= RL_SCRIPT_FAMILY)
+    return rl_fam_script_sha((rl_fam_script_id)(id - RL_SCRIPT_FAMILY));
   pthread_once(&shas_once, compute_shas);
   return shas[id];
 }

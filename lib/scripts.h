@@ -7,6 +7,14 @@
 #ifndef RL_SCRIPTS_H
 #define RL_SCRIPTS_H
 
+#include "family_scripts.h"
+
+/*
+ * One id space for every script a connection loads at its handshake: the
+ * reentrant lock's first, then the lock family's (family_scripts.h) from
+ * RL_SCRIPT_FAMILY on, so that rounds, the NOSCRIPT fallback and the
+ * handshake's SCRIPT LOAD serve them all unchanged.
+ */
 typedef enum rl_script_id {
   RL_SCRIPT_ACQUIRE = 0,
   RL_SCRIPT_UNLOCK,
@@ -16,8 +24,12 @@ typedef enum rl_script_id {
   RL_SCRIPT_RELEASE,
   RL_SCRIPT_UNDO,
   RL_SCRIPT_RECORD,
-  RL_SCRIPT_COUNT
+  RL_SCRIPT_FAMILY, /* the family's first: RL_FAM(RL_FAM_...) */
+  RL_SCRIPT_COUNT = RL_SCRIPT_FAMILY + RL_FAM_SCRIPT_COUNT
 } rl_script_id;
+
+/* The rl_script_id of a family script. */
+#define RL_FAM(id) ((int)RL_SCRIPT_FAMILY + (int)(id))
 
 /* Replies of the acquire script: {1, token, count, existed} or
  * {0, holder_pttl}; a holder_pttl of RL_ACQUIRE_LATE means the request's

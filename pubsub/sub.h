@@ -36,6 +36,7 @@ struct rl_chan {
   int confirmed;   /* acked on enough connections; see chan_check */
   uint64_t event_ms;   /* the last unlock event (dedup across masters) */
   uint64_t event_mask; /* masters whose message counted for that event */
+  struct rl_psw *event_w; /* the waiter that event woke, while it waits */
   size_t len;
   char name[];
 };

@@ -799,6 +799,26 @@ int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests) {
   else if (e && *e)
     fprintf(stderr, "rt_main: ignoring RT_TEST_TIMEOUT=%s\n", e);
   set_handler(SIGALRM, on_alarm, 0, 0);
+  if (argc > 1 && strcmp(argv[1], "--except") == 0) {
+    /* Every test but those named; a name that is no test fails. */
+    for (int k = 2; k < argc; k++) {
+      size_t j = 0;
+      while (j < ntests && strcmp(tests[j].name, argv[k]) != 0) j++;
+      if (j == ntests) {
+        n_fail++;
+        printf("FAIL: %s (no such test)\n", argv[k]);
+        fflush(stdout);
+      }
+    }
+    for (size_t j = 0; j < ntests; j++) {
+      int skip = 0;
+      for (int k = 2; k < argc && !skip; k++)
+        skip = strcmp(tests[j].name, argv[k]) == 0;
+      if (!skip) run_one(&tests[j], timeout);
+    }
+    argc = 1;
+    ntests = 0;
+  }
   size_t nrun = argc > 1 ? (size_t)argc - 1 : ntests;
   for (size_t i = 0; i < nrun; i++) {
     const rt_test *t = argc > 1 ? NULL : &tests[i];
