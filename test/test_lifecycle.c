@@ -34,6 +34,15 @@ static int key_on(rt_redis *r, const char *key) {
   return rt_redis_int(r, "EXISTS %s", key) == 1;
 }
 
+/* Waits up to ms until r has key: a call returns once a majority granted,
+ * and the last master's grant may still be on its way. */
+static int key_within(rt_redis *r, const char *key, int ms) {
+  for (uint64_t end = rt_now_ms() + (uint64_t)ms;; rt_sleep_ms(10)) {
+    if (key_on(r, key)) return 1;
+    if (rt_now_ms() > end) return 0;
+  }
+}
+
 /* Waits up to ms until no master of rs[0..n-1] has key. */
 static int gone_within(rt_redis *rs, int n, const char *key, int ms) {
   uint64_t end = rt_now_ms() + (uint64_t)ms;
@@ -578,7 +587,9 @@ static void tool_scan_counts_once(void) {
   RT_REQUIRE(rlock_get(c, "two", &l2) == 0);
   RT_REQUIRE(rlock_trylock(l1, 0, 20000) == 0);
   RT_REQUIRE(rlock_trylock(l2, 0, 20000) == 0);
-  for (int i = 0; i < 3; i++) RT_REQUIRE(key_on(&srv[i], "rlock:{one}"));
+  for (int i = 0; i < 3; i++)
+    RT_REQUIRE(key_within(&srv[i], "rlock:{one}", 2000) &&
+               key_within(&srv[i], "rlock:{two}", 2000));
   char masters[1024], out[8192];
   snprintf(masters, sizeof masters, "%s,%s,%s", m[0], m[1], m[2]);
   char *args[] = {"--masters", masters, "scan", NULL};

@@ -810,18 +810,30 @@ static void unix_auth_in_master_list(void) {
  * scan know them. */
 static void kinds(void) {
   static char out[16384];
-  char log[512], cmd[1200];
+  char log[512], go[512], cmd[2048];
   path_of(log, sizeof log, "kinds.log");
+  path_of(go, sizeof go, "kinds.go");
   unlink(log);
-  /* Two readers at once: each starts before the other ends. */
+  unlink(go);
+  /* Two readers at once: each starts before the other ends. A reader
+   * holds until the test has looked at it (the file kinds.go, at most
+   * 30 s), however slow the machine. */
   snprintf(cmd, sizeof cmd,
-           "echo start$0 >> %s; sleep 0.6; echo end$0 >> %s", log, log);
+           "echo start$0 >> %s; i=0; while [ ! -e %s ] && [ $i -lt 600 ]; "
+           "do sleep 0.05; i=$((i+1)); done; sleep 0.1; echo end$0 >> %s",
+           log, go, log);
   pid_t r1 = spawn("kr1", "exec", "--read", "kx", "--", "sh", "-c", cmd, "r1",
                    (char *)NULL);
   pid_t r2 = spawn("kr2", "exec", "--kind", "read", "kx", "--", "sh", "-c",
                    cmd, "r2", (char *)NULL);
   RT_REQUIRE(wait_file("kinds.log", BOUND_MS) == 0);
-  rt_sleep_ms(200);
+  for (uint64_t end = rt_now_ms() + BOUND_MS;; rt_sleep_ms(20)) {
+    slurp("kinds.log", out, sizeof out);
+    if ((strstr(out, "startr1") && strstr(out, "startr2")) ||
+        rt_now_ms() > end)
+      break;
+  }
+  RT_REQUIRE(strstr(out, "startr1") && strstr(out, "startr2"));
   /* While they read, a writer cannot have it at once... */
   RT_CHECK_EQ_INT(RUN("kw0", "exec", "--write", "-n", "kx", "--", "true"), 1);
   /* ...and status shows both readers. */
@@ -837,6 +849,9 @@ static void kinds(void) {
   /* A waiting writer runs once both readers are done. */
   pid_t w = spawn("kw", "exec", "--write", "kx", "--", "sh", "-c", cmd, "w",
                   (char *)NULL);
+  int gofd = open(go, O_CREAT | O_WRONLY, 0644);
+  RT_REQUIRE(gofd >= 0);
+  close(gofd);
   RT_CHECK_EQ_INT(wait_exit(r1, BOUND_MS), 0);
   RT_CHECK_EQ_INT(wait_exit(r2, BOUND_MS), 0);
   RT_CHECK_EQ_INT(wait_exit(w, BOUND_MS), 0);

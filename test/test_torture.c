@@ -887,12 +887,6 @@ static int by_enter(const void *a, const void *b, void *arg) {
   return x < y ? -1 : x > y;
 }
 
-static int by_leave(const void *a, const void *b, void *arg) {
-  const section *s = arg;
-  int64_t x = s[*(const int *)a].leave_ns, y = s[*(const int *)b].leave_ns;
-  return x < y ? -1 : x > y;
-}
-
 static int by_token(const void *a, const void *b, void *arg) {
   const section *s = arg;
   uint64_t x = s[*(const int *)a].token, y = s[*(const int *)b].token;
@@ -1018,45 +1012,50 @@ static void check_overlaps(check *c, const int *order) {
 
 /* (2): tokens increase in acquisition order, and are unique, per lock;
  * two shared sections are not compared. */
+/* The latest moment a section can have been granted: when it entered,
+ * or, if its process was stopped between the attempt and the entering,
+ * when that stop began (the grant may have come just before it, and the
+ * section entered only once the process ran again). */
+static int64_t granted_by(const run *r, const section *s) {
+  int64_t t = s->enter_ns;
+  for (int i = 0; i < r->nspans; i++) {
+    const stop_span *sp = &r->spans[i];
+    if (sp->proc == s->proc && sp->from_ns >= s->attempt_ns &&
+        sp->from_ns < t)
+      t = sp->from_ns;
+  }
+  return t;
+}
+
 static void check_tokens_of(check *c, const int *order, int lockid) {
-  int *lv = malloc((size_t)c->ns * sizeof *lv);
+  (void)order;
   int *tk = malloc((size_t)c->ns * sizeof *tk);
-  if (lv == NULL || tk == NULL) {
-    free(lv);
-    free(tk);
+  if (tk == NULL) {
     violation(c, "checker out of memory", -1, -1);
     return;
   }
   int m = 0;
   for (int i = 0; i < c->ns; i++)
-    if (c->s[i].lockid == lockid) lv[m] = tk[m] = i, m++;
-  qsort_r(lv, (size_t)m, sizeof *lv, by_leave, c->s);
+    if (c->s[i].lockid == lockid) tk[m++] = i;
   qsort_r(tk, (size_t)m, sizeof *tk, by_token, c->s);
-  /* Sweep sections by enter; the largest tokens of those that left
-   * before this one entered: of any section (what an exclusive one must
+  /* For each section, the largest tokens of those of its lock that left
+   * before it was granted: of any section (what an exclusive one must
    * exceed) and of exclusive ones (what a shared one must exceed). */
-  uint64_t max_all = 0, max_excl = 0;
-  int of_all = -1, of_excl = -1;
-  for (int a = 0, l = 0; a < c->ns; a++) {
-    int j = order[a];
-    if (c->s[j].lockid != lockid) continue;
-    while (l < m && c->s[lv[l]].leave_ns < c->s[j].enter_ns) {
-      const section *x = &c->s[lv[l]];
-      if (x->token_rc == 0 && x->token >= max_all) {
-        max_all = x->token;
-        of_all = lv[l];
-      }
-      if (x->token_rc == 0 && !x->shared && x->token >= max_excl) {
-        max_excl = x->token;
-        of_excl = lv[l];
-      }
-      l++;
+  for (int a = 0; a < m; a++) {
+    const section *y = &c->s[tk[a]];
+    if (y->token_rc != 0) continue;
+    int64_t t = granted_by(c->r, y);
+    uint64_t bar = 0;
+    int of = -1;
+    for (int b = 0; b < m; b++) {
+      const section *x = &c->s[tk[b]];
+      if (x->token_rc != 0 || x->leave_ns >= t || (y->shared && x->shared))
+        continue;
+      if (of < 0 || x->token > bar) bar = x->token, of = tk[b];
     }
-    uint64_t bar = c->s[j].shared ? max_excl : max_all;
-    int of = c->s[j].shared ? of_excl : of_all;
-    if (of >= 0 && c->s[j].token_rc == 0 && c->s[j].token <= bar) {
+    if (of >= 0 && y->token <= bar) {
       c->token_regressions++;
-      violation(c, "token not above an earlier holder's", of, j);
+      violation(c, "token not above an earlier holder's", of, tk[a]);
     }
   }
   for (int a = 1; a < m; a++) {
@@ -1067,7 +1066,6 @@ static void check_tokens_of(check *c, const int *order, int lockid) {
       violation(c, "two sections share a token", tk[a - 1], tk[a]);
     }
   }
-  free(lv);
   free(tk);
 }
 
