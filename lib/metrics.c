@@ -65,25 +65,8 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   hist_snapshot(&s->wait, &m->wait);
   hist_snapshot(&s->hold, &m->hold);
   m->nmasters = (size_t)c->nmasters;
-  for (int i = 0; i < c->nmasters && i < RLOCK_METRICS_MASTERS; i++) {
-    rl_conn *cn = &c->conns[i];
-    rlock_master_metrics *mm = &m->masters[i];
-    if (cn->url.kind == RL_URL_UNIX)
-      snprintf(mm->address, sizeof mm->address, "%.200s", cn->url.path);
-    else if (strchr(cn->url.host, ':') != NULL)
-      snprintf(mm->address, sizeof mm->address, "[%.255s]:%d", cn->url.host,
-               cn->url.port);
-    else
-      snprintf(mm->address, sizeof mm->address, "%.255s:%d", cn->url.host,
-               cn->url.port);
-    mm->up = LOAD(cn->up);
-    mm->timeouts = LOAD(cn->timeouts);
-    mm->errors = LOAD(cn->errors);
-    uint64_t connects = LOAD(cn->connects);
-    mm->reconnects = connects > 0 ? connects - 1 : 0;
-    mm->restarts = LOAD(cn->restarts);
-    rl_conn_error_text(cn, mm->error, sizeof mm->error);
-  }
+  for (int i = 0; i < c->nmasters && i < RLOCK_METRICS_MASTERS; i++)
+    rl_master_metrics(c->masters[i], &m->masters[i]);
   return 0;
 }
 

@@ -72,7 +72,7 @@ typedef struct rl_quarantine {
   rec *recs; /* n * n: recs[k * n + i] is what master k says of master i */
 } rl_quarantine;
 
-int rl_quarantine_init(rl_client *c, const rl_url *urls) {
+int rl_quarantine_init(rl_client *c, const rl_master_url *urls) {
   int n = c->nmasters;
   rl_quarantine *q = calloc(1, sizeof *q);
   if (q == NULL) return RLOCK_ENOMEM;
@@ -87,7 +87,7 @@ int rl_quarantine_init(rl_client *c, const rl_url *urls) {
   }
   snprintf(q->key, sizeof q->key, "%srun_ids", c->prefix);
   for (int i = 0; i < n; i++)
-    rl_url_canonical(&urls[i], q->m[i].addr, sizeof q->m[i].addr);
+    rl_url_canonical(&urls[i].url, q->m[i].addr, sizeof q->m[i].addr);
   c->quarantine = q;
   return 0;
 }
@@ -108,11 +108,6 @@ uint64_t rl_quarantine_length(const rl_client *c) {
   return (uint64_t)(w > l ? w : l);
 }
 
-static int conn_index(const rl_conn *conn) {
-  rl_client *c = conn->data;
-  return (int)(conn - c->conns);
-}
-
 /* Decides whether master i restarted, from what this client saw and from
  * every record read so far, and starts its quarantine when it did. */
 static void evaluate(rl_client *c, int i) {
@@ -128,7 +123,7 @@ static void evaluate(rl_client *c, int i) {
   }
   if (!seen) return;
   m->restarted = 1;
-  atomic_fetch_add(&c->conns[i].restarts, 1);
+  atomic_fetch_add(&c->masters[i]->restarts, 1);
   uint64_t len = rl_quarantine_length(c);
   uint64_t left = m->uptime_ms < len ? len - m->uptime_ms : 0;
   m->until_ms = left > 0 ? m->info_ms + left : 0;
@@ -171,7 +166,7 @@ static void send_records(rl_client *c, int k) {
   snprintf(ttl, sizeof ttl, "%lld", (long long)RL_RECORDS_TTL_MS);
   for (int i = 0; i < n; i++) {
     qmaster *m = &q->m[i];
-    if (m->run_id[0] == '\0' || !rl_conn_ready(&c->conns[i])) continue;
+    if (m->run_id[0] == '\0' || !rl_master_ready(c->masters[i])) continue;
     argv[argc++] = m->addr;
     argv[argc++] = m->run_id;
     argv[argc++] = m->restarted ? "1" : "0";
@@ -210,18 +205,41 @@ static void record_late(rl_round *r, int k, const redisReply *rep) {
   for (int i = 0; i < q->n; i++) evaluate(c, i);
 }
 
-void rl_quarantine_on_ready(rl_conn *conn) {
-  rl_client *c = conn->data;
-  if (c->quarantine == NULL || rl_client_closing(c)) return;
-  send_records(c, conn_index(conn));
+/* A node of a master whose server changes (a cluster's): what it says of
+ * itself. Nothing is kept for now. */
+static void node_info(rl_client *c, rl_master *m, rl_conn *node,
+                      const char *run_id, uint64_t uptime_ms) {
+  (void)c;
+  (void)m;
+  (void)node;
+  (void)run_id;
+  (void)uptime_ms;
 }
 
-void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
+int rl_node_quarantined(rl_client *c, int idx, const rl_conn *node) {
+  (void)node;
+  if (c->masters[idx]->kind == RL_MASTER_SINGLE) return 0; /* by index */
+  return 0;
+}
+
+void rl_quarantine_on_ready(rl_master *m, rl_conn *node) {
+  (void)node;
+  rl_client *c = m->data;
+  if (c->quarantine == NULL || rl_client_closing(c)) return;
+  if (m->kind != RL_MASTER_SINGLE) return; /* records: single masters */
+  send_records(c, m->idx);
+}
+
+void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
                            uint64_t uptime_ms) {
-  rl_client *c = conn->data;
+  rl_client *c = mm->data;
   rl_quarantine *q = c->quarantine;
   if (q == NULL) return;
-  int i = conn_index(conn);
+  if (mm->kind != RL_MASTER_SINGLE) {
+    node_info(c, mm, node, run_id, uptime_ms);
+    return;
+  }
+  int i = mm->idx;
   qmaster *m = &q->m[i];
   if (strcmp(m->run_id, run_id) == 0) return; /* reconnected, same server */
   int had = m->run_id[0] != '\0';
@@ -242,7 +260,9 @@ void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
   }
   /* Tell every master what this client now knows of this one. */
   for (int k = 0; k < q->n; k++)
-    if (rl_conn_ready(&c->conns[k])) send_records(c, k);
+    if (c->masters[k]->kind == RL_MASTER_SINGLE &&
+        rl_master_ready(c->masters[k]))
+      send_records(c, k);
 }
 
 int rl_master_quarantined(rl_client *c, int idx) {
@@ -255,7 +275,7 @@ int rl_master_duplicate(rl_client *c, int idx) {
   rl_quarantine *q = c->quarantine;
   if (q == NULL || q->m[idx].run_id[0] == '\0') return 0;
   for (int j = 0; j < idx; j++)
-    if (rl_conn_ready(&c->conns[j]) &&
+    if (rl_master_ready(c->masters[j]) &&
         strcmp(q->m[j].run_id, q->m[idx].run_id) == 0)
       return 1;
   return 0;
@@ -268,7 +288,7 @@ int rl_votes_settle(rl_round *r, int grants) {
     if (sl->vote != RL_VOTE_YES && sl->vote != RL_VOTE_NO) continue;
     int drop = rl_master_duplicate(c, i) ||
                (grants && sl->vote == RL_VOTE_YES &&
-                rl_master_quarantined(c, i));
+                (rl_master_quarantined(c, i) || sl->node_quarantined));
     if (!drop) continue;
     if (sl->vote == RL_VOTE_YES)
       r->yes--;

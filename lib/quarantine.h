@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "master.h"
 #include "round.h"
 #include "url.h"
 
@@ -17,7 +18,7 @@ struct rlock_client;
 
 /* Sets up the client's records of its masters (c->quarantine), whose
  * resolved addresses are urls[c->nmasters]. 0 or RLOCK_ENOMEM. */
-int rl_quarantine_init(struct rlock_client *c, const rl_url *urls);
+int rl_quarantine_init(struct rlock_client *c, const rl_master_url *urls);
 void rl_quarantine_free(struct rlock_client *c);
 
 /* The quarantine length in ms: restart_quarantine_ms, or with
@@ -25,12 +26,19 @@ void rl_quarantine_free(struct rlock_client *c);
  * max_lease_ms. */
 uint64_t rl_quarantine_length(const struct rlock_client *c);
 
-/* Connection hooks (wired in client.c): a connection became ready (the
- * restart records are read and written before any lock command on it);
- * a connection's handshake reported the server's run_id and uptime. */
-void rl_quarantine_on_ready(rl_conn *conn);
-void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
+/* Master hooks (wired in client.c): a node's connection became ready (a
+ * single master's restart records are read and written before any lock
+ * command on it); a node's handshake reported the server's run_id and
+ * uptime. */
+void rl_quarantine_on_ready(rl_master *m, rl_conn *node);
+void rl_quarantine_on_info(rl_master *m, rl_conn *node, const char *run_id,
                            uint64_t uptime_ms);
+
+/* 1 if node, which just answered for master idx, is in restart quarantine
+ * (for masters whose server changes; a single master's quarantine is
+ * rl_master_quarantined's, judged when the round is decided). */
+int rl_node_quarantined(struct rlock_client *c, int idx,
+                        const rl_conn *node);
 
 /* 1 while master idx restarted less than the quarantine ago. */
 int rl_master_quarantined(struct rlock_client *c, int idx);

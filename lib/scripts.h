@@ -37,6 +37,11 @@ enum {
 /* How long the restart records outlive the last client that wrote them. */
 #define RL_RECORDS_TTL_MS (7 * 86400000LL)
 
+/* The form of a script that cluster nodes run: the one that publishes
+ * with SPUBLISH (a shard channel) where the script publishes; the script
+ * itself when it publishes nothing. */
+rl_script_id rl_script_shard(rl_script_id id);
+
 const char *rl_script_body(rl_script_id id);
 /* 40 hex digits, computed on first use. */
 const char *rl_script_sha(rl_script_id id);
