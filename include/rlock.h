@@ -252,6 +252,39 @@ typedef struct rlock_options {
   const char *tls_key_file;
   const char *tls_server_name;
   int tls_insecure;
+  /*
+   * Replica acknowledgement of grants (Redisson's WAIT after each grant).
+   * With replica_acks = n > 0, every acquisition, every renewal that
+   * extends a lock's validity (the watchdog's and rlock_extend's) and
+   * every fencing write-back is followed, on the same connection and in
+   * the same write, by WAIT n replica_ack_timeout_ms, and a master's
+   * answer counts toward the quorum only if it came within the master
+   * timeout and WAIT said, within replica_ack_timeout_ms more, that at
+   * least n of its replicas have it. A grant with fewer is treated as a
+   * grant that came too late: it does not count, and it is undone (or,
+   * if the acquisition won on other masters, kept with the hold and
+   * released with it, like any late grant); it is counted in
+   * rlock_master_metrics.unacked and logged. An answer that wrote
+   * nothing (the lock is held by another) needs no acknowledgement.
+   *
+   * What it buys: a grant that counted is on n replicas of its master,
+   * so a failover to one of them keeps it, and a stale master that a
+   * client still writes to (paused through a failover) has no replicas
+   * left to acknowledge anything. What it does not: Sentinel promotes the
+   * replica it thinks most up to date, not necessarily one of the n, so
+   * only n = every replica makes every promotion keep every counted
+   * grant (and then one replica down refuses every grant until it is
+   * back); and a promoted replica expires the lock by its own wall clock
+   * (expirations replicate as absolute times), so a replica whose clock
+   * runs ahead shortens the lease. It narrows the failover window; it
+   * does not close it: fencing tokens still decide (README, "Sentinel").
+   * The masters' ACL rule needs +wait. 0 (the default): off. At most 64.
+   * replica_ack_timeout_ms: 1 to 60000, default 100; used only when
+   * replica_acks > 0. The masters' deadline for these commands is
+   * master_timeout_ms + replica_ack_timeout_ms.
+   */
+  int replica_acks;
+  int64_t replica_ack_timeout_ms;
 } rlock_options;
 
 #define RLOCK_QUARANTINE_AUTO (-1)
@@ -522,6 +555,12 @@ typedef struct rlock_master_metrics {
   char error[160];     /* why the connection is not up: the master's last
                           connection, TLS or handshake error; "" while it
                           is up */
+  uint64_t unacked;    /* grants, renewals and fencing write-backs that
+                          did not count for want of replica
+                          acknowledgement (replica_acks) */
+  uint64_t failovers;  /* Sentinel masters: failovers followed (the
+                          master the sentinels name moved, and rlock
+                          moved with it) */
 } rlock_master_metrics;
 
 typedef struct rlock_metrics {
@@ -542,6 +581,8 @@ typedef struct rlock_metrics {
   rlock_histogram hold;          /* first acquisition to release or loss */
   size_t nmasters;
   rlock_master_metrics masters[RLOCK_METRICS_MASTERS];
+  uint64_t grants_unacked;       /* the masters' unacked, summed */
+  uint64_t failovers;            /* the masters' failovers, summed */
 } rlock_metrics;
 
 /* Fills *m. 0, or RLOCK_EINVAL. */
@@ -558,8 +599,10 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * rlock_locks_lost_total, rlock_locks_held, rlock_waiters,
  * rlock_wait_seconds and rlock_hold_seconds (histograms), and per master
  * rlock_master_up, rlock_master_timeouts_total, rlock_master_errors_total,
- * rlock_master_reconnects_total, rlock_master_restarts_total, labelled
- * master="<index>",address="<host:port>".
+ * rlock_master_reconnects_total, rlock_master_restarts_total,
+ * rlock_master_grants_unacked_total, rlock_master_failovers_total,
+ * labelled master="<index>",address="<host:port>"; and their sums
+ * rlock_grants_unacked_total and rlock_failovers_total.
  */
 RLOCK_EXTERN int rlock_metrics_prometheus(rlock_client *client, char *buf,
                                           size_t size);

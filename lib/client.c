@@ -342,6 +342,8 @@ static int make_masters(rl_client *c, const rl_master_url *urls) {
     rl_master *m = rl_master_new(&urls[i], c->loop, &c->conn_cfg, i);
     if (m == NULL) return RLOCK_ENOMEM;
     m->data = c;
+    m->acks = c->opts.replica_acks;
+    m->ack_timeout_ms = (uint64_t)c->opts.replica_ack_timeout_ms;
     m->on_node_info = rl_quarantine_on_info;
     m->on_node_state = master_on_state;
     m->on_error = master_on_error;

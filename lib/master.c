@@ -58,6 +58,8 @@ void rl_master_init(rl_master *m, const rl_master_ops *ops, int kind,
   m->sub_cfg.command_timeout_ms = 0; /* subscriptions have no deadline */
   atomic_init(&m->restarts, 0);
   atomic_init(&m->errors, 0);
+  atomic_init(&m->unacked, 0);
+  atomic_init(&m->failovers, 0);
   display_name(url, m->name, sizeof m->name);
 }
 

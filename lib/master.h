@@ -180,6 +180,17 @@ struct rl_master {
    * rounds counted (rl_master_count_error), for metrics. */
   atomic_uint_fast64_t restarts;
   atomic_uint_fast64_t errors;
+  /* Replica acknowledgement (master_ack.h), set by the owner before
+   * rl_master_start: a durable command is followed by WAIT acks
+   * ack_timeout_ms on its connection; acks 0 is off. Counted for metrics:
+   * durable writes that were not acknowledged in time (unacked), and
+   * failovers followed (a Sentinel group's master moved). */
+  int acks;
+  uint64_t ack_timeout_ms;
+  atomic_uint_fast64_t unacked;
+  atomic_uint_fast64_t failovers;
+  uint64_t ack_log_ms; /* loop thread: the last unacked write logged, */
+  uint64_t ack_log_skipped; /* and how many were not logged since */
 
   /* Hooks for the owner, each optional, set before rl_master_start. */
   void *data;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "master.h"
+#include "master_ack.h"
 
 typedef struct single {
   rl_master m;
@@ -91,6 +92,8 @@ static int single_send(rl_master *m, rl_mcmd *c) {
   int script = -1;
   unsigned n = c->encode(c, RL_FLAVOR_PLAIN, bufs, &script);
   if (n == 0) return RL_CONN_EDOWN;
+  if (rl_ack_wanted(m, c))
+    return rl_ack_send(m, &s->cmd, c, bufs, n, script, NULL);
   return rl_conn_send_until(&s->cmd, bufs, n, script, c->no_resend,
                             c->clocked, 0, on_cmd_reply, c, c->idx);
 }

@@ -65,8 +65,16 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   hist_snapshot(&s->wait, &m->wait);
   hist_snapshot(&s->hold, &m->hold);
   m->nmasters = (size_t)c->nmasters;
-  for (int i = 0; i < c->nmasters && i < RLOCK_METRICS_MASTERS; i++)
+  for (int i = 0; i < c->nmasters; i++) {
+    uint64_t unacked = atomic_load(&c->masters[i]->unacked);
+    uint64_t failovers = atomic_load(&c->masters[i]->failovers);
+    m->grants_unacked += unacked;
+    m->failovers += failovers;
+    if (i >= RLOCK_METRICS_MASTERS) continue;
     rl_master_metrics(c->masters[i], &m->masters[i]);
+    m->masters[i].unacked = unacked;
+    m->masters[i].failovers = failovers;
+  }
   return 0;
 }
 
@@ -120,6 +128,8 @@ static void per_master(out *o, const rlock_metrics *m, const char *name,
                  : which == 1 ? mm->timeouts
                  : which == 2 ? mm->errors
                  : which == 3 ? mm->reconnects
+                 : which == 5 ? mm->unacked
+                 : which == 6 ? mm->failovers
                               : mm->restarts;
     put(o, "%s{master=\"%zu\",address=\"", name, i);
     for (const char *p = mm->address; *p; p++) /* label escaping */
@@ -171,5 +181,15 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
              "Connections after the first.", 3);
   per_master(&o, &m, "rlock_master_restarts_total", "counter",
              "Restarts noticed (run_id changed).", 4);
+  counter(&o, "rlock_grants_unacked_total",
+          "Grants, renewals and fencing write-backs that did not count for "
+          "want of replica acknowledgement.", m.grants_unacked);
+  counter(&o, "rlock_failovers_total",
+          "Sentinel failovers followed.", m.failovers);
+  per_master(&o, &m, "rlock_master_grants_unacked_total", "counter",
+             "Grants, renewals and fencing write-backs not acknowledged by "
+             "enough replicas.", 5);
+  per_master(&o, &m, "rlock_master_failovers_total", "counter",
+             "Sentinel failovers followed.", 6);
   return o.len > (size_t)INT32_MAX ? RLOCK_ENOMEM : (int)o.len;
 }

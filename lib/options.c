@@ -56,6 +56,7 @@ void rlock_options_init(rlock_options *o) {
   o->restart_quarantine_ms = RLOCK_QUARANTINE_AUTO;
   o->max_lease_ms = RL_DEFAULT_MAX_LEASE_MS;
   o->log_level = RLOCK_LOG_INFO;
+  o->replica_ack_timeout_ms = 100;
 }
 
 static int prefix_ok(const char *p) {
@@ -145,6 +146,15 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
     REFUSE("wait_strategy: %d, not RLOCK_WAIT_PUBSUB or RLOCK_WAIT_POLL",
            o->wait_strategy);
   if (tls_options_check(o) != 0) return RLOCK_EINVAL;
+  if (o->replica_acks < 0 || o->replica_acks > RL_REPLICA_ACKS_MAX)
+    REFUSE("replica_acks: %d, not in 0..%d", o->replica_acks,
+           RL_REPLICA_ACKS_MAX);
+  /* WAIT 0 would wait for ever: a timeout is needed, and it delays every
+   * grant by up to that much, so it must be short against the lease. */
+  if (o->replica_acks > 0 && (o->replica_ack_timeout_ms < 1 ||
+                              o->replica_ack_timeout_ms > 60000))
+    REFUSE("replica_ack_timeout_ms: %lld, not in 1..60000",
+           (long long)o->replica_ack_timeout_ms);
   for (size_t i = 0; i < o->nmasters; i++) {
     const char *why = "invalid";
     if (rl_master_url_parse(o->masters[i], &urls[i], &why) != 0)

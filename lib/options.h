@@ -16,6 +16,9 @@
 #define RL_LEASE_MAX_MS (30LL * 86400000LL)
 #define RL_DEFAULT_MAX_LEASE_MS 60000
 
+/* The most replicas a grant may be made to wait for (rlock_options). */
+#define RL_REPLICA_ACKS_MAX 64
+
 /* Checks opts and parses the masters into urls[opts->nmasters] (host names
  * still unresolved). 0 or RLOCK_EINVAL. */
 int rl_options_check(const rlock_options *opts, rl_master_url *urls);

@@ -61,6 +61,7 @@ static void renew_done(rl_round *r) {
   uint64_t now = rl_now_ms();
   int fresh = lease - (int64_t)(now - r->t_start) - drift > 0;
   uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
+  if (c->opts.replica_acks > 0) mt += (uint64_t)c->opts.replica_ack_timeout_ms;
   for (size_t k = 0; k < b->n; k++) {
     const rl_argv *a = &r->args;
     size_t ki = KEY_ARG(k), oi = OWNER_ARG(b, k);
