@@ -134,6 +134,17 @@ typedef struct rlock_options {
    *   "redis://[[user]:password@]host[:port][/db]"
    *   "rediss://[[user]:password@]host[:port][/db]"  (TLS; see tls_*)
    *   "unix://[[user]:password@]/path/to/socket[?db=N]"
+   *   "redis-sentinel://[[user]:password@]host[:port]/service
+   *      [?sentinel=host[:port]&...&sentinel_user=U&sentinel_password=P
+   *       &db=N]"                        (a Sentinel group's master)
+   *   "rediss-sentinel://..."            (TLS to sentinels and servers)
+   * A Sentinel master is one master, one vote, whose server is whatever
+   * a majority of the sentinels that answer name (port 26379 by default;
+   * more sentinels with sentinel=); rlock checks ROLE on it, follows
+   * failovers (+switch-master), and never reconnects to a server without
+   * asking the sentinels again. The userinfo and db are the servers';
+   * sentinel_user= and sentinel_password= authenticate to the sentinels
+   * (none by default). The servers' ACL rule needs +role.
    * With a user, rlock authenticates as that ACL user (AUTH user
    * password); with a password alone, as the default user (AUTH
    * password). A user or password may be percent-encoded (%40 for '@',

@@ -168,7 +168,9 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
   return 0;
 }
 
-int rl_master_kind_supported(int kind) { return kind == 0; }
+int rl_master_kind_supported(int kind) {
+  return kind == 0 || kind == RL_TOPO_SENTINEL;
+}
 
 int rl_master_url_resolve(rl_master_url *m) {
   if (m->kind == 0) return rl_url_resolve(&m->url);
@@ -247,13 +249,24 @@ static void display(const char *s, char *buf, size_t size) {
              u.host, u.port);
 }
 
+/* A master's identity for that check: its address, and for a Sentinel
+ * group the service too (one set of sentinels may watch several masters,
+ * which are then different servers; their run_ids tell if not). */
+static void master_canonical(const rl_master_url *u, char *buf, size_t size) {
+  rl_url_canonical(&u->url, buf, size);
+  if (u->kind == RL_TOPO_SENTINEL) {
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, "/%s", u->topo.service);
+  }
+}
+
 int rl_masters_check_unique(const rlock_options *o,
                             const rl_master_url *urls) {
-  char a[RL_URL_HOST_MAX + 120], b[sizeof a];
+  char a[RL_URL_HOST_MAX + 400], b[sizeof a];
   for (size_t i = 0; i < o->nmasters; i++) {
-    rl_url_canonical(&urls[i].url, a, sizeof a);
+    master_canonical(&urls[i], a, sizeof a);
     for (size_t j = 0; j < i; j++) {
-      rl_url_canonical(&urls[j].url, b, sizeof b);
+      master_canonical(&urls[j], b, sizeof b);
       if (strcmp(a, b) != 0) continue;
       char dj[300], di[300];
       display(o->masters[j], dj, sizeof dj);
