@@ -194,7 +194,9 @@ struct rl_master {
 
   /* Hooks for the owner, each optional, set before rl_master_start. */
   void *data;
-  /* Every state change of a node's command connection. */
+  /* Every state change of a node's command connection; node NULL when
+   * what changed is the master's own (a Sentinel master refused by its
+   * sentinels: rl_master_refused changed). */
   void (*on_node_state)(rl_master *m, rl_conn *node, int state);
   /* A node's handshake reported its run_id and uptime (conn.h on_info). */
   void (*on_node_info)(rl_master *m, rl_conn *node, const char *run_id,

@@ -157,6 +157,19 @@ static void fmt_addr(char *buf, size_t size, const char *host, int port) {
   snprintf(buf, size, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 }
 
+/* The sentinels, or the server they named, refused us (a password, an ACL
+ * rule, an unknown service): waiting will not help until the
+ * configuration changes, so the owner hears it at once (it counts
+ * refused masters on state changes: master.h), and commands waiting for
+ * the first master fail now. */
+static void end_first(sentinel *s, int status);
+static void note_refused(sentinel *s) {
+  int was = s->refused;
+  s->refused = 1;
+  if (!was && s->m.on_node_state) s->m.on_node_state(&s->m, NULL, RL_CONN_DOWN);
+  end_first(s, RL_CMD_REFUSED);
+}
+
 static void maybe_closed(sentinel *s) {
   if (s->closing && s->open == 0 && s->m.on_closed) s->m.on_closed(&s->m);
 }
@@ -340,10 +353,10 @@ static void on_role(rl_cmd *cmd, redisReply *reply, int status) {
     snprintf(why, sizeof why,
              "%.60s: ROLE refused: %.100s (the user of a Sentinel master "
              "needs +role)", a, reply->str);
-    s->refused = 1;
     rl_master_count_error(&s->m, n->cmd);
     if (s->m.on_error) s->m.on_error(&s->m, n->cmd, why, 1, 0);
     slog(s, RLOCK_LOG_ERROR, "%s", why);
+    note_refused(s);
   } else {
     snprintf(why, sizeof why,
              "%.150s, named by the sentinels, is not a master (ROLE says %s)", a,
@@ -379,6 +392,7 @@ static void on_cmd_state(rl_conn *c, int state) {
     memcpy(why, c->err, sizeof why);
     close_cmd(n); /* never again at this address without asking */
     if (cur) lost(s, n, why);
+    if (cur && c->refused && !s->closing) note_refused(s);
   }
 }
 
@@ -638,7 +652,6 @@ static void ask_failed(sentinel *s, ask *a, int answered, int noname,
              "the sentinels that answered do not agree on a master (%d "
              "answers)", answered);
   }
-  if (config) s->refused = 1;
   if (strcmp(s->logged, why) != 0) {
     snprintf(s->logged, sizeof s->logged, "%.199s", why);
     slog(s, config ? RLOCK_LOG_ERROR : RLOCK_LOG_WARN, "%s", why);
@@ -646,7 +659,7 @@ static void ask_failed(sentinel *s, ask *a, int answered, int noname,
   }
   if (s->confirmed) return; /* go on with the master they named before */
   set_err(s, why);
-  if (config && s->first) end_first(s, RL_CMD_REFUSED);
+  if (config) note_refused(s);
   uint64_t b = s->backoff_ms;
   s->backoff_ms = b == 0 ? ASK_BACKOFF_MIN_MS
                          : (b * 2 > ASK_BACKOFF_MAX_MS ? ASK_BACKOFF_MAX_MS
