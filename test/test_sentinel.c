@@ -464,6 +464,58 @@ static void test_config_errors(void) {
 }
 
 /*
+ * The server a sentinel names is used only if ROLE on it says master: a
+ * sentinel told to monitor a replica under another name names that
+ * replica, and the client does not become ready (its error says why),
+ * while a client of the real service through the same sentinel does.
+ */
+static void test_role_checked(void) {
+  RT_REQUIRE(up);
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  int ra, rb;
+  replicas_of(m, &ra, &rb);
+  rt_redis *sen = &S.sentinel[0];
+  redisReply *r = rt_redis_cmd(sen, "SENTINEL MONITOR rolecheck 127.0.0.1 %d 2",
+                               S.data[ra].port);
+  RT_REQUIRE(r && r->type == REDIS_REPLY_STATUS);
+  freeReplyObject(r);
+  r = rt_redis_cmd(sen, "SENTINEL SET rolecheck auth-pass %s", PW);
+  if (r) freeReplyObject(r);
+  r = RT_OBS(sen, "SENTINEL GET-MASTER-ADDR-BY-NAME rolecheck");
+  RT_CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+           atoi(r->element[1]->str) == S.data[ra].port);
+  if (r) freeReplyObject(r);
+  char url[512];
+  snprintf(url, sizeof url,
+           "redis-sentinel://:%s@127.0.0.1:%d/rolecheck?sentinel_password=%s",
+           PW, sen->port, PW);
+  log_clear();
+  rlock_client *c = open_url(url, 0, 0, 20);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 3000), RLOCK_ENOQUORUM);
+  rlock_master_metrics mm = mmetrics(c);
+  fprintf(stderr, "  error: %s\n", mm.error);
+  RT_CHECK(!mm.up);
+  RT_CHECK(strstr(mm.error, "is not a master (ROLE says replica)") != NULL);
+  RT_CHECK(log_has("is not a master (ROLE says replica)"));
+  rlock *l = get(c, "sr");
+  RT_REQUIRE(l != NULL);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 2000), RLOCK_ENOQUORUM);
+  rlock_free(l);
+  rlock_client_close(c);
+  snprintf(url, sizeof url,
+           "redis-sentinel://:%s@127.0.0.1:%d/%s?sentinel_password=%s", PW,
+           sen->port, RT_SENTINEL_NAME, PW);
+  c = open_url(url, 0, 0, 20);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  rlock_client_close(c);
+  r = rt_redis_cmd(sen, "SENTINEL REMOVE rolecheck");
+  if (r) freeReplyObject(r);
+}
+
+/*
  * Replica acknowledgement without a failover: with both replicas paused,
  * replica_acks = 1 refuses the grant (not acknowledged), undoes it (no
  * key on the master), counts and logs it; with one replica paused, 1 is
@@ -723,6 +775,7 @@ int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"basics", test_basics},
       {"config_errors", test_config_errors},
+      {"role_checked", test_role_checked},
       {"unacked_undone", test_unacked_undone},
       {"failover_acks", test_failover_acks},
       {"no_acks_loses_lock", test_no_acks_loses_lock},
