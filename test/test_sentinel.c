@@ -6,30 +6,34 @@
  * what the one before it broke, so each begins with a master and two
  * replicas that every sentinel knows.
  *
- * What they show:
+ * What they show (the default run, meson test 'sentinel', has one
+ * failover; the two last are the 'variants' suite's 'sentinel-faults'):
  *   basics               locks, contention, the watchdog and a pub/sub
  *                        waiter through a Sentinel master;
  *   config_errors        a wrong or missing sentinel password, a wrong
  *                        data password, an unknown service: a clear
- *                        error, at once, that says which; two groups of
- *                        one set of sentinels are two masters;
- *   failover_followed    the master is SIGKILLed, the sentinels promote a
- *                        replica, and the client follows: new
- *                        acquisitions succeed within seconds, waiters are
- *                        woken on the new master, the failover is counted
- *                        and logged;
- *   acks_keep_lock       with replica_acks = 2, a lock held across the
- *                        failover is on the promoted replica (HGETALL) and
- *                        still excludes others;
+ *                        error, at once, that says which; one group given
+ *                        twice is refused, two services of one set of
+ *                        sentinels are two masters;
+ *   role_checked         a server a sentinel names is used only if ROLE
+ *                        says master (a sentinel monitoring a replica);
+ *   unacked_undone       with a replica paused, replica_acks = 2 refuses
+ *                        the grant for want of acknowledgement and undoes
+ *                        it (no key on the master), counted and logged,
+ *                        while 1 is granted; with both paused 1 is refused;
+ *   failover_acks        the master is SIGKILLed, the sentinels promote a
+ *                        replica, and the client follows: with
+ *                        replica_acks = 2, a watchdog lock held across it
+ *                        is on the promoted replica (HGETALL), renewed
+ *                        there and still excludes others; new
+ *                        acquisitions succeed; a waiter is woken on the
+ *                        new master; the failover is counted and logged;
  *   no_acks_loses_lock   without acknowledgement, README's warning comes
- *                        true: a replica paused through the grant and then
- *                        promoted has no lock, another client takes it
- *                        while the first still holds it, and only the
- *                        fencing token tells the two apart;
- *   unacked_undone       with replica_acks = 2 and a replica paused, the
- *                        grant is refused for want of acknowledgement and
- *                        undone (no key on the master), counted and
- *                        logged; with 1 it is granted;
+ *                        true: replicas cut off before a grant, one of
+ *                        them promoted, has no lock; another client takes
+ *                        it while the first still holds it, and only the
+ *                        fencing token tells the two apart; with
+ *                        replica_acks = 1 that grant is refused instead;
  *   old_master_shunned   a killed master restarted empty (a master for
  *                        about 11 s, facts section 10) never gets a lock
  *                        key, from a client connected across the failover
