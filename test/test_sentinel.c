@@ -630,6 +630,8 @@ static void test_failover_acks(void) {
   RT_CHECK_EQ_INT(metrics_port(a), S.data[n].port);
   RT_CHECK_EQ_INT(mmetrics(a).failovers, 1);
   RT_CHECK(log_has("failover followed"));
+  /* Heard from a sentinel, not only guessed from the dropped connection. */
+  RT_CHECK(log_has("announced +switch-master"));
   /* A still holds it: a renewal lands on the new master (its TTL goes
    * back up past what it was), and others are refused. */
   long long p0 = rt_redis_int(&S.data[n], "PTTL rlock:{sf}");
