@@ -17,6 +17,9 @@
  *                        sentinels are two masters;
  *   role_checked         a server a sentinel names is used only if ROLE
  *                        says master (a sentinel monitoring a replica);
+ *   readonly_demoted     a master demoted under a live connection answers
+ *                        READONLY: the client leaves it, and comes back
+ *                        only once ROLE says master again;
  *   unacked_undone       with a replica paused, replica_acks = 2 refuses
  *                        the grant for want of acknowledgement and undoes
  *                        it (no key on the master), counted and logged,
@@ -520,6 +523,57 @@ static void test_role_checked(void) {
 }
 
 /*
+ * A master demoted under a live connection (REPLICAOF, which keeps normal
+ * clients, unlike Sentinel's reconfiguration) answers READONLY: the client
+ * leaves it at once (no longer up), asks the sentinels, who still name it,
+ * and does not use it while ROLE says replica; when it is a master again
+ * (REPLICAOF NO ONE), the client confirms it and works, with no failover
+ * counted. Without the READONLY rule the connection would stay up,
+ * answering every command with an error.
+ */
+static void test_readonly_demoted(void) {
+  RT_REQUIRE(up);
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  rlock_client *a = sclient(0, 0);
+  RT_REQUIRE(a != NULL);
+  rlock *l = get(a, "sd");
+  RT_REQUIRE(l != NULL);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 2000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  log_clear();
+  /* A replica of a port nobody listens on: READONLY, and no sync. */
+  redisReply *r = RT_OBS(&S.data[m], "REPLICAOF 127.0.0.1 1");
+  RT_REQUIRE(r && r->type == REDIS_REPLY_STATUS);
+  freeReplyObject(r);
+  RT_CHECK(rlock_trylock(l, 0, 2000) != 0);
+  RT_CHECK(log_has("answered READONLY"));
+  int gone = 0;
+  for (uint64_t end = rt_now_ms() + 5000; !gone && rt_now_ms() < end;
+       rt_sleep_ms(50))
+    gone = !mmetrics(a).up;
+  RT_CHECK(gone);
+  /* Still named by the sentinels, and not used: ROLE says replica. */
+  int refused_role = 0;
+  for (uint64_t end = rt_now_ms() + 5000; !refused_role && rt_now_ms() < end;
+       rt_sleep_ms(50))
+    refused_role = log_has("is not a master (ROLE says replica)");
+  RT_CHECK(refused_role);
+  RT_CHECK(!mmetrics(a).up);
+  RT_CHECK(rlock_trylock(l, 0, 2000) != 0);
+  r = RT_OBS(&S.data[m], "REPLICAOF NO ONE");
+  if (r) freeReplyObject(r);
+  long long took = acquire_within(l, FOLLOW);
+  fprintf(stderr, "  usable again %lld ms after REPLICAOF NO ONE\n", took);
+  RT_CHECK(took >= 0);
+  if (took >= 0) RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  RT_CHECK_EQ_INT(metrics_port(a), S.data[m].port);
+  RT_CHECK_EQ_INT(mmetrics(a).failovers, 0);
+  rlock_free(l);
+  rlock_client_close(a);
+}
+
+/*
  * Replica acknowledgement without a failover: with both replicas paused,
  * replica_acks = 1 refuses the grant (not acknowledged), undoes it (no
  * key on the master), counts and logs it; with one replica paused, 1 is
@@ -789,6 +843,7 @@ int main(int argc, char **argv) {
       {"basics", test_basics},
       {"config_errors", test_config_errors},
       {"role_checked", test_role_checked},
+      {"readonly_demoted", test_readonly_demoted},
       {"unacked_undone", test_unacked_undone},
       {"failover_acks", test_failover_acks},
       {"no_acks_loses_lock", test_no_acks_loses_lock},
