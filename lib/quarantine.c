@@ -41,13 +41,6 @@
  *
  * One vote per server: two connections whose servers report the same
  * run_id are one server; the one with the higher index does not count.
- *
- * All of this is for single masters (redis://, rediss://, unix://), each
- * one server at one address. A Sentinel master's server changes at every
- * failover and is only ever one the sentinels name and whose ROLE says
- * master (master_sentinel.c); a promoted replica is no restart (it has the
- * data, less what replication had not carried: replica_acks), so it has no
- * records and no quarantine here.
  */
 #include "quarantine.h"
 
@@ -80,28 +73,26 @@ typedef struct qmaster {
   uint64_t until_ms;      /* quarantined until then (monotonic ms) */
 } qmaster;
 
+/* A node of a master whose server changes (a cluster's), as this client
+ * saw it: by connection, and by address for a connection made anew. */
+typedef struct qnode {
+  const rl_conn *conn;
+  char addr[ADDR_MAX];
+  char run_id[RUNID_MAX];
+  uint64_t until_ms; /* quarantined until then (monotonic ms) */
+} qnode;
+
 typedef struct rl_quarantine {
   int n;
   char key[RL_PREFIX_MAX + 16];
   qmaster *m;
   rec *recs; /* n * n: recs[k * n + i] is what master k says of master i */
+  qnode *nodes;
+  size_t nnodes;
 } rl_quarantine;
 
 static int set_handshakes(rl_client *c);
-
-/* Master k's one connection if it is a single master (they alone keep
- * records), else NULL. */
-static rl_conn *single_conn(rl_client *c, int k) {
-  rl_master *m = c->masters != NULL ? c->masters[k] : NULL;
-  rl_conn *conn = NULL;
-  if (m == NULL || m->kind != RL_MASTER_SINGLE) return NULL;
-  return rl_master_primaries(m, &conn, 1) == 1 ? conn : NULL;
-}
-
-/* Whether master k is a single master whose connection is ready. */
-static int single_ready(rl_client *c, int k) {
-  return single_conn(c, k) != NULL && rl_master_ready(c->masters[k]);
-}
+static rl_conn *single_conn(rl_client *c, int k);
 
 int rl_quarantine_init(rl_client *c, const rl_master_url *urls) {
   int n = c->nmasters;
@@ -134,10 +125,12 @@ void rl_quarantine_free(rl_client *c) {
    * still have it. */
   for (int k = 0; k < c->nmasters; k++) {
     rl_conn *conn = single_conn(c, k);
-    if (conn != NULL) rl_conn_set_handshake_extra(conn, NULL, 0, 0, NULL, NULL);
+    if (conn != NULL)
+      rl_conn_set_handshake_extra(conn, NULL, 0, 0, NULL, NULL);
   }
   free(q->m);
   free(q->recs);
+  free(q->nodes);
   free(q);
   c->quarantine = NULL;
 }
@@ -149,6 +142,19 @@ uint64_t rl_quarantine_length(const rl_client *c) {
   return (uint64_t)(w > l ? w : l);
 }
 
+/* The master of a connection (one of a single master's). */
+static int conn_index(const rl_conn *conn) { return conn->master->idx; }
+
+/* Master k's connection when it is a single server (whose restart records
+ * the masters keep), else NULL: a cluster's nodes are judged each by what
+ * this client saw of it (node_info). */
+static rl_conn *single_conn(rl_client *c, int k) {
+  rl_conn *conn = NULL;
+  if (c->masters[k] == NULL || c->masters[k]->kind != RL_MASTER_SINGLE)
+    return NULL;
+  rl_master_primaries(c->masters[k], &conn, 1);
+  return conn;
+}
 
 /* Decides whether master i restarted, from what this client saw and from
  * every record read so far, and starts its quarantine when it did. */
@@ -272,7 +278,7 @@ static int on_handshake_records(rl_conn *conn, int i, const redisReply *rep,
   (void)i;
   rl_client *c = data;
   if (rep->type == REDIS_REPLY_ERROR) return 1;
-  take_records(c, rl_conn_master(conn)->idx, rep);
+  take_records(c, conn_index(conn), rep);
   return 0;
 }
 
@@ -288,12 +294,11 @@ static int set_handshakes(rl_client *c) {
   int rc = resp != NULL ? 0 : -1;
   if (resp != NULL) {
     size_t n = rl_resp_write(resp, argc, argv, len);
-    for (int k = 0; k < c->nmasters; k++) {
-      rl_conn *conn = single_conn(c, k);
-      if (conn != NULL && conn->state != RL_CONN_CLOSED)
-        rc |= rl_conn_set_handshake_extra(conn, resp, n, 1,
+    for (int k = 0; k < c->nmasters; k++)
+      if (single_conn(c, k) != NULL &&
+          single_conn(c, k)->state != RL_CONN_CLOSED)
+        rc |= rl_conn_set_handshake_extra(single_conn(c, k), resp, n, 1,
                                           on_handshake_records, c);
-    }
   }
   free(resp);
   free(argv);
@@ -307,14 +312,67 @@ static void refresh_handshakes(rl_client *c) {
    * the records (the first command, set at open, cannot be lost). */
 }
 
+static qnode *node_find(rl_quarantine *q, const rl_conn *conn) {
+  for (size_t k = 0; k < q->nnodes; k++)
+    if (q->nodes[k].conn == conn) return &q->nodes[k];
+  return NULL;
+}
+
+/*
+ * A node of a master whose server changes (a cluster's) said who it is.
+ * Such a node has no restart records (they are kept per single master),
+ * so only what this client saw counts: the same address answering with
+ * another run_id and an uptime below the quarantine. A replica promoted
+ * by a failover was not restarted: its run_id is new at that address but
+ * its uptime is long, so nothing is left to wait. A fresh cluster is
+ * usable at once.
+ */
+static void node_info(rl_client *c, rl_master *m, rl_conn *node,
+                      const char *run_id, uint64_t uptime_ms) {
+  rl_quarantine *q = c->quarantine;
+  char addr[ADDR_MAX];
+  rl_node_address(node, addr, sizeof addr);
+  qnode *n = node_find(q, node);
+  for (size_t k = 0; n == NULL && k < q->nnodes; k++)
+    if (strcmp(q->nodes[k].addr, addr) == 0) n = &q->nodes[k];
+  if (n == NULL) {
+    qnode *more = realloc(q->nodes, (q->nnodes + 1) * sizeof *more);
+    if (more == NULL) return; /* out of memory: nothing known of it */
+    q->nodes = more;
+    n = &q->nodes[q->nnodes++];
+    memset(n, 0, sizeof *n);
+    snprintf(n->addr, sizeof n->addr, "%s", addr);
+  }
+  n->conn = node;
+  if (n->run_id[0] != '\0' && strcmp(n->run_id, run_id) != 0) {
+    uint64_t len = rl_quarantine_length(c);
+    uint64_t left = uptime_ms < len ? len - uptime_ms : 0;
+    atomic_fetch_add(&m->restarts, 1);
+    n->until_ms = left > 0 ? rl_now_ms() + left : 0;
+    if (left > 0)
+      rl_log(c, RLOCK_LOG_WARN,
+             "master %s: node %s restarted (run_id %s is new): its grants do "
+             "not count for %llu ms",
+             m->name, addr, run_id, (unsigned long long)left);
+  }
+  snprintf(n->run_id, sizeof n->run_id, "%s", run_id);
+}
+
+int rl_node_quarantined(rl_client *c, int idx, const rl_conn *node) {
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL || node == NULL) return 0;
+  if (c->masters[idx]->kind == RL_MASTER_SINGLE) return 0; /* by index */
+  qnode *n = node_find(q, node);
+  return n != NULL && n->until_ms != 0 && rl_now_ms() < n->until_ms;
+}
+
 void rl_quarantine_on_state(rl_master *mm, rl_conn *node, int state) {
-  (void)node;
   rl_client *c = mm->data;
   rl_quarantine *q = c->quarantine;
-  if (q == NULL || mm->kind != RL_MASTER_SINGLE ||
-      state == RL_CONN_HANDSHAKE || state == RL_CONN_READY)
+  if (q == NULL || state == RL_CONN_HANDSHAKE || state == RL_CONN_READY)
     return;
-  qmaster *m = &q->m[mm->idx];
+  if (node == NULL || mm->kind != RL_MASTER_SINGLE) return; /* by node */
+  qmaster *m = &q->m[conn_index(node)];
   if (!m->current) return;
   m->current = 0; /* its run_id may be stale by the next connection */
   refresh_handshakes(c);
@@ -322,11 +380,14 @@ void rl_quarantine_on_state(rl_master *mm, rl_conn *node, int state) {
 
 void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
                            uint64_t uptime_ms) {
-  (void)node;
   rl_client *c = mm->data;
   rl_quarantine *q = c->quarantine;
-  if (q == NULL || mm->kind != RL_MASTER_SINGLE) return;
-  int i = mm->idx;
+  if (q == NULL) return;
+  if (mm->kind != RL_MASTER_SINGLE) {
+    node_info(c, mm, node, run_id, uptime_ms);
+    return;
+  }
+  int i = conn_index(node);
   qmaster *m = &q->m[i];
   m->current = 1;
   if (strcmp(m->run_id, run_id) != 0) {
@@ -352,15 +413,10 @@ void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
    * whose command waits for its handshake) are told at once. */
   refresh_handshakes(c);
   for (int k = 0; k < q->n; k++)
-    if (q->m[k].current && single_ready(c, k)) send_records(c, k);
+    if (q->m[k].current && single_conn(c, k) != NULL &&
+        rl_conn_ready(single_conn(c, k)))
+      send_records(c, k);
   send_records(c, i);
-}
-
-int rl_node_quarantined(rl_client *c, int idx, const rl_conn *node) {
-  (void)c;
-  (void)idx;
-  (void)node;
-  return 0; /* single masters: rl_master_quarantined; others: none */
 }
 
 int rl_master_quarantined(rl_client *c, int idx) {
