@@ -514,15 +514,20 @@ static void node_reply(rl_mcmd *c, rl_conn *node, redisReply *reply,
   if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
       rl_redirect_classify(reply, &rd) == RL_REPLY_READONLY) {
     rl_master_count_error(m, node);
-    c->cb(c, node, NULL, RL_CMD_DROPPED);
+    /* Said and undone before the sender hears of it, so that whoever it
+     * wakes finds the master no longer counted on. */
     dnode *n = node->data;
-    if (n == s->cur && node == n->cmd && !s->closing) {
+    int ours = n == s->cur && node == n->cmd && s->confirmed && !s->closing;
+    if (ours) {
       char a[300];
       fmt_addr(a, sizeof a, n->host, n->port);
       slog(s, RLOCK_LOG_WARN, "%s answered READONLY (it is a replica now): "
                               "asking the sentinels again", a);
       set_err(s, "the master answered READONLY");
       unconfirm(s);
+    }
+    c->cb(c, node, NULL, RL_CMD_DROPPED);
+    if (ours && n == s->cur && !s->closing) {
       close_cmd(n);
       close_sub(n);
       ask_soon(s, 0);
