@@ -31,6 +31,10 @@
  *                        there and still excludes others; new
  *                        acquisitions succeed; a waiter is woken on the
  *                        new master; the failover is counted and logged;
+ *   fast_restart_quarantined  a master restarted empty faster than the
+ *                        sentinels notice is still named by them; a client
+ *                        that saw its old run_id does not count it until
+ *                        the restart quarantine has passed;
  *   no_acks_loses_lock   without acknowledgement, README's warning comes
  *                        true: replicas cut off before a grant, one of
  *                        them promoted, has no lock; another client takes
