@@ -20,6 +20,7 @@
  *   readonly_demoted     a master demoted under a live connection answers
  *                        READONLY: the client leaves it, and comes back
  *                        only once ROLE says master again;
+ *   tool                 rlock status and rlock exec with a Sentinel URL;
  *   unacked_undone       with a replica paused, replica_acks = 2 refuses
  *                        the grant for want of acknowledgement and undoes
  *                        it (no key on the master), counted and logged,
@@ -55,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "common.h"
 #include "facts.h"
@@ -673,6 +675,51 @@ static void test_fast_restart_quarantined(void) {
   /* The replicas resynced from the empty master: heal sees to the rest. */
 }
 
+/* Runs the rlock tool (RLOCK_TOOL) with args through the shell, its
+ * output in out; its exit status, or -1. */
+static int run_tool(const char *args, char *out, size_t size) {
+  const char *tool = getenv("RLOCK_TOOL");
+  if (tool == NULL) return -1;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", tool, args);
+  FILE *f = popen(cmd, "r");
+  if (f == NULL) return -1;
+  size_t n = fread(out, 1, size - 1, f);
+  out[n] = '\0';
+  int st = pclose(f);
+  fprintf(stderr, "  rlock %s\n  => %d: %s\n", args, st, out);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * The rlock tool takes a Sentinel master like any other: status reports
+ * the lock a client holds through the group, and exec runs a command
+ * under a lock.
+ */
+static void test_tool(void) {
+  RT_REQUIRE(up);
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  RT_REQUIRE(getenv("RLOCK_TOOL") != NULL);
+  rlock_client *c = sclient(0, 0);
+  RT_REQUIRE(c != NULL);
+  rlock *l = get(c, "stool");
+  RT_REQUIRE(l != NULL);
+  RT_REQUIRE(rlock_trylock(l, 0, 20000) == 0);
+  char url[512], args[1200], out[8192];
+  url_of(url, sizeof url, PW, PW, RT_SENTINEL_NAME);
+  snprintf(args, sizeof args, "status --json --masters '%s' stool", url);
+  RT_CHECK_EQ_INT(run_tool(args, out, sizeof out), 0);
+  RT_CHECK(strstr(out, "\"ok\":true") != NULL);
+  RT_CHECK(strstr(out, "redis-sentinel://") != NULL);
+  RT_CHECK(strstr(out, "\"held\":true") != NULL);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  snprintf(args, sizeof args, "--masters '%s' exec stool -- true", url);
+  RT_CHECK_EQ_INT(run_tool(args, out, sizeof out), 0);
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
 /*
  * Replica acknowledgement without a failover: with both replicas paused,
  * replica_acks = 1 refuses the grant (not acknowledged), undoes it (no
@@ -944,6 +991,7 @@ int main(int argc, char **argv) {
       {"config_errors", test_config_errors},
       {"role_checked", test_role_checked},
       {"readonly_demoted", test_readonly_demoted},
+      {"tool", test_tool},
       {"unacked_undone", test_unacked_undone},
       {"failover_acks", test_failover_acks},
       {"no_acks_loses_lock", test_no_acks_loses_lock},
