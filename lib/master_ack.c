@@ -30,6 +30,8 @@ typedef struct ack {
   rl_master *m;
   rl_mcmd *c;
   rl_mcmd_cb deliver;
+  rl_ack_cb raw_cb; /* rl_ack_send_raw's, instead of the two above */
+  void *raw_data;
   int script;
   int told_timeout; /* RL_CMD_TIMEOUT was delivered */
   int delivered;    /* the final status was delivered */
@@ -91,6 +93,10 @@ static int reply_wrote(int script, const redisReply *r) {
 }
 
 static void deliver(ack *a, rl_conn *node, redisReply *reply, int status) {
+  if (a->raw_cb != NULL) {
+    a->raw_cb(a->raw_data, node, reply, status);
+    return;
+  }
   rl_mcmd_cb cb = a->deliver != NULL ? a->deliver : a->c->cb;
   cb(a->c, node, reply, status);
 }
@@ -221,15 +227,13 @@ static void on_wait(rl_cmd *cmd, redisReply *reply, int status) {
   settle(a, cmd->conn);
 }
 
-int rl_ack_send(rl_master *m, rl_conn *node, rl_mcmd *c, const uv_buf_t *bufs,
-                unsigned nbufs, int script, rl_mcmd_cb deliver_cb) {
-  ack *a = calloc(1, sizeof *a);
-  if (a == NULL) return RL_CONN_EDOWN;
-  a->m = m;
-  a->c = c;
-  a->deliver = deliver_cb;
-  a->script = script;
-  a->acked = -1;
+/* Writes the command and its WAIT; the ack is filled but for its
+ * deadlines. until_us: the command's absolute deadline (0: now plus the
+ * connection's command timeout). */
+static int send_both(ack *a, rl_conn *node, const uv_buf_t *bufs,
+                     unsigned nbufs, int no_resend, int clocked,
+                     int64_t until_us, int idx) {
+  rl_master *m = a->m;
   char n[16], t[24];
   int nl = snprintf(n, sizeof n, "%d", m->acks);
   int tl = snprintf(t, sizeof t, "%llu", (unsigned long long)m->ack_timeout_ms);
@@ -240,23 +244,49 @@ int rl_ack_send(rl_master *m, rl_conn *node, rl_mcmd *c, const uv_buf_t *bufs,
   /* Deadlines: the command's as usual, WAIT's ack_timeout_ms after it.
    * Before the handshake completes the connection starts both when it
    * does, and then WAIT shares the command's. */
-  int64_t until = 0, wait_until = 0;
+  int64_t until = until_us, wait_until = 0;
   uint64_t t_ms = node->cfg->command_timeout_ms;
-  if (rl_conn_ready(node) && t_ms > 0) {
+  if (until == 0 && rl_conn_ready(node) && t_ms > 0)
     until = rl_conn_now_us() + (int64_t)t_ms * 1000;
-    wait_until = until + (int64_t)m->ack_timeout_ms * 1000;
-  }
-  int rc = rl_conn_send_until(node, bufs, nbufs, script, c->no_resend,
-                              c->clocked, until, on_script, a, c->idx);
-  if (rc != 0) {
-    free(a);
-    return rc;
-  }
+  if (until != 0) wait_until = until + (int64_t)m->ack_timeout_ms * 1000;
+  int rc = rl_conn_send_until(node, bufs, nbufs, a->script, no_resend,
+                              clocked, until, on_script, a, idx);
+  if (rc != 0) return rc;
   if (rl_conn_send_until(node, &a->wait_buf, 1, -1, 0, 0, wait_until,
-                         on_wait, a, c->idx) != 0) {
+                         on_wait, a, idx) != 0) {
     /* Out of memory: the command went out unacknowledged. */
     a->wait_done = 1;
     a->wait_status = RL_CMD_DROPPED;
   }
   return 0;
+}
+
+int rl_ack_send(rl_master *m, rl_conn *node, rl_mcmd *c, const uv_buf_t *bufs,
+                unsigned nbufs, int script, rl_mcmd_cb deliver_cb) {
+  ack *a = calloc(1, sizeof *a);
+  if (a == NULL) return RL_CONN_EDOWN;
+  a->m = m;
+  a->c = c;
+  a->deliver = deliver_cb;
+  a->script = script;
+  a->acked = -1;
+  int rc = send_both(a, node, bufs, nbufs, c->no_resend, c->clocked, 0,
+                     c->idx);
+  if (rc != 0) free(a);
+  return rc;
+}
+
+int rl_ack_send_raw(rl_master *m, rl_conn *node, const uv_buf_t *bufs,
+                    unsigned nbufs, int script, int clocked, int64_t until_us,
+                    int idx, rl_ack_cb cb, void *data) {
+  ack *a = calloc(1, sizeof *a);
+  if (a == NULL) return RL_CONN_EDOWN;
+  a->m = m;
+  a->raw_cb = cb;
+  a->raw_data = data;
+  a->script = script;
+  a->acked = -1;
+  int rc = send_both(a, node, bufs, nbufs, 0, clocked, until_us, idx);
+  if (rc != 0) free(a);
+  return rc;
 }

@@ -45,6 +45,21 @@ static inline int rl_ack_wanted(const rl_master *m, const rl_mcmd *c) {
 int rl_ack_send(rl_master *m, rl_conn *node, rl_mcmd *c, const uv_buf_t *bufs,
                 unsigned nbufs, int script, rl_mcmd_cb deliver);
 
+/*
+ * The same for a master that routes a command itself (a cluster's, which
+ * resends after a redirect): bufs and script as above, clocked as
+ * rl_mcmd.clocked, until_us the attempt's absolute deadline in
+ * rl_conn_now_us's clock (0: from now), idx for the connection's logs.
+ * cb(data, node, reply, status) is called with the contract of master.h
+ * (at most one RL_CMD_TIMEOUT, then one final status). 0, or the
+ * connection's refusal and no callback.
+ */
+typedef void (*rl_ack_cb)(void *data, rl_conn *node, redisReply *reply,
+                          int status);
+int rl_ack_send_raw(rl_master *m, rl_conn *node, const uv_buf_t *bufs,
+                    unsigned nbufs, int script, int clocked, int64_t until_us,
+                    int idx, rl_ack_cb cb, void *data);
+
 /* A copy of a reply, for freeReplyObject; NULL when out of memory. */
 redisReply *rl_reply_copy(const redisReply *r);
 
