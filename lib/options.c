@@ -158,7 +158,9 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
   return 0;
 }
 
-int rl_master_kind_supported(int kind) { return kind == 0; }
+int rl_master_kind_supported(int kind) {
+  return kind == 0 || kind == RL_TOPO_CLUSTER;
+}
 
 int rl_master_url_resolve(rl_master_url *m) {
   if (m->kind == 0) return rl_url_resolve(&m->url);
