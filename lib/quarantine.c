@@ -65,11 +65,22 @@ typedef struct qmaster {
   uint64_t until_ms;      /* quarantined until then (monotonic ms) */
 } qmaster;
 
+/* A node of a master whose server changes (a cluster's), as this client
+ * saw it: by connection, and by address for a connection made anew. */
+typedef struct qnode {
+  const rl_conn *conn;
+  char addr[ADDR_MAX];
+  char run_id[RUNID_MAX];
+  uint64_t until_ms; /* quarantined until then (monotonic ms) */
+} qnode;
+
 typedef struct rl_quarantine {
   int n;
   char key[RL_PREFIX_MAX + 16];
   qmaster *m;
   rec *recs; /* n * n: recs[k * n + i] is what master k says of master i */
+  qnode *nodes;
+  size_t nnodes;
 } rl_quarantine;
 
 int rl_quarantine_init(rl_client *c, const rl_master_url *urls) {
@@ -97,6 +108,7 @@ void rl_quarantine_free(rl_client *c) {
   if (q == NULL) return;
   free(q->m);
   free(q->recs);
+  free(q->nodes);
   free(q);
   c->quarantine = NULL;
 }
@@ -205,21 +217,58 @@ static void record_late(rl_round *r, int k, const redisReply *rep) {
   for (int i = 0; i < q->n; i++) evaluate(c, i);
 }
 
-/* A node of a master whose server changes (a cluster's): what it says of
- * itself. Nothing is kept for now. */
+static qnode *node_find(rl_quarantine *q, const rl_conn *conn) {
+  for (size_t k = 0; k < q->nnodes; k++)
+    if (q->nodes[k].conn == conn) return &q->nodes[k];
+  return NULL;
+}
+
+/*
+ * A node of a master whose server changes (a cluster's) said who it is.
+ * Such a node has no restart records (they are kept per single master),
+ * so only what this client saw counts: the same address answering with
+ * another run_id and an uptime below the quarantine. A replica promoted
+ * by a failover was not restarted: its run_id is new at that address but
+ * its uptime is long, so nothing is left to wait. A fresh cluster is
+ * usable at once.
+ */
 static void node_info(rl_client *c, rl_master *m, rl_conn *node,
                       const char *run_id, uint64_t uptime_ms) {
-  (void)c;
-  (void)m;
-  (void)node;
-  (void)run_id;
-  (void)uptime_ms;
+  rl_quarantine *q = c->quarantine;
+  char addr[ADDR_MAX];
+  rl_node_address(node, addr, sizeof addr);
+  qnode *n = node_find(q, node);
+  for (size_t k = 0; n == NULL && k < q->nnodes; k++)
+    if (strcmp(q->nodes[k].addr, addr) == 0) n = &q->nodes[k];
+  if (n == NULL) {
+    qnode *more = realloc(q->nodes, (q->nnodes + 1) * sizeof *more);
+    if (more == NULL) return; /* out of memory: nothing known of it */
+    q->nodes = more;
+    n = &q->nodes[q->nnodes++];
+    memset(n, 0, sizeof *n);
+    snprintf(n->addr, sizeof n->addr, "%s", addr);
+  }
+  n->conn = node;
+  if (n->run_id[0] != '\0' && strcmp(n->run_id, run_id) != 0) {
+    uint64_t len = rl_quarantine_length(c);
+    uint64_t left = uptime_ms < len ? len - uptime_ms : 0;
+    atomic_fetch_add(&m->restarts, 1);
+    n->until_ms = left > 0 ? rl_now_ms() + left : 0;
+    if (left > 0)
+      rl_log(c, RLOCK_LOG_WARN,
+             "master %s: node %s restarted (run_id %s is new): its grants do "
+             "not count for %llu ms",
+             m->name, addr, run_id, (unsigned long long)left);
+  }
+  snprintf(n->run_id, sizeof n->run_id, "%s", run_id);
 }
 
 int rl_node_quarantined(rl_client *c, int idx, const rl_conn *node) {
-  (void)node;
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL || node == NULL) return 0;
   if (c->masters[idx]->kind == RL_MASTER_SINGLE) return 0; /* by index */
-  return 0;
+  qnode *n = node_find(q, node);
+  return n != NULL && n->until_ms != 0 && rl_now_ms() < n->until_ms;
 }
 
 void rl_quarantine_on_ready(rl_master *m, rl_conn *node) {
