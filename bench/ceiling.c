@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "raw.h"
@@ -39,11 +40,19 @@ static void redis_benchmark(long requests, int pipeline, const char *sha) {
   int port;
   bench_host_port(master, host, sizeof host, &port);
   raw_owner(owner, sizeof owner, 42, 1);
+  /* The acquire's 10 arguments (lib/acquire.c): lease, owner, count 1, a
+   * token floor and a deadline, both fixed here (wall-clock microseconds
+   * now, and an hour later), which leaves the script's work the same. */
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  unsigned long long us = (unsigned long long)ts.tv_sec * 1000000u +
+                          (unsigned long long)ts.tv_nsec / 1000;
   snprintf(cmd, sizeof cmd,
            "redis-benchmark -h %s -p %d -c 50 -n %ld -P %d -r 16384 --csv "
            "EVALSHA %s 2 'rlock:{rb-__rand_int__}' "
-           "'rlock:{rb-__rand_int__}:fence' 10000 '%s' 86400000",
-           host, port, requests, pipeline, sha, owner);
+           "'rlock:{rb-__rand_int__}:fence' 10000 '%s' 1 %llu %llu",
+           host, port, requests, pipeline, sha, owner, us,
+           us + 3600000000ull);
   FILE *p = popen(cmd, "r");
   if (p == NULL) return;
   char line[1024];

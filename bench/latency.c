@@ -77,11 +77,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "latency: masters not reachable\n");
     return 1;
   }
-  /* Warm up: scripts cached, pages and the loop thread's paths touched. */
+  /* Warm up: scripts cached, pages and the loop thread's paths touched.
+   * Every call must succeed, the first one included. */
   rlock *w;
-  rlock_get(c, "lat-warmup", &w);
-  for (int i = 0; i < 200; i++)
-    if (rlock_trylock(w, 0, 10000) == 0) rlock_unlock(w);
+  if (rlock_get(c, "lat-warmup", &w) != 0) return 1;
+  for (int i = 0; i < 200; i++) {
+    int rc = rlock_trylock(w, 0, 10000);
+    if (rc == 0) rc = rlock_unlock(w);
+    if (rc != 0) {
+      fprintf(stderr, "latency: warm-up call %d: %s\n", i, rlock_strerror(rc));
+      return 1;
+    }
+  }
   rlock_free(w);
   int bad = 0;
   for (int r = 0; r < rounds; r++) {

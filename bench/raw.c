@@ -5,15 +5,17 @@
  */
 #include "raw.h"
 
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "floor_scripts.h"
 #include "stats.h"
 
 #define LEASE_MS "10000"
-#define FENCE_TTL_MS "86400000" /* RL_FENCE_TTL_MS in lib/scripts.h */
+#define DEADLINE_US 10000000 /* the acquire's deadline: 10 s from now */
 
 static int load(redisContext *c, const char *body, char sha[41]) {
   redisReply *r = redisCommand(c, "SCRIPT LOAD %s", body);
@@ -122,21 +124,44 @@ static int round_all(raw_conns *rc, int argc, const char **argv,
   return good;
 }
 
+/* The acquire's numbers, as rlock computes them per attempt: the token
+ * floor (the wall clock in microseconds) and a deadline (rlock's is in
+ * each master's clock; these masters share the machine's). */
+typedef struct acquire_nums {
+  char floor[24], deadline[24];
+} acquire_nums;
+
+static void acquire_nums_now(acquire_nums *n) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+  snprintf(n->floor, sizeof n->floor, "%" PRIu64, us);
+  snprintf(n->deadline, sizeof n->deadline, "%" PRIu64, us + DEADLINE_US);
+}
+
+/* EVALSHA sha 2 key fence lease owner count floor deadline: the 10
+ * arguments of lib/acquire.c (attempt), for a first acquisition. */
+#define ACQUIRE_ARGC 10
 static void acquire_argv(raw_conns *rc, const raw_lock *l, const char *owner,
-                         const char **argv, size_t *len) {
-  const char *a[] = {"EVALSHA",  rc->acquire_sha, "2",   l->key,
-                     l->fence, LEASE_MS,        owner, FENCE_TTL_MS};
-  for (int i = 0; i < 8; i++) {
+                         const acquire_nums *n, const char **argv,
+                         size_t *len) {
+  const char *a[] = {"EVALSHA", rc->acquire_sha, "2", l->key,
+                     l->fence,  LEASE_MS,        owner, "1",
+                     n->floor,  n->deadline};
+  for (int i = 0; i < ACQUIRE_ARGC; i++) {
     argv[i] = a[i];
     len[i] = strlen(a[i]);
   }
 }
 
+/* EVALSHA sha 1 key lease owner channel last: lib/release.c
+ * (rl_unlock_start) for the owner's only hold. */
+#define UNLOCK_ARGC 8
 static void unlock_argv(raw_conns *rc, const raw_lock *l, const char *owner,
                         const char **argv, size_t *len) {
-  const char *a[] = {"EVALSHA", rc->unlock_sha, "1",       l->key,
-                     LEASE_MS,  owner,          l->channel};
-  for (int i = 0; i < 7; i++) {
+  const char *a[] = {"EVALSHA", rc->unlock_sha, "1",        l->key,
+                     LEASE_MS,  owner,          l->channel, "1"};
+  for (int i = 0; i < UNLOCK_ARGC; i++) {
     argv[i] = a[i];
     len[i] = strlen(a[i]);
   }
@@ -144,30 +169,36 @@ static void unlock_argv(raw_conns *rc, const raw_lock *l, const char *owner,
 
 int raw_acquire(raw_conns *rc, const raw_lock *l, const char *owner,
                 uint64_t *quorum_ns) {
-  const char *argv[8];
-  size_t len[8];
-  acquire_argv(rc, l, owner, argv, len);
-  return round_all(rc, 8, argv, len, granted, quorum_ns);
+  const char *argv[ACQUIRE_ARGC];
+  size_t len[ACQUIRE_ARGC];
+  acquire_nums n;
+  acquire_nums_now(&n);
+  acquire_argv(rc, l, owner, &n, argv, len);
+  return round_all(rc, ACQUIRE_ARGC, argv, len, granted, quorum_ns);
 }
 
 int raw_unlock(raw_conns *rc, const raw_lock *l, const char *owner,
                uint64_t *quorum_ns) {
-  const char *argv[7];
-  size_t len[7];
+  const char *argv[UNLOCK_ARGC];
+  size_t len[UNLOCK_ARGC];
   unlock_argv(rc, l, owner, argv, len);
-  return round_all(rc, 7, argv, len, released, quorum_ns);
+  return round_all(rc, UNLOCK_ARGC, argv, len, released, quorum_ns);
 }
 
 int raw_pipelined_pairs(raw_conns *rc, const raw_lock *locks, int count,
                         const char *owner) {
   redisContext *c = rc->c[0];
+  acquire_nums n;
+  acquire_nums_now(&n);
   for (int i = 0; i < count; i++) {
-    const char *argv[8];
-    size_t len[8];
-    acquire_argv(rc, &locks[i], owner, argv, len);
-    if (redisAppendCommandArgv(c, 8, argv, len) != REDIS_OK) return -1;
+    const char *argv[ACQUIRE_ARGC];
+    size_t len[ACQUIRE_ARGC];
+    acquire_argv(rc, &locks[i], owner, &n, argv, len);
+    if (redisAppendCommandArgv(c, ACQUIRE_ARGC, argv, len) != REDIS_OK)
+      return -1;
     unlock_argv(rc, &locks[i], owner, argv, len);
-    if (redisAppendCommandArgv(c, 7, argv, len) != REDIS_OK) return -1;
+    if (redisAppendCommandArgv(c, UNLOCK_ARGC, argv, len) != REDIS_OK)
+      return -1;
   }
   int good = 0;
   for (int i = 0; i < count; i++) {

@@ -156,6 +156,9 @@ typedef struct rlock_options {
   /*
    * How long one master may take to answer one command, in ms, before it
    * counts as failed for that round. Small against the lease. Default 200.
+   * An acquisition also tells each master this deadline, in the master's
+   * own clock (measured by the connection with TIME): a master that runs
+   * it later, after a stall, grants nothing.
    */
   int64_t master_timeout_ms;
   /* How long a connection attempt to a master may take. Default 1000. */
@@ -201,9 +204,10 @@ typedef struct rlock_options {
    * quorum (they are still undone or released as usual). rlock reads each
    * master's run_id and uptime when it connects, and keeps a record of
    * every master's run_id on the masters themselves (a hash named
-   * <key_prefix>run_ids), so that a client opened after a restart learns
-   * of it from the other masters; a master with no record anywhere (a new
-   * deployment) is trusted at once. README's "Guarantees" says which
+   * <key_prefix>run_ids, written and read in each connection's handshake,
+   * before any lock reply on it), so that a client opened after a restart
+   * learns of it from the other masters; a master with no record anywhere
+   * (a new deployment) is trusted at once. README's "Guarantees" says which
    * restarts are caught. RLOCK_QUARANTINE_AUTO (the default): the larger
    * of watchdog_timeout_ms and max_lease_ms; 0: off (right when every
    * master persists with appendfsync always); > 0: that many ms.

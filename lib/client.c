@@ -211,11 +211,11 @@ static void master_log(rl_master *m, rl_conn *node, int level,
   rl_log(c, level, "master %s, node %s: %s", m->name, addr, msg);
 }
 
-/* Keeps the counts rlock_client_wait_ready waits on; a ready connection
- * also exchanges restart records (quarantine.c). */
+/* Keeps the counts rlock_client_wait_ready waits on, and the restart
+ * records' view of which connections are live (quarantine.c). */
 static void master_on_state(rl_master *m, rl_conn *node, int state) {
   rl_client *c = m->data;
-  if (state == RL_CONN_READY) rl_quarantine_on_ready(m, node);
+  rl_quarantine_on_state(m, node, state);
   int ready = 0, refused = 0;
   for (int i = 0; i < c->nmasters; i++) {
     if (c->masters[i] == NULL) continue;

@@ -141,10 +141,13 @@ static rl_cmd *internal_new(rl_conn *conn, int kind, rl_cmd_cb cb, int argc,
 
 /* Starts a command's deadline now: on the loop's clock for the timer, and
  * on rl_conn_now_us's for the master-clock deadline of a clocked command.
- * The loop's clock is read at the start of the loop's iteration, so the
- * master's deadline falls after the timer's by that iteration's age at
- * most (a few ms): a reply that could still be counted is never refused
- * as late, and one past the deadline is a late grant, undone. */
+ * The loop caches its time at the start of each iteration, and one
+ * iteration may be long (thousands of requests drained, a slow machine):
+ * a deadline counted from that stale time would pass early, failing a
+ * master that was in time. So the loop's time is brought up to date
+ * first; the two readings are then one moment, give or take the loop
+ * clock's coarseness (a few ms, by which the master's deadline may fall
+ * after the timer's: a grant in between is a late grant, undone). */
 static void start_deadline(const rl_conn *conn, rl_cmd *cmd) {
   if (cmd->fixed_until_us != 0) {
     /* The loop's clock is at or before now: the timer fires at or before
@@ -156,8 +159,14 @@ static void start_deadline(const rl_conn *conn, rl_cmd *cmd) {
     return;
   }
   uint64_t t = conn->cfg->command_timeout_ms;
-  cmd->deadline = t == 0 ? 0 : uv_now(conn->loop) + t;
-  cmd->until_us = t == 0 ? 0 : rl_conn_now_us() + (int64_t)t * 1000;
+  if (t == 0) {
+    cmd->deadline = 0;
+    cmd->until_us = 0;
+    return;
+  }
+  uv_update_time(conn->loop);
+  cmd->deadline = uv_now(conn->loop) + t;
+  cmd->until_us = rl_conn_now_us() + (int64_t)t * 1000;
 }
 
 /* Arms the timer for the oldest command still in time, if any. */
@@ -489,6 +498,16 @@ static int build_handshake(rl_conn *conn, hs_buf *b) {
   rc |= hs_add(conn, b, K_INFO, 0, 2, (const char *[]){"INFO", "server"},
                (size_t[]){4, 6});
   rc |= hs_add(conn, b, K_TIME, 0, 1, (const char *[]){"TIME"}, (size_t[]){4});
+  /* Every script is loaded before any command that uses it, so EVALSHA
+   * finds it (the owner's extra commands too), and NOSCRIPT only follows
+   * a SCRIPT FLUSH. */
+  for (int s = 0; s < RL_SCRIPT_ALL; s++) {
+    if (!rl_script_loaded_on(s, conn->cfg->cluster)) continue;
+    const char *body = rl_script_body((rl_script_id)s);
+    rc |= hs_add(conn, b, K_SCRIPT, s, 3,
+                 (const char *[]){"SCRIPT", "LOAD", body},
+                 (size_t[]){6, 4, strlen(body)});
+  }
   if (conn->extra_n > 0) {
     rc |= hs_add(conn, b, K_EXTRA, 0, 0, NULL, NULL);
     for (int i = 1; i < conn->extra_n; i++)
@@ -503,15 +522,6 @@ static int build_handshake(rl_conn *conn, hs_buf *b) {
       memcpy(b->p + b->len, conn->extra, conn->extra_len);
       b->len += conn->extra_len;
     }
-  }
-  /* Every script is loaded before any command that uses it, so EVALSHA
-   * finds it, and NOSCRIPT only follows a SCRIPT FLUSH. */
-  for (int s = 0; s < RL_SCRIPT_ALL; s++) {
-    if (!rl_script_loaded_on(s, conn->cfg->cluster)) continue;
-    const char *body = rl_script_body((rl_script_id)s);
-    rc |= hs_add(conn, b, K_SCRIPT, s, 3,
-                 (const char *[]){"SCRIPT", "LOAD", body},
-                 (size_t[]){6, 4, strlen(body)});
   }
   return rc;
 }
@@ -756,6 +766,7 @@ static void connect_now(rl_conn *conn) {
   }
   conn->handles_open++; /* the stream, until it has closed */
   set_state(conn, RL_CONN_CONNECTING);
+  uv_update_time(conn->loop); /* the whole connect timeout, from now */
   uv_timer_start(&conn->timer, on_timer, conn->cfg->connect_timeout_ms, 0);
 }
 

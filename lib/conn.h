@@ -19,8 +19,9 @@
  * The handshake, pipelined in one write before the connection counts as
  * ready: AUTH (with the URL's user, if any), SELECT when the db is not 0,
  * CLIENT SETNAME (a NOPERM is tolerated), then in command mode INFO
- * server, TIME, the owner's extra commands and SCRIPT LOAD of every
- * script. Nothing else is written before it succeeded. An error reply to
+ * server, TIME, SCRIPT LOAD of every script and the owner's extra
+ * commands (which may EVALSHA the scripts). Nothing else is written
+ * before it succeeded. An error reply to
  * any of it (but a tolerated one) refuses the connection: it closes, the
  * commands waiting for it complete REFUSED, and the text is kept in err.
  *
@@ -271,10 +272,12 @@ int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
 void rl_conn_flush(rl_conn *conn);
 
 /*
- * Adds commands to every later handshake, after INFO and TIME (command
- * mode): n commands in RESP, back to back in resp[0..len) (copied). Their
- * replies go to cb in order, before the connection is ready. n = 0 removes
- * them. 0, or -1 when out of memory.
+ * Adds commands to every later handshake, after INFO, TIME and the
+ * scripts (command mode): n commands in RESP, back to back in
+ * resp[0..len) (copied). Their replies go to cb in order, before the
+ * connection is ready and before any other command's reply. n = 0 removes
+ * them. A handshake already written keeps the commands it had. 0, or -1
+ * when out of memory.
  */
 int rl_conn_set_handshake_extra(rl_conn *conn, const char *resp, size_t len,
                                 int n, rl_conn_extra_cb cb, void *data);

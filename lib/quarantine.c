@@ -21,11 +21,17 @@
  * met has a run_id nobody had seen before it restarted. A master with no
  * record anywhere is trusted: a brand-new deployment is usable at once.
  *
- * Records are read on a connection before any lock command on it (the read
- * is queued right after the handshake), so when a master's grant arrives,
- * that master's records are known; records of other masters may arrive
- * later, which is why the quarantine is applied when a round is decided
- * (rl_votes_settle), not when a reply is classified.
+ * Records are read in each connection's handshake (the records command is
+ * the connection's extra handshake command, conn.h), so no reply to a lock
+ * command on a connection is delivered before that master's records are
+ * known: whichever masters decide a round, the records of each of them
+ * are in. The command also writes what this client knows (the masters it
+ * has a live connection to); since a master's own run_id comes in the
+ * same handshake, it is sent again, fire-and-forget, to every connected
+ * master once known. Records of masters that did not answer may still be
+ * on their way, and a record read later may reveal a restart, which is
+ * why the quarantine is applied when a round is decided (rl_votes_settle),
+ * not when a reply is classified.
  *
  * What is not caught (README, "Guarantees"): with N = 1 the only records
  * are on the master that lost them, so only a client connected across the
@@ -44,6 +50,7 @@
 
 #include "client.h"
 #include "options.h"
+#include "resp.h"
 #include "scripts.h"
 #include "util.h"
 
@@ -57,7 +64,8 @@ typedef struct rec {
 
 typedef struct qmaster {
   char addr[ADDR_MAX];    /* the field name of its records */
-  char run_id[RUNID_MAX]; /* of the current connection; "" unknown */
+  char run_id[RUNID_MAX]; /* of the last connection; "" unknown */
+  int current;            /* run_id is the live connection's */
   uint64_t info_ms;       /* monotonic ms when run_id and uptime came */
   uint64_t uptime_ms;
   int self_seen;          /* this client saw the run_id change */
@@ -83,6 +91,9 @@ typedef struct rl_quarantine {
   size_t nnodes;
 } rl_quarantine;
 
+static int set_handshakes(rl_client *c);
+static rl_conn *single_conn(rl_client *c, int k);
+
 int rl_quarantine_init(rl_client *c, const rl_master_url *urls) {
   int n = c->nmasters;
   rl_quarantine *q = calloc(1, sizeof *q);
@@ -100,12 +111,23 @@ int rl_quarantine_init(rl_client *c, const rl_master_url *urls) {
   for (int i = 0; i < n; i++)
     rl_url_canonical(&urls[i].url, q->m[i].addr, sizeof q->m[i].addr);
   c->quarantine = q;
+  if (set_handshakes(c) != 0) {
+    rl_quarantine_free(c);
+    return RLOCK_ENOMEM;
+  }
   return 0;
 }
 
 void rl_quarantine_free(rl_client *c) {
   rl_quarantine *q = c->quarantine;
   if (q == NULL) return;
+  /* Closed connections freed theirs; never started ones (a failed open)
+   * still have it. */
+  for (int k = 0; k < c->nmasters; k++) {
+    rl_conn *conn = single_conn(c, k);
+    if (conn != NULL)
+      rl_conn_set_handshake_extra(conn, NULL, 0, 0, NULL, NULL);
+  }
   free(q->m);
   free(q->recs);
   free(q->nodes);
@@ -118,6 +140,20 @@ uint64_t rl_quarantine_length(const rl_client *c) {
   if (q != RLOCK_QUARANTINE_AUTO) return (uint64_t)q;
   int64_t w = c->opts.watchdog_timeout_ms, l = c->opts.max_lease_ms;
   return (uint64_t)(w > l ? w : l);
+}
+
+/* The master of a connection (one of a single master's). */
+static int conn_index(const rl_conn *conn) { return conn->master->idx; }
+
+/* Master k's connection when it is a single server (whose restart records
+ * the masters keep), else NULL: a cluster's nodes are judged each by what
+ * this client saw of it (node_info). */
+static rl_conn *single_conn(rl_client *c, int k) {
+  rl_conn *conn = NULL;
+  if (c->masters[k] == NULL || c->masters[k]->kind != RL_MASTER_SINGLE)
+    return NULL;
+  rl_master_primaries(c->masters[k], &conn, 1);
+  return conn;
 }
 
 /* Decides whether master i restarted, from what this client saw and from
@@ -153,47 +189,39 @@ static void evaluate(rl_client *c, int i) {
            m->addr, m->run_id);
 }
 
-static void record_late(rl_round *r, int k, const redisReply *rep);
-static const rl_round_ops record_ops = {NULL, NULL, record_late, NULL};
-
-/* Sends to master k what this client knows of the masters it is connected
- * to, and reads back k's records (fire-and-forget: the reply goes to
- * record_late). */
-static void send_records(rl_client *c, int k) {
+/* What this client tells every master: the masters whose connection it
+ * has now, each with its run_id and whether it is known to have changed.
+ * Fills argv/len from index 0 with "EVALSHA", the script's sha, 1, the
+ * key, the TTL (in ttl) and the triples; returns the count, or -1 when
+ * out of memory (the caller frees *argv and *len either way). */
+static int records_command(rl_client *c, const char ***argv, size_t **len,
+                           char ttl[24]) {
   rl_quarantine *q = c->quarantine;
-  int n = q->n;
-  const char **argv = malloc((size_t)(4 + 3 * n) * sizeof *argv);
-  size_t *len = malloc((size_t)(4 + 3 * n) * sizeof *len);
-  if (argv == NULL || len == NULL) {
-    free(argv);
-    free(len);
-    return; /* out of memory: no records this time */
-  }
-  char ttl[24];
-  int argc = 0;
-  argv[argc++] = NULL;
-  argv[argc++] = "1";
-  argv[argc++] = q->key;
-  argv[argc++] = ttl;
-  snprintf(ttl, sizeof ttl, "%lld", (long long)RL_RECORDS_TTL_MS);
+  int n = q->n, argc = 0;
+  *argv = malloc((size_t)(5 + 3 * n) * sizeof **argv);
+  *len = malloc((size_t)(5 + 3 * n) * sizeof **len);
+  if (*argv == NULL || *len == NULL) return -1;
+  const char **av = *argv;
+  av[argc++] = "EVALSHA";
+  av[argc++] = rl_script_sha(RL_SCRIPT_RECORD);
+  av[argc++] = "1";
+  av[argc++] = q->key;
+  snprintf(ttl, 24, "%lld", (long long)RL_RECORDS_TTL_MS);
+  av[argc++] = ttl;
   for (int i = 0; i < n; i++) {
     qmaster *m = &q->m[i];
-    if (m->run_id[0] == '\0' || !rl_master_ready(c->masters[i])) continue;
-    argv[argc++] = m->addr;
-    argv[argc++] = m->run_id;
-    argv[argc++] = m->restarted ? "1" : "0";
+    if (!m->current) continue;
+    av[argc++] = m->addr;
+    av[argc++] = m->run_id;
+    av[argc++] = m->restarted ? "1" : "0";
   }
-  for (int i = 0; i < argc; i++) len[i] = argv[i] ? strlen(argv[i]) : 0;
-  rl_round *r =
-      rl_round_new(c, &record_ops, NULL, RL_SCRIPT_RECORD, argc, argv, len);
-  free(argv);
-  free(len);
-  if (r != NULL) rl_round_send_one(r, k);
+  for (int i = 0; i < argc; i++) (*len)[i] = strlen(av[i]);
+  return argc;
 }
 
-/* Master k's records: replaces what it said before, then re-evaluates. */
-static void record_late(rl_round *r, int k, const redisReply *rep) {
-  rl_client *c = r->client;
+/* Master k's records (an HGETALL reply): replaces what it said before,
+ * then re-evaluates every master. */
+static void take_records(rl_client *c, int k, const redisReply *rep) {
   rl_quarantine *q = c->quarantine;
   if (q == NULL || rep == NULL || rep->type != REDIS_REPLY_ARRAY) return;
   rec *row = &q->recs[k * q->n];
@@ -215,6 +243,73 @@ static void record_late(rl_round *r, int k, const redisReply *rep) {
     }
   }
   for (int i = 0; i < q->n; i++) evaluate(c, i);
+}
+
+static void record_late(rl_round *r, int k, const redisReply *rep) {
+  take_records(r->client, k, rep);
+}
+
+static const rl_round_ops record_ops = {NULL, NULL, record_late, NULL};
+
+/* Sends master k the records command, fire-and-forget (the reply, k's
+ * records again, goes to record_late). */
+static void send_records(rl_client *c, int k) {
+  const char **argv = NULL;
+  size_t *len = NULL;
+  char ttl[24];
+  int argc = records_command(c, &argv, &len, ttl);
+  rl_round *r = NULL;
+  if (argc > 0) {
+    argv[1] = NULL; /* EVALSHA of the script, for rl_round_new */
+    r = rl_round_new(c, &record_ops, NULL, RL_SCRIPT_RECORD, argc - 1,
+                     argv + 1, len + 1);
+  }
+  free(argv);
+  free(len);
+  if (r != NULL) rl_round_send_one(r, k);
+  /* Out of memory: no records this time. */
+}
+
+/* The records command's reply in a connection's handshake: refused on an
+ * error reply (a user without the script's commands, OOM), with its text:
+ * a master whose records cannot be read could be one that restarted. */
+static int on_handshake_records(rl_conn *conn, int i, const redisReply *rep,
+                                void *data) {
+  (void)i;
+  rl_client *c = data;
+  if (rep->type == REDIS_REPLY_ERROR) return 1;
+  take_records(c, conn_index(conn), rep);
+  return 0;
+}
+
+/* Makes the records command part of every later handshake (of the
+ * connections not closed); 0, or -1 when out of memory (the handshakes
+ * keep the command they had). */
+static int set_handshakes(rl_client *c) {
+  const char **argv = NULL;
+  size_t *len = NULL;
+  char ttl[24], *resp = NULL;
+  int argc = records_command(c, &argv, &len, ttl);
+  if (argc > 0) resp = malloc(rl_resp_size(argc, argv, len));
+  int rc = resp != NULL ? 0 : -1;
+  if (resp != NULL) {
+    size_t n = rl_resp_write(resp, argc, argv, len);
+    for (int k = 0; k < c->nmasters; k++)
+      if (single_conn(c, k) != NULL &&
+          single_conn(c, k)->state != RL_CONN_CLOSED)
+        rc |= rl_conn_set_handshake_extra(single_conn(c, k), resp, n, 1,
+                                          on_handshake_records, c);
+  }
+  free(resp);
+  free(argv);
+  free(len);
+  return rc;
+}
+
+static void refresh_handshakes(rl_client *c) {
+  if (!rl_client_closing(c)) set_handshakes(c);
+  /* Out of memory: later handshakes tell a little less, and still read
+   * the records (the first command, set at open, cannot be lost). */
 }
 
 static qnode *node_find(rl_quarantine *q, const rl_conn *conn) {
@@ -271,12 +366,16 @@ int rl_node_quarantined(rl_client *c, int idx, const rl_conn *node) {
   return n != NULL && n->until_ms != 0 && rl_now_ms() < n->until_ms;
 }
 
-void rl_quarantine_on_ready(rl_master *m, rl_conn *node) {
-  (void)node;
-  rl_client *c = m->data;
-  if (c->quarantine == NULL || rl_client_closing(c)) return;
-  if (m->kind != RL_MASTER_SINGLE) return; /* records: single masters */
-  send_records(c, m->idx);
+void rl_quarantine_on_state(rl_master *mm, rl_conn *node, int state) {
+  rl_client *c = mm->data;
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL || state == RL_CONN_HANDSHAKE || state == RL_CONN_READY)
+    return;
+  if (node == NULL || mm->kind != RL_MASTER_SINGLE) return; /* by node */
+  qmaster *m = &q->m[conn_index(node)];
+  if (!m->current) return;
+  m->current = 0; /* its run_id may be stale by the next connection */
+  refresh_handshakes(c);
 }
 
 void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
@@ -288,30 +387,36 @@ void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
     node_info(c, mm, node, run_id, uptime_ms);
     return;
   }
-  int i = mm->idx;
+  int i = conn_index(node);
   qmaster *m = &q->m[i];
-  if (strcmp(m->run_id, run_id) == 0) return; /* reconnected, same server */
-  int had = m->run_id[0] != '\0';
-  snprintf(m->run_id, sizeof m->run_id, "%s", run_id);
-  m->info_ms = rl_now_ms();
-  m->uptime_ms = uptime_ms;
-  m->self_seen = had;
-  m->restarted = 0;
-  m->until_ms = 0;
-  evaluate(c, i);
-  for (int j = 0; j < q->n; j++) {
-    if (j == i || strcmp(q->m[j].run_id, run_id) != 0) continue;
-    int lo = j < i ? j : i, hi = j < i ? i : j;
-    rl_log(c, RLOCK_LOG_ERROR,
-           "masters[%d] %s and masters[%d] %s are the same server (run_id "
-           "%s): its votes count once",
-           lo, q->m[lo].addr, hi, q->m[hi].addr, run_id);
+  m->current = 1;
+  if (strcmp(m->run_id, run_id) != 0) {
+    int had = m->run_id[0] != '\0';
+    snprintf(m->run_id, sizeof m->run_id, "%s", run_id);
+    m->info_ms = rl_now_ms();
+    m->uptime_ms = uptime_ms;
+    m->self_seen = had;
+    m->restarted = 0;
+    m->until_ms = 0;
+    evaluate(c, i);
+    for (int j = 0; j < q->n; j++) {
+      if (j == i || strcmp(q->m[j].run_id, run_id) != 0) continue;
+      int lo = j < i ? j : i, hi = j < i ? i : j;
+      rl_log(c, RLOCK_LOG_ERROR,
+             "masters[%d] %s and masters[%d] %s are the same server (run_id "
+             "%s): its votes count once",
+             lo, q->m[lo].addr, hi, q->m[hi].addr, run_id);
+    }
   }
-  /* Tell every master what this client now knows of this one. */
+  if (rl_client_closing(c)) return;
+  /* Later handshakes carry it; the masters connected now (this one too,
+   * whose command waits for its handshake) are told at once. */
+  refresh_handshakes(c);
   for (int k = 0; k < q->n; k++)
-    if (c->masters[k]->kind == RL_MASTER_SINGLE &&
-        rl_master_ready(c->masters[k]))
+    if (q->m[k].current && single_conn(c, k) != NULL &&
+        rl_conn_ready(single_conn(c, k)))
       send_records(c, k);
+  send_records(c, i);
 }
 
 int rl_master_quarantined(rl_client *c, int idx) {

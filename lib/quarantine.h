@@ -17,7 +17,8 @@
 struct rlock_client;
 
 /* Sets up the client's records of its masters (c->quarantine), whose
- * resolved addresses are urls[c->nmasters]. 0 or RLOCK_ENOMEM. */
+ * resolved addresses are urls[c->nmasters], and the records command of
+ * their handshakes (before the connections start). 0 or RLOCK_ENOMEM. */
 int rl_quarantine_init(struct rlock_client *c, const rl_master_url *urls);
 void rl_quarantine_free(struct rlock_client *c);
 
@@ -26,11 +27,15 @@ void rl_quarantine_free(struct rlock_client *c);
  * max_lease_ms. */
 uint64_t rl_quarantine_length(const struct rlock_client *c);
 
-/* Master hooks (wired in client.c): a node's connection became ready (a
- * single master's restart records are read and written before any lock
- * command on it); a node's handshake reported the server's run_id and
- * uptime. */
-void rl_quarantine_on_ready(rl_master *m, rl_conn *node);
+/* Master hooks (wired in client.c): a node's command connection changed
+ * state (a single master's that went down no longer vouches for its
+ * run_id); a node's handshake reported the server's run_id and uptime.
+ * A single master's restart records are read in every handshake of its
+ * connection (rl_conn_set_handshake_extra, set up by rl_quarantine_init),
+ * before any lock reply on it; a cluster's nodes are judged each by what
+ * this client saw of it (a known address answering with a new run_id and
+ * a short uptime). */
+void rl_quarantine_on_state(rl_master *m, rl_conn *node, int state);
 void rl_quarantine_on_info(rl_master *m, rl_conn *node, const char *run_id,
                            uint64_t uptime_ms);
 

@@ -45,7 +45,13 @@
  * field was there before), {0, holder_pttl} when another owner holds it,
  * {0, -3} when the deadline has passed.
  * A reentrant grant never shortens the lock's TTL: an attempt with a
- * shorter lease, undone or not, must not cut the holder's time. */
+ * shorter lease, undone or not, must not cut the holder's time.
+ * Redis does not roll a script back when a command in it fails (an ACL
+ * user without +pexpire, say), so a first acquisition whose PEXPIRE is
+ * refused deletes the hash it just wrote and fails with that error: never
+ * a lock hash without a TTL. (PEXPIRE cannot go first: once a script has
+ * run a write command, Redis lets its later writes through an OOM, and
+ * HSET is what must meet maxmemory.) */
 static const char acquire_lua[] =
     "local deadline = tonumber(ARGV[5])\n"
     "if deadline > 0 then\n"
@@ -56,7 +62,11 @@ static const char acquire_lua[] =
     "end\n"
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
-    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  local e = redis.pcall('pexpire', KEYS[1], ARGV[1])\n"
+    "  if type(e) == 'table' and e.err then\n"
+    "    redis.call('del', KEYS[1])\n"
+    "    return e\n"
+    "  end\n"
     "  local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
     "  local floor = tonumber(ARGV[4])\n"
     "  if f < floor then f = floor end\n"
@@ -164,11 +174,20 @@ static const char undo_lua[] =
  * ms, then triples (address, run_id, changed "0"/"1") to merge in: a
  * run_id that differs from the one stored marks the master changed, and
  * once changed a run_id stays so. Replies the whole hash (HGETALL), so one
- * call both writes what the client knows and reads what others knew. */
+ * call both writes what the client knows and reads what others knew.
+ * Every command it may run but HSET (which locks need anyway) runs before
+ * anything is written, whatever the arguments, so that a user without one
+ * of them is refused in the connection's handshake (quarantine.c), and
+ * the hash never lacks a TTL. (The first PEXPIRE, a write, also lets the
+ * small writes after it through an OOM: records are kept even then.) */
 static const char record_lua[] =
+    "redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "local all = redis.call('hgetall', KEYS[1])\n"
+    "local known = {}\n"
+    "for i = 1, #all - 1, 2 do known[all[i]] = all[i + 1] end\n"
     "for i = 2, #ARGV - 2, 3 do\n"
     "  local id, flag = ARGV[i + 1], ARGV[i + 2]\n"
-    "  local old = redis.call('hget', KEYS[1], ARGV[i])\n"
+    "  local old = known[ARGV[i]]\n"
     "  if old then\n"
     "    local oid, oflag = string.match(old, '^(%S+) ([01])$')\n"
     "    if oid ~= id or oflag == '1' then flag = '1' end\n"

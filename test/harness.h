@@ -104,7 +104,7 @@ int rt_tls_mode(void);
 #define RT_ACL_COMMANDS                                                       \
   "+evalsha +script|load +info +time +client|setname +subscribe "          \
   "+unsubscribe +exists +hset +hexists +hincrby +pexpire +pttl +get +set "  \
-  "+del +publish"
+  "+del +publish +hgetall"
 #define RT_ACL_RULE "~rlock:* &rlock:* -@all " RT_ACL_COMMANDS
 int rt_acl_mode(void);
 

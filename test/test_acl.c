@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "scripts.h"
 
 static rt_redis srv[1];
 
@@ -134,9 +135,8 @@ static void missing_one_permission(void) {
     RT_CHECK(said);
     failed_as_expected += rc == RLOCK_EREDIS && said;
     /* Whatever the failed script left (say, a hold whose unlock could not
-     * DEL) expires with its lease: no key without a TTL. Not so without
-     * +pexpire, today: missing_pexpire_no_leak. */
-    if (strcmp(cmds[k], "+pexpire") == 0) continue;
+     * DEL) expires with its lease: no key without a TTL, +pexpire missing
+     * included (missing_pexpire_no_leak). */
     char q[80];
     snprintf(q, sizeof q, "PTTL rlock:{%s}", name);
     long long pttl = rt_redis_int(&srv[0], q);
@@ -148,12 +148,10 @@ static void missing_one_permission(void) {
           "expected\n", failed_as_expected, tested);
 }
 
-/* Without +pexpire, the acquire script's HSET succeeds and its PEXPIRE
- * fails: the lock hash stays with no TTL, held by nobody, forever. The
- * fix belongs to lib/scripts.c (PEXPIRE the absent key first: a no-op
- * that fails the ACL check before anything is written); until it lands
- * this test is in the meson suite 'pending' (acl-pexpire), which
- * scripts/test leaves out. */
+/* Without +pexpire, the acquire script's HSET used to succeed and its
+ * PEXPIRE fail: the lock hash stayed with no TTL, held by nobody, forever.
+ * The scripts now PEXPIRE the absent key first (a no-op that fails the
+ * ACL check before anything is written). */
 static void missing_pexpire_no_leak(void) {
   char rule[600] = "~rlock:* &rlock:* -@all";
   char all[] = RT_ACL_COMMANDS;
@@ -174,6 +172,37 @@ static void missing_pexpire_no_leak(void) {
   fprintf(stderr, "  the lock key's PTTL: %lld\n", pttl);
   RT_CHECK(pttl == -2 || pttl > 0);
   rt_redis_int(&srv[0], "DEL rlock:{acl:nopexpire}");
+}
+
+/* The same at the scripts themselves, whatever the connection does first:
+ * as a user with every command but PEXPIRE, the acquire script and the
+ * restart records script fail and write nothing. */
+static void scripts_write_nothing_without_pexpire(void) {
+  acl_setuser(&srv[0], "nopexpire2",
+              RT_ACL_RULE " +hget +hgetall -pexpire");
+  for (int k = 0; k < RL_SCRIPT_COUNT; k++) {
+    redisReply *l = rt_redis_cmd(&srv[0], "SCRIPT LOAD %s",
+                                 rl_script_body((rl_script_id)k));
+    RT_REQUIRE(l != NULL && l->type == REDIS_REPLY_STRING);
+    freeReplyObject(l);
+  }
+  redisContext *ctx = redisConnect("127.0.0.1", srv[0].port);
+  RT_REQUIRE(ctx != NULL && !ctx->err);
+  redisReply *r = redisCommand(ctx, "AUTH nopexpire2 pw");
+  RT_REQUIRE(r != NULL && r->type == REDIS_REPLY_STATUS);
+  freeReplyObject(r);
+  r = redisCommand(ctx, "EVALSHA %s 2 rlock:{acl:np2} rlock:{acl:np2}:fence "
+                   "10000 me 1 5 0", rl_script_sha(RL_SCRIPT_ACQUIRE));
+  RT_CHECK(r != NULL && r->type == REDIS_REPLY_ERROR);
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{acl:np2}"), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{acl:np2}:fence"), 0);
+  r = redisCommand(ctx, "EVALSHA %s 1 rlock:np2:run_ids 60000 a:1 id 0",
+                   rl_script_sha(RL_SCRIPT_RECORD));
+  RT_CHECK(r != NULL && r->type == REDIS_REPLY_ERROR);
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:np2:run_ids"), 0);
+  redisFree(ctx);
 }
 
 /* A db needs SELECT; without it the handshake is refused. */
@@ -257,6 +286,8 @@ int main(int argc, char **argv) {
       {"user_with_db", user_with_db},
       {"unix_socket_auth_db", unix_socket_auth_db},
       {"missing_pexpire_no_leak", missing_pexpire_no_leak},
+      {"scripts_write_nothing_without_pexpire",
+       scripts_write_nothing_without_pexpire},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

@@ -393,6 +393,63 @@ static void clocked_command(void) {
   hc_close(&h);
 }
 
+/* A command's deadline counts from when it is sent, even late in a long
+ * loop iteration (the loop's cached time is then stale): sent 300 ms into
+ * a callback to a stopped master, with a 500 ms command timeout, it must
+ * not time out before 500 ms have passed. */
+typedef struct late_send {
+  harness_conn *h;
+  sent s;
+  uint64_t sent_at, timeout_at;
+} late_send;
+
+static void on_late_sent(rl_cmd *cmd, redisReply *r, int status) {
+  late_send *ls = cmd->data;
+  (void)r;
+  if (status == RL_CMD_TIMEOUT) {
+    if (ls->timeout_at == 0) ls->timeout_at = rt_now_ms();
+    return;
+  }
+  ls->s.status = status;
+}
+
+static void send_late(uv_timer_t *t) {
+  late_send *ls = t->data;
+  rt_sleep_ms(300); /* a long callback: the loop's time is now stale */
+  const char *argv[] = {"PING"};
+  size_t len[] = {4};
+  ls->s.status = -1;
+  ls->s.buf = uv_buf_init(ls->s.bytes,
+                          (unsigned)rl_resp_write(ls->s.bytes, 1, argv, len));
+  ls->sent_at = rt_now_ms();
+  RT_CHECK(rl_conn_send(&ls->h->conn, &ls->s.buf, 1, -1, 0, on_late_sent, ls,
+                        0) == 0);
+}
+
+static void deadline_from_send(void) {
+  harness_conn h;
+  RT_REQUIRE(hc_start(&h, srv[0].url, RL_CONN_COMMAND) == 0);
+  h.cfg.command_timeout_ms = 500;
+  RT_REQUIRE(RUN_UNTIL(&h, h.conn.state == RL_CONN_READY, 10000));
+  RT_REQUIRE(rt_redis_pause(&srv[0]) == 0);
+  late_send ls = {.h = &h};
+  uv_timer_t t;
+  uv_timer_init(&h.loop, &t);
+  t.data = &ls;
+  uv_timer_start(&t, send_late, 1, 0);
+  RUN_UNTIL(&h, ls.timeout_at != 0, 5000);
+  RT_REQUIRE(rt_redis_resume(&srv[0]) == 0);
+  RT_CHECK(ls.timeout_at != 0);
+  long long waited = (long long)(ls.timeout_at - ls.sent_at);
+  if (waited < 490)
+    fprintf(stderr, "  timed out %lld ms after it was sent\n", waited);
+  RT_CHECK(waited >= 490);
+  RUN_UNTIL(&h, ls.s.status != -1, 5000);
+  RT_CHECK_EQ_INT(ls.s.status, RL_CMD_LATE);
+  uv_close((uv_handle_t *)&t, NULL);
+  hc_close(&h);
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
@@ -401,6 +458,7 @@ int main(int argc, char **argv) {
       {"handshake_extra", handshake_extra},
       {"clock_offset", clock_offset},
       {"clocked_command", clocked_command},
+      {"deadline_from_send", deadline_from_send},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

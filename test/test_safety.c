@@ -255,6 +255,73 @@ static void quarantine_two_clients(int64_t y_lease) {
   rt_redis_stop_many(srv, 3);
 }
 
+/*
+ * A fresh client's first call, decided by a restarted master and one
+ * other before the third answers: the other's records must be in before
+ * its grant counts. Y, connected earlier, recorded the masters' run_ids
+ * on all three and closed. A is then restarted empty, with nobody
+ * connected to see it; L is held on B (A forgot it; C never had it). Z
+ * opens while all three are stopped and locks at once, so its call waits
+ * for the handshakes; A resumes first, then C, B last: A's grant comes
+ * first, C's would decide, and only C's records tell that A is not the
+ * server it was. Without them A counts, and Z gets the lock B's holder
+ * still has.
+ */
+static atomic_int first_call_status;
+static void on_first_call(rlock *l, int status, void *arg) {
+  (void)l, (void)arg;
+  atomic_store(&first_call_status, status);
+}
+
+static void quarantine_records_before_first_grant(void) {
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  const char *m[3] = {srv[0].url, srv[1].url, srv[2].url};
+  rlock_client *y = open_on(m, 3, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(y != NULL);
+  rlock *warm;
+  RT_REQUIRE(rlock_get(y, "warmup", &warm) == 0);
+  RT_REQUIRE(rlock_force_unlock(warm) == 0); /* connected everywhere */
+  /* Y's records of the three run_ids are on C. */
+  uint64_t end = rt_now_ms() + 10000;
+  while (rt_redis_int(&srv[2], "HLEN rlock:run_ids") != 3 &&
+         rt_now_ms() < end)
+    rt_sleep_ms(20);
+  RT_REQUIRE(rt_redis_int(&srv[2], "HLEN rlock:run_ids") == 3);
+  rlock_free(warm);
+  rlock_client_close(y);
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  /* B has a holder's L (its A forgot it; C never had it). */
+  redisReply *h = rt_redis_cmd(&srv[1], "HSET rlock:{L} holder:1 1");
+  RT_REQUIRE(h != NULL);
+  freeReplyObject(h);
+  RT_REQUIRE(rt_redis_int(&srv[1], "PEXPIRE rlock:{L} 30000") == 1);
+  for (int i = 0; i < 3; i++) RT_REQUIRE(rt_redis_pause(&srv[i]) == 0);
+  rlock_client *z = open_on(m, 3, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(z != NULL);
+  rlock *lz;
+  RT_REQUIRE(rlock_get(z, "L", &lz) == 0);
+  atomic_store(&first_call_status, 1);
+  RT_REQUIRE(rlock_lock_async(lz, 1, 0, 10000, on_first_call, NULL) == 0);
+  rt_sleep_ms(50);
+  RT_REQUIRE(rt_redis_resume(&srv[0]) == 0);
+  rt_sleep_ms(30); /* A's grant first; C's decides */
+  RT_REQUIRE(rt_redis_resume(&srv[2]) == 0);
+  rt_sleep_ms(MT / 2);
+  RT_REQUIRE(rt_redis_resume(&srv[1]) == 0);
+  end = rt_now_ms() + 10000;
+  while (atomic_load(&first_call_status) == 1 && rt_now_ms() < end)
+    rt_sleep_ms(5);
+  int rc = atomic_load(&first_call_status);
+  if (rc == 0) fprintf(stderr, "    the fresh client took L on A and C\n");
+  RT_CHECK(rc != 0 && rc != 1);
+  if (rc == 0) rlock_unlock_async(lz, 1, NULL, NULL);
+  rlock_free(lz);
+  rlock_client_close(z);
+  rt_redis_stop_many(srv, 3);
+}
+
 static void quarantine_y_no_lease(void) { quarantine_two_clients(0); }
 static void quarantine_y_short_lease(void) { quarantine_two_clients(500); }
 static void quarantine_y_long_lease(void) { quarantine_two_clients(45000); }
@@ -402,6 +469,8 @@ int main(int argc, char **argv) {
       {"quarantine_y_no_lease", quarantine_y_no_lease},
       {"quarantine_y_short_lease", quarantine_y_short_lease},
       {"quarantine_y_long_lease", quarantine_y_long_lease},
+      {"quarantine_records_before_first_grant",
+       quarantine_records_before_first_grant},
       {"fresh_masters_usable_at_once", fresh_masters_usable_at_once},
       {"duplicate_address_refused", duplicate_address_refused},
       {"duplicate_unix_path_refused", duplicate_unix_path_refused},
