@@ -229,8 +229,13 @@ typedef struct group {
 } group;
 
 typedef struct rl_renew_groups {
-  uv_prepare_t flush; /* sends what the tick grouped, before the loop
-                         blocks */
+  /* Sends what the tick grouped, in the same turn of the loop. An idle
+   * handle, not a prepare one: a prepare callback runs after the loop
+   * decided how long to block, so the connections' own flushes it would
+   * start (prepare handles too) would wait for the next event, which
+   * might be no earlier than the next watchdog tick, or never while every
+   * hold is in flight and the wheel is empty. */
+  uv_idle_t flush;
   rl_client *c;
   group *g;
   size_t ng, cap;
@@ -264,8 +269,8 @@ static void flush_all(rl_renew_groups *rg) {
   rg->used = 0;
 }
 
-static void on_groups_flush(uv_prepare_t *p) {
-  uv_prepare_stop(p);
+static void on_groups_flush(uv_idle_t *p) {
+  uv_idle_stop(p);
   flush_all(p->data);
 }
 
@@ -294,7 +299,7 @@ static rl_renew_groups *groups_of(rl_client *c) {
   rl_renew_groups *rg = calloc(1, sizeof *rg);
   if (rg == NULL) return NULL;
   rg->c = c;
-  uv_prepare_init(c->loop, &rg->flush);
+  uv_idle_init(c->loop, &rg->flush);
   rg->flush.data = rg;
   c->handles_open++;
   c->renew_groups = rg;
@@ -385,5 +390,5 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
     if (g->n == per) send_group(rg, g);
   }
   free(hs);
-  uv_prepare_start(&rg->flush, on_groups_flush);
+  uv_idle_start(&rg->flush, on_groups_flush);
 }
