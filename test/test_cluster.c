@@ -325,6 +325,79 @@ static void pubsub_wakeup(void) {
   rlock_client_close(c);
 }
 
+
+/* Runs the rlock tool ($RLOCK_TOOL) with the cluster as its master; its
+ * output in out (NUL-terminated), its exit status returned, -1 if it
+ * could not run. */
+static int run_tool(char *out, size_t size, const char *args) {
+  const char *tool = getenv("RLOCK_TOOL");
+  if (tool == NULL) return -1;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s --masters '%s' %s 2>&1", tool, url, args);
+  FILE *p = popen(cmd, "r");
+  if (p == NULL) return -1;
+  size_t n = fread(out, 1, size - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++) n++;
+  return n;
+}
+
+/* The tool against a cluster: scan finds locks held on every primary
+ * (a cluster's SCAN is per node), status reads a lock on its node, and
+ * unlock --force deletes it there. */
+#define TOOLN 30
+static void tool_against_cluster(void) {
+  rlock_client *c = open_cluster(0);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  rlock *l[TOOLN];
+  char name[64], key[128], want[80];
+  int on[RT_CLUSTER_NODES] = {0};
+  for (int i = 0; i < TOOLN; i++) {
+    snprintf(name, sizeof name, "tool-%d", i);
+    RT_REQUIRE(rlock_get(c, name, &l[i]) == 0);
+    RT_CHECK_EQ_INT(rlock_trylock(l[i], 10000, 50000), 0);
+    key_of(name, key, sizeof key);
+    on[owner_of(key)]++;
+  }
+  int primaries = 0;
+  for (int i = 0; i < RT_CLUSTER_NODES; i++) primaries += on[i] > 0;
+  RT_CHECK_EQ_INT(primaries, 3);
+  static char out[1 << 16];
+  /* Leases over 30 s are what scan reports here as long. */
+  int rc = run_tool(out, sizeof out, "scan --lease-over 30");
+  RT_CHECK_EQ_INT(rc, 1); /* found */
+  for (int i = 0; i < TOOLN; i++) {
+    snprintf(want, sizeof want, "{tool-%d}", i);
+    if (count_of(out, want) < 1) fprintf(stderr, "  scan missed %s\n", want);
+    RT_CHECK(count_of(out, want) >= 1);
+  }
+  rc = run_tool(out, sizeof out, "status tool-7");
+  RT_CHECK_EQ_INT(rc, 0);
+  key_of("tool-7", key, sizeof key);
+  snprintf(want, sizeof want, "(node 127.0.0.1:%d): held by",
+           C.node[owner_of(key)].port);
+  if (strstr(out, want) == NULL) fprintf(stderr, "%s", out);
+  RT_CHECK(strstr(out, want) != NULL);
+  RT_CHECK(strstr(out, "held on 1 of 1 masters") != NULL);
+  rc = run_tool(out, sizeof out, "unlock --force tool-7");
+  RT_CHECK_EQ_INT(rc, 0);
+  key_of("tool-7", key, sizeof key);
+  RT_CHECK_EQ_INT(exists_on(owner_of(key), key), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l[7]), RLOCK_ELOST);
+  for (int i = 0; i < TOOLN; i++) {
+    if (i != 7) RT_CHECK_EQ_INT(rlock_unlock(l[i]), 0);
+    rlock_free(l[i]);
+  }
+  rlock_client_close(c);
+}
+
 /* --- faults -------------------------------------------------------------------- */
 
 /*
@@ -542,6 +615,7 @@ static rt_test tests[] = {
     {"spread_over_primaries", spread_over_primaries},
     {"watchdog_batches_per_node", watchdog_batches_per_node},
     {"pubsub_wakeup", pubsub_wakeup},
+    {"tool_against_cluster", tool_against_cluster},
     {"migration_while_held", migration_while_held},
     {"manual_failover", manual_failover},
     {"primary_killed", primary_killed},
