@@ -398,6 +398,67 @@ static void tool_against_cluster(void) {
   rlock_client_close(c);
 }
 
+
+/* Redlock with a cluster among plain masters (N = 3): the lock is on the
+ * cluster node of its slot and on both servers, renewed on all three by
+ * the watchdog (batched per node on the cluster, whole on the servers),
+ * and a waiter listening on all three (a shard channel on the cluster, a
+ * plain one on the servers) is woken by the unlock. */
+static void mixed_with_plain_masters(void) {
+  rt_redis r[2];
+  RT_REQUIRE(rt_redis_start(&r[0], NULL) == 0);
+  RT_REQUIRE(rt_redis_start(&r[1], NULL) == 0);
+  const char *m[3] = {url, r[0].url, r[1].url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 3;
+  o.master_timeout_ms = 1000;
+  o.retry_delay_ms = 20;
+  o.retry_jitter_ms = 20;
+  o.watchdog_timeout_ms = 1500;
+  o.log_cb = log_stderr;
+  o.log_level = RLOCK_LOG_WARN;
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  rlock *lw, *lh;
+  atomic_int lost = 0;
+  RT_REQUIRE(rlock_get(c, "mixed-wd", &lw) == 0);
+  RT_REQUIRE(rlock_get(c, "mixed-held", &lh) == 0);
+  rlock_set_lost_cb(lw, on_lost, &lost);
+  RT_CHECK_EQ_INT(rlock_trylock(lw, 10000, RLOCK_WATCHDOG), 0);
+  RT_CHECK_EQ_INT(rlock_trylock(lh, 10000, 50000), 0);
+  waiters w = {.c = c, .wait_ms = 20000, .lease_ms = 5000};
+  snprintf(w.name, sizeof w.name, "mixed-held");
+  pthread_t t[2];
+  waiters_start(&w, t, 2);
+  rt_sleep_ms(3000); /* two leases of the watchdog lock */
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  const char *key = "rlock:{mixed-wd}";
+  RT_CHECK_EQ_INT(exists_on(owner_of(key), key), 1);
+  for (int i = 0; i < 2; i++) {
+    long long pttl = rt_redis_int(&r[i], "PTTL %s", key);
+    RT_CHECK(pttl > 0 && pttl <= 1500);
+  }
+  long long pttl = rt_redis_int(&C.node[owner_of(key)], "PTTL %s", key);
+  RT_CHECK(pttl > 0 && pttl <= 1500);
+  RT_CHECK_EQ_INT(atomic_load(&w.acquired), 0);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(lh), 0);
+  waiters_join(t, 2);
+  RT_CHECK_EQ_INT(atomic_load(&w.acquired), 2);
+  RT_CHECK_EQ_INT(atomic_load(&w.overlaps), 0);
+  RT_CHECK(atomic_load(&w.first_at) - t0 < 10000);
+  RT_CHECK_EQ_INT(rlock_unlock(lw), 0);
+  RT_CHECK_EQ_INT(exists_on(owner_of(key), key), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&r[0], "EXISTS %s", key), 0);
+  rlock_free(lw);
+  rlock_free(lh);
+  rlock_client_close(c);
+  rt_redis_stop_many(r, 2);
+}
+
 /* --- faults -------------------------------------------------------------------- */
 
 /*
@@ -616,6 +677,7 @@ static rt_test tests[] = {
     {"watchdog_batches_per_node", watchdog_batches_per_node},
     {"pubsub_wakeup", pubsub_wakeup},
     {"tool_against_cluster", tool_against_cluster},
+    {"mixed_with_plain_masters", mixed_with_plain_masters},
     {"migration_while_held", migration_while_held},
     {"manual_failover", manual_failover},
     {"primary_killed", primary_killed},
