@@ -250,7 +250,7 @@ static void spread_over_primaries(void) {
 /* The watchdog batches per node: 300 locks over three primaries, renewed
  * every 500 ms in batches of up to 100, cost each node a handful of
  * script calls per period, not one per lock (a batch per slot would be
- * about 100 calls per node per period). */
+ * about 100 calls per node per period: 300 locks in ~300 slots). */
 #define BATCHED 300
 static void watchdog_batches_per_node(void) {
   rlock_client *c = open_cluster(1500);
@@ -283,10 +283,15 @@ static void watchdog_batches_per_node(void) {
   fprintf(stderr, "  renewals %llu; EVALSHA calls per primary %lld %lld %lld\n",
           (unsigned long long)renewed, calls[0], calls[1], calls[2]);
   RT_CHECK(renewed >= 4 * BATCHED); /* every lock, period after period */
+  /* Locks per call: about 100 here (one or two calls per node and
+   * period), still above 15 under valgrind, where due times spread over
+   * more ticks; about 1 if batches were cut per slot. */
+  long long all = 0;
   for (int k = 0; k < 3; k++) {
     RT_CHECK(calls[k] > 0);
-    RT_CHECK(calls[k] <= 30); /* ~2 batches x 6 periods, with slack */
+    all += calls[k];
   }
+  RT_CHECK(all > 0 && (long long)renewed / all >= 10);
   RT_CHECK_EQ_INT(atomic_load(&lost), 0);
   for (int i = 0; i < BATCHED; i++) {
     RT_CHECK_EQ_INT(rlock_unlock(l[i]), 0);
