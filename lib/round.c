@@ -219,6 +219,7 @@ static void on_cmd(rl_mcmd *cmd, rl_conn *node, redisReply *reply,
         rl_client_note_error(r->client, reply->str, reply->len);
       } else {
         sl->node_quarantined = rl_node_quarantined(r->client, i, node);
+        sl->answered = node;
         vote = r->ops->classify(r, i, reply);
       }
     }

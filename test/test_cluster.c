@@ -464,6 +464,55 @@ static void mixed_with_plain_masters(void) {
   rt_redis_stop_many(r, 2);
 }
 
+
+/* A cluster node given again as a plain master of the same client is one
+ * server with two entries: its votes count once. masters = {the cluster,
+ * redis://node p, a stopped server}; a lock served by p would get two
+ * votes of three from p alone and be granted; counted once, it has one of
+ * three: RLOCK_ENOQUORUM, and nothing left on p. (p is the node that
+ * serves the restart records' key, which a plain master's handshake
+ * reads.) */
+static void cluster_node_twice_counts_once(void) {
+  int p = owner_of("rlock:run_ids");
+  RT_REQUIRE(p >= 0);
+  int seed = other_primary(p);
+  RT_REQUIRE(seed >= 0);
+  char name[64], key[128], curl[200], purl[100], gone[300];
+  for (int i = 0;; i++) {
+    snprintf(name, sizeof name, "twice-%d", i);
+    key_of(name, key, sizeof key);
+    if (owner_of(key) == p) break;
+  }
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start(&r, NULL) == 0);
+  snprintf(gone, sizeof gone, "%s", r.url);
+  rt_redis_stop(&r);
+  snprintf(curl, sizeof curl, "redis-cluster://127.0.0.1:%d",
+           C.node[seed].port);
+  snprintf(purl, sizeof purl, "redis://127.0.0.1:%d", C.node[p].port);
+  const char *m[3] = {curl, purl, gone};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 3;
+  o.master_timeout_ms = 1000;
+  o.retry_delay_ms = 20;
+  o.retry_jitter_ms = 20;
+  o.log_cb = log_stderr;
+  o.log_level = RLOCK_LOG_ERROR;
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  rlock_client_wait_ready(c, 5000); /* two of three at most */
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, name, &l) == 0);
+  int rc = rlock_trylock(l, 0, 10000);
+  RT_CHECK_EQ_INT(rc, RLOCK_ENOQUORUM);
+  if (rc == 0) rlock_unlock(l);
+  RT_CHECK_EQ_INT(exists_on(p, key), 0);
+  rlock_free(l);
+  rlock_client_close(c);
+}
+
 /* --- faults -------------------------------------------------------------------- */
 
 /*
@@ -683,6 +732,7 @@ static rt_test tests[] = {
     {"pubsub_wakeup", pubsub_wakeup},
     {"tool_against_cluster", tool_against_cluster},
     {"mixed_with_plain_masters", mixed_with_plain_masters},
+    {"cluster_node_twice_counts_once", cluster_node_twice_counts_once},
     {"migration_while_held", migration_while_held},
     {"manual_failover", manual_failover},
     {"primary_killed", primary_killed},
