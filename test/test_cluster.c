@@ -738,13 +738,19 @@ static rt_test tests[] = {
     {"primary_killed", primary_killed},
 };
 
+/* With RT_CLUSTER_PASSWORD set, every node requires that password and the
+ * URL carries it (redis-cluster://:PASSWORD@...): the handshake of every
+ * node connection, subscriber ones included, authenticates. */
 int main(int argc, char **argv) {
-  if (rt_cluster_start(&C, NULL) != 0) {
+  const char *pw = getenv("RT_CLUSTER_PASSWORD");
+  if (rt_cluster_start(&C, pw) != 0) {
     fprintf(stderr, "cannot start the cluster\n");
     return 1;
   }
-  snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d?seed=127.0.0.1:%d",
-           C.node[0].port, C.node[1].port);
+  snprintf(url, sizeof url,
+           "redis-cluster://%s%s%s127.0.0.1:%d?seed=127.0.0.1:%d",
+           pw ? ":" : "", pw ? pw : "", pw ? "@" : "", C.node[0].port,
+           C.node[1].port);
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_cluster_stop(&C);
   return rc;
