@@ -791,20 +791,27 @@ static void on_timer(uv_timer_t *t) {
   rl_stream_read_now(conn->stream); /* replies the loop has not read yet */
   if (conn->state != RL_CONN_READY) return;
   uint64_t now = uv_now(conn->loop);
-  rl_list *n = conn->pending.next;
-  while (n != &conn->pending) {
-    rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
-    n = n->next;
-    if (cmd->timed_out || cmd->deadline == 0) continue;
-    if (cmd->deadline > now) break;
-    cmd->timed_out = 1;
-    conn->timeouts++;
-    if (!conn->stalled) {
-      conn->stalled = 1;
-      update_up(conn);
+  /* Unsent commands too, as arm_timer looks at both: after a loop
+   * iteration longer than the timeout, this timer runs before the queued
+   * commands are written, and re-armed for 0 ms it would run again at
+   * once, forever (libuv 1.44 runs a due timer again within one pass). */
+  rl_list *lists[2] = {&conn->pending, &conn->unsent};
+  for (int l = 0; l < 2; l++) {
+    rl_list *n = lists[l]->next;
+    while (n != lists[l]) {
+      rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
+      n = n->next;
+      if (cmd->timed_out || cmd->deadline == 0) continue;
+      if (cmd->deadline > now) break;
+      cmd->timed_out = 1;
+      conn->timeouts++;
+      if (!conn->stalled) {
+        conn->stalled = 1;
+        update_up(conn);
+      }
+      if (cmd->kind == K_USER) cmd->cb(cmd, NULL, RL_CMD_TIMEOUT);
+      if (conn->state != RL_CONN_READY) return; /* closed: n is freed */
     }
-    if (cmd->kind == K_USER) cmd->cb(cmd, NULL, RL_CMD_TIMEOUT);
-    if (conn->state != RL_CONN_READY) return; /* closed: n is freed */
   }
   arm_timer(conn);
 }

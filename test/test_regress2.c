@@ -1,7 +1,10 @@
 /* Regression tests for a second code review (each reproduced its defect
  * before the fix): a partial fresh grant kept a stale fencing token; a
  * lost-lock callback that cancels from inside the acquisition freed the
- * request under it; a close right after lock_async left the grant held. */
+ * request under it; a close right after lock_async left the grant held;
+ * a loop stalled past the master timeout with a command queued spun in
+ * the connection's timer forever (found by bench/watchdog.c closing a
+ * million held locks). */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -121,12 +124,66 @@ static void close_leaks_inflight_grant(void) {
   cmd(&srv[0], "FLUSHALL");
 }
 
+/* D. A loop iteration that outlasts the master timeout while a command is
+ * queued (an async callback doing slow work after starting another
+ * acquisition; closing a client that holds a million locks): on the next
+ * iteration the connection's deadline timer ran before the queued command
+ * was written, found it past its deadline but only timed out written
+ * ones, and re-armed itself for 0 ms; libuv 1.44 runs such a timer again
+ * within the same pass, so the loop spun there forever. */
+static atomic_int stall_lost, stall_second = 1; /* 1: not yet */
+static void stall_second_cb(rlock *l, int status, void *arg) {
+  (void)l; (void)arg;
+  atomic_store(&stall_second, status);
+}
+/* Runs in the poll phase, from the renewal's answer, after what was left
+ * of the lost hold was queued for release, not yet written. */
+static void stall_lost_cb(rlock *l, uint64_t owner, int is_thread,
+                          void *arg) {
+  (void)l; (void)owner; (void)is_thread; (void)arg;
+  rt_sleep_ms(600); /* the loop is stalled past the 200 ms timeout */
+  atomic_store(&stall_lost, 1);
+}
+static void stalled_loop_spins_on_timer(void) {
+  const char *m[] = {srv[0].url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 1;
+  o.master_timeout_ms = 200;
+  o.watchdog_timeout_ms = 300; /* renewals every 100 ms */
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  rlock *a, *b;
+  RT_REQUIRE(rlock_get(c, "f4a", &a) == 0 && rlock_get(c, "f4b", &b) == 0);
+  rlock_set_lost_cb(a, stall_lost_cb, NULL);
+  RT_REQUIRE(rlock_trylock(a, 0, RLOCK_WATCHDOG) == 0);
+  cmd(&srv[0], "DEL rlock:{f4a}"); /* the next renewal finds it lost */
+  for (int i = 0; i < 1000 && !atomic_load(&stall_lost); i++)
+    rt_sleep_ms(10);
+  RT_REQUIRE(atomic_load(&stall_lost));
+  RT_REQUIRE(rlock_lock_async(b, 1, 0, 60000, stall_second_cb, NULL) == 0);
+  for (int i = 0; i < 1000 && atomic_load(&stall_second) == 1; i++)
+    rt_sleep_ms(10);
+  fprintf(stderr, "  next acquisition: %d (1: never called back)\n",
+          atomic_load(&stall_second));
+  /* The loop came back from the stall: the next request is served. */
+  RT_REQUIRE(atomic_load(&stall_second) != 1);
+  RT_CHECK_EQ_INT(atomic_load(&stall_second), 0);
+  rlock_unlock(a); /* forgets the lost hold */
+  rlock_client_close(c);
+  rlock_free(a);
+  rlock_free(b);
+  cmd(&srv[0], "FLUSHALL");
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"partial_fresh_keeps_stale_token", partial_fresh_keeps_stale_token},
       {"lost_cb_cancels_in_acquire_won", lost_cb_cancels_in_acquire_won},
       {"close_leaks_inflight_grant", close_leaks_inflight_grant},
+      {"stalled_loop_spins_on_timer", stalled_loop_spins_on_timer},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 3);
