@@ -146,6 +146,7 @@ static int classify_any(rl_round *r, int i, const redisReply *rep) {
   if (rep->type != REDIS_REPLY_ARRAY) return RL_VOTE_FAIL;
   int *unhandled = r->data;
   const rl_argv *a = &r->args;
+  if (a->argc < 3) return RL_VOTE_FAIL;
   size_t n = (size_t)(a->argc - 3) / 2; /* EVALSHA sha n keys owners */
   if (rep->elements != n) return RL_VOTE_FAIL;
   for (size_t k = 0; k < n && unhandled != NULL; k++)
