@@ -741,7 +741,15 @@ static rt_test tests[] = {
     {"primary_killed", primary_killed},
 };
 
-/* With RT_CLUSTER_PASSWORD set, every node requires that password and the
+/* What a cluster adds to README's smallest ACL rule: the slot map, ASK
+ * redirects, shard pub/sub (the scripts' SPUBLISH included). */
+#define RT_CLUSTER_ACL_EXTRA                                                  \
+  "+cluster|shards +cluster|slots +asking +spublish +ssubscribe "           \
+  "+sunsubscribe"
+
+/* With RT_CLUSTER_ACL set, the client authenticates as an ACL user with
+ * README's rule for a cluster (the harness keeps the default user).
+ * With RT_CLUSTER_PASSWORD set, every node requires that password and the
  * URL carries it (redis-cluster://:PASSWORD@...): the handshake of every
  * node connection, subscriber ones included, authenticates. */
 int main(int argc, char **argv) {
@@ -754,6 +762,24 @@ int main(int argc, char **argv) {
            "redis-cluster://%s%s%s127.0.0.1:%d?seed=127.0.0.1:%d",
            pw ? ":" : "", pw ? pw : "", pw ? "@" : "", C.node[0].port,
            C.node[1].port);
+  if (getenv("RT_CLUSTER_ACL") != NULL) {
+    /* README's smallest rule for a cluster, on every node (ACL users are
+     * per node), and the URL authenticates as that user. */
+    for (int i = 0; i < RT_CLUSTER_NODES; i++) {
+      redisReply *r = rt_redis_cmd(&C.node[i], "ACL SETUSER locker on >lockpw "
+                                   RT_ACL_RULE " " RT_CLUSTER_ACL_EXTRA);
+      if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+        fprintf(stderr, "ACL SETUSER on node %d: %s\n", i,
+                r ? r->str : "no reply");
+        rt_cluster_stop(&C);
+        return 1;
+      }
+      freeReplyObject(r);
+    }
+    snprintf(url, sizeof url,
+             "redis-cluster://locker:lockpw@127.0.0.1:%d?seed=127.0.0.1:%d",
+             C.node[0].port, C.node[1].port);
+  }
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_cluster_stop(&C);
   return rc;
