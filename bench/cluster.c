@@ -13,7 +13,9 @@
  *     (timeout 3 s, so a period of 1 s) for PERIODS periods; EVALSHA calls
  *     per primary in the window (INFO commandstats, reset when it opens:
  *     nothing else is sent then) and renewals (the client's metric), so
- *     locks per call, which watchdog_batch (100) bounds.
+ *     locks per call, which watchdog_batch (100) bounds; and the
+ *     primaries' used_memory (INFO memory) before and after every lock is
+ *     held, per lock: the lock hash and its fencing counter.
  * Prints JSON lines. There is no raw-hiredis floor for the cluster here:
  * the figures compare rlock with itself on the two kinds of master.
  *
@@ -159,6 +161,25 @@ static void on_wd_locked(rlock *l, int status, void *arg) {
   if (status != 0) atomic_fetch_add(&wd_failed, 1);
 }
 
+static long long used_memory(rt_redis *r) {
+  redisReply *rep = rt_redis_cmd(r, "INFO memory");
+  long long v = -1;
+  if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
+    const char *p = strstr(rep->str, "used_memory:");
+    if (p != NULL) v = atoll(p + strlen("used_memory:"));
+  }
+  if (rep != NULL) freeReplyObject(rep);
+  return v;
+}
+
+/* The primaries' used_memory, summed. */
+static long long primaries_memory(rt_cluster *cl) {
+  long long sum = 0;
+  for (int i = 0; i < RT_CLUSTER_NODES; i++)
+    if (rt_cluster_is_primary(cl, i) == 1) sum += used_memory(&cl->node[i]);
+  return sum;
+}
+
 /* The watchdog over the cluster: see the top of this file. */
 static int watchdog_figures(rt_cluster *cl, const char *url, int nlocks,
                             int periods) {
@@ -166,6 +187,7 @@ static int watchdog_figures(rt_cluster *cl, const char *url, int nlocks,
   if (c == NULL) return 1;
   rlock **l = calloc((size_t)nlocks, sizeof *l);
   int errs = 0;
+  long long mem0 = primaries_memory(cl);
   for (int i = 0; i < nlocks; i++) {
     char name[32];
     snprintf(name, sizeof name, "wd-%d", i);
@@ -181,6 +203,7 @@ static int watchdog_figures(rt_cluster *cl, const char *url, int nlocks,
     usleep(100000);
   }
   errs += atomic_load(&wd_failed);
+  long long mem1 = primaries_memory(cl);
   sleep(2); /* a period passed since the last was taken */
   int prim[3], np = 0;
   for (int i = 0; i < RT_CLUSTER_NODES && np < 3; i++)
@@ -199,13 +222,15 @@ static int watchdog_figures(rt_cluster *cl, const char *url, int nlocks,
   printf("{\"bench\":\"cluster_watchdog\",\"locks\":%d,\"held\":%lld,"
          "\"periods\":%d,\"renewals\":%llu,\"evalsha_per_primary\":[%lld,"
          "%lld,%lld],\"calls_per_period\":%.1f,\"locks_per_call\":%.1f,"
-         "\"renewal_failures\":%llu,\"lost\":%llu,\"errors\":%d}\n",
+         "\"renewal_failures\":%llu,\"lost\":%llu,\"errors\":%d,"
+         "\"server_bytes_per_lock\":%.0f}\n",
          nlocks, (long long)m1.locks_held, periods,
          (unsigned long long)renewed, per[0], per[1], per[2],
          (double)calls / periods,
          calls > 0 ? (double)renewed / (double)calls : 0.0,
          (unsigned long long)(m1.renewal_failures - m0.renewal_failures),
-         (unsigned long long)m1.locks_lost, errs);
+         (unsigned long long)m1.locks_lost, errs,
+         (double)(mem1 - mem0) / nlocks);
   fflush(stdout);
   rlock_client_close(c);
   for (int i = 0; i < nlocks; i++) rlock_free(l[i]);
