@@ -516,6 +516,52 @@ static void cluster_node_twice_counts_once(void) {
   rlock_client_close(c);
 }
 
+
+/* Closing a client that holds locks over every primary releases them, in
+ * batches per node (the release script with the names as arguments):
+ * every key is gone from its node when close returns, long before the
+ * 50 s lease, and a waiter in another client, listening on the shard
+ * channel, is woken by the release's message. */
+#define CLOSEN 40
+static void close_releases_per_node(void) {
+  rlock_client *c = open_cluster(0), *c2 = open_cluster(0);
+  RT_REQUIRE(c != NULL && c2 != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c2, 10000), 0);
+  rlock *l[CLOSEN];
+  char name[64], key[128];
+  int on[RT_CLUSTER_NODES] = {0};
+  for (int i = 0; i < CLOSEN; i++) {
+    snprintf(name, sizeof name, "close-%d", i);
+    RT_REQUIRE(rlock_get(c, name, &l[i]) == 0);
+    RT_CHECK_EQ_INT(rlock_trylock(l[i], 10000, 50000), 0);
+    key_of(name, key, sizeof key);
+    on[owner_of(key)]++;
+  }
+  int primaries = 0;
+  for (int i = 0; i < RT_CLUSTER_NODES; i++) primaries += on[i] > 0;
+  RT_CHECK_EQ_INT(primaries, 3);
+  waiters w = {.c = c2, .wait_ms = 30000, .lease_ms = 5000};
+  snprintf(w.name, sizeof w.name, "close-3");
+  pthread_t t;
+  waiters_start(&w, &t, 1);
+  rt_sleep_ms(500);
+  uint64_t t0 = rt_now_ms();
+  rlock_client_close(c); /* holds released, handles stay for rlock_free */
+  for (int i = 0; i < CLOSEN; i++) {
+    if (i == 3) continue; /* the waiter may hold it by now */
+    snprintf(name, sizeof name, "close-%d", i);
+    key_of(name, key, sizeof key);
+    if (exists_on(owner_of(key), key) != 0) fprintf(stderr, "  %s left\n", key);
+    RT_CHECK_EQ_INT(exists_on(owner_of(key), key), 0);
+  }
+  for (int i = 0; i < CLOSEN; i++) rlock_free(l[i]);
+  waiters_join(&t, 1);
+  RT_CHECK_EQ_INT(atomic_load(&w.acquired), 1);
+  RT_CHECK(atomic_load(&w.first_at) - t0 < 10000);
+  rlock_client_close(c2);
+}
+
 /* --- faults -------------------------------------------------------------------- */
 
 /*
@@ -736,6 +782,7 @@ static rt_test tests[] = {
     {"tool_against_cluster", tool_against_cluster},
     {"mixed_with_plain_masters", mixed_with_plain_masters},
     {"cluster_node_twice_counts_once", cluster_node_twice_counts_once},
+    {"close_releases_per_node", close_releases_per_node},
     {"migration_while_held", migration_while_held},
     {"manual_failover", manual_failover},
     {"primary_killed", primary_killed},
