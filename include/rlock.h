@@ -6,7 +6,8 @@
  * thread, or a client id and a caller-chosen 64-bit owner for the async
  * API) and whose value is the owner's reentry count; the key's TTL is the
  * lease. It is taken by quorum over N independent Redis masters (the
- * Redlock algorithm; N = 1 is the ordinary single-instance lock), and every
+ * Redlock algorithm; N = 1 is the ordinary single-instance lock; a master
+ * may be a whole Redis Cluster), and every
  * first acquisition carries a fencing token that grows from one holder to
  * the next, so that a storage layer can reject a holder whose lease ran out
  * while it was paused.
@@ -134,6 +135,15 @@ typedef struct rlock_options {
    *   "redis://[[user]:password@]host[:port][/db]"
    *   "rediss://[[user]:password@]host[:port][/db]"  (TLS; see tls_*)
    *   "unix://[[user]:password@]/path/to/socket[?db=N]"
+   *   "redis-cluster://[[user]:password@]host[:port][?seed=host[:port]&...]"
+   *   "rediss-cluster://..."                          (a cluster over TLS)
+   * A cluster URL names a Redis Cluster (7.0 or later) by one seed node or
+   * more (seed= adds seeds, so the URL holds no comma); the whole cluster
+   * is one master with one vote: each lock goes to the primary that
+   * serves its slot, redirects (MOVED, ASK), TRYAGAIN and CLUSTERDOWN are
+   * followed within master_timeout_ms, waiters listen on the slot's shard
+   * channel, and the watchdog batches renewals per node. README,
+   * "Redis Cluster", says what a failover or a migration may cost.
    *   "redis-sentinel://[[user]:password@]host[:port]/service
    *      [?sentinel=host[:port]&...&sentinel_user=U&sentinel_password=P
    *       &db=N]"                        (a Sentinel group's master)

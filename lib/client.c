@@ -195,6 +195,7 @@ static void shutdown_loop_side(rl_client *c) {
    * leases; the release rounds end within the master timeout. The holds
    * are dropped (their wheel entries cancelled) before the wheel goes. */
   rl_release_all(c, close_connections);
+  rl_renew_close(c);
   rl_watchdog_close(&c->watchdog, on_async_closed);
 }
 

@@ -150,6 +150,7 @@ struct rlock_client {
   int handles_open;
   int detached; /* closed from its own loop thread */
   struct rl_pubsub *pubsub; /* pubsub/: made on the first wait */
+  struct rl_renew_groups *renew_groups; /* renew.c: batches by node */
 };
 
 /* 1 if the calling thread runs the client's loop. */

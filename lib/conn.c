@@ -501,7 +501,8 @@ static int build_handshake(rl_conn *conn, hs_buf *b) {
   /* Every script is loaded before any command that uses it, so EVALSHA
    * finds it (the owner's extra commands too), and NOSCRIPT only follows
    * a SCRIPT FLUSH. */
-  for (int s = 0; s < RL_SCRIPT_COUNT; s++) {
+  for (int s = 0; s < RL_SCRIPT_ALL; s++) {
+    if (!rl_script_loaded_on(s, conn->cfg->cluster)) continue;
     const char *body = rl_script_body((rl_script_id)s);
     rc |= hs_add(conn, b, K_SCRIPT, s, 3,
                  (const char *[]){"SCRIPT", "LOAD", body},

@@ -122,6 +122,7 @@ typedef struct rl_conn_config {
   const char *client_name;     /* CLIENT SETNAME; NULL for none */
   rl_tls_ctx *tls;             /* for rediss:// masters */
   const char *tls_server_name; /* NULL: the URL's host */
+  int cluster;                 /* a cluster node: its scripts' forms too */
 } rl_conn_config;
 
 /*

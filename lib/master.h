@@ -158,6 +158,7 @@ typedef struct rl_master_ops {
   void (*sub_start)(rl_master *m);
   int (*sub_send)(rl_master *m, rl_msub *s);
   int (*sub_up)(rl_master *m, const char *ch, size_t len);
+  rl_conn *(*sub_where)(rl_master *m, const char *ch, size_t len);
   void (*sub_close)(rl_master *m);
   /* Metrics, from any thread. */
   void (*metrics)(rl_master *m, rlock_master_metrics *out);
@@ -285,6 +286,12 @@ static inline int rl_master_sub_send(rl_master *m, rl_msub *s) {
 }
 static inline int rl_master_sub_up(rl_master *m, const char *ch, size_t len) {
   return m->ops->sub_up(m, ch, len);
+}
+/* The subscriber connection a subscription of ch belongs on now (the
+ * node that serves its slot), or NULL: one made elsewhere is stale. */
+static inline rl_conn *rl_master_sub_where(rl_master *m, const char *ch,
+                                           size_t len) {
+  return m->ops->sub_where(m, ch, len);
 }
 static inline void rl_master_sub_close(rl_master *m) { m->ops->sub_close(m); }
 

@@ -81,7 +81,7 @@ static int reply_wrote(int script, const redisReply *r) {
     return r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
            r->element[0]->type == REDIS_REPLY_INTEGER &&
            r->element[0]->integer == 1;
-  if (script == RL_SCRIPT_RENEW) {
+  if (script == RL_SCRIPT_RENEW || script == RL_SCRIPT_RENEW_NODE) {
     if (r->type != REDIS_REPLY_ARRAY) return 1;
     for (size_t i = 0; i < r->elements; i++)
       if (r->element[i]->type == REDIS_REPLY_INTEGER &&

@@ -1073,6 +1073,16 @@ static int sen_sub_up(rl_master *m, const char *ch, size_t len) {
          rl_conn_ready(s->cur->sub);
 }
 
+/* Subscriptions belong on the current master's subscriber connection. */
+static rl_conn *sen_sub_where(rl_master *m, const char *ch, size_t len) {
+  (void)ch;
+  (void)len;
+  sentinel *s = of(m);
+  if (!s->confirmed || s->cur == NULL || s->cur->sub_state != C_LIVE)
+    return NULL;
+  return s->cur->sub;
+}
+
 static void sen_sub_close(rl_master *m) {
   sentinel *s = of(m);
   if (s->sub_close_asked) return;
@@ -1186,7 +1196,8 @@ static void sen_free(rl_master *m) {
 static const rl_master_ops sentinel_ops = {
     sen_start,     sen_send,      sen_flush,    sen_primaries,
     sen_node_of,   sen_ready,     sen_refused,  sen_sub_start,
-    sen_sub_send,  sen_sub_up,    sen_sub_close, sen_metrics,
+    sen_sub_send,  sen_sub_up,    sen_sub_where, sen_sub_close,
+    sen_metrics,
     sen_close,     sen_free};
 
 rl_master *rl_master_sentinel_new(const rl_master_url *url, uv_loop_t *loop,

@@ -217,6 +217,12 @@ static int single_sub_up(rl_master *m, const char *ch, size_t len) {
   return s->sub_started && s->sub.state == RL_CONN_READY;
 }
 
+static rl_conn *single_sub_where(rl_master *m, const char *ch, size_t len) {
+  (void)ch;
+  (void)len;
+  return &of(m)->sub;
+}
+
 static void single_sub_close(rl_master *m) {
   single *s = of(m);
   if (s->sub_close_asked) return;
@@ -263,7 +269,8 @@ static void single_free(rl_master *m) { free(of(m)); }
 static const rl_master_ops single_ops = {
     single_start,     single_send,     single_flush,   single_primaries,
     single_node_of,   single_ready,    single_refused, single_sub_start,
-    single_sub_send,  single_sub_up,   single_sub_close, single_metrics,
+    single_sub_send,  single_sub_up,   single_sub_where, single_sub_close,
+    single_metrics,
     single_close,     single_free};
 
 rl_master *rl_master_single_new(const rl_master_url *url, uv_loop_t *loop,

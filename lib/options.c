@@ -169,7 +169,7 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
 }
 
 int rl_master_kind_supported(int kind) {
-  return kind == 0 || kind == RL_TOPO_SENTINEL;
+  return kind == 0 || kind == RL_TOPO_SENTINEL || kind == RL_TOPO_CLUSTER;
 }
 
 int rl_master_url_resolve(rl_master_url *m) {

@@ -89,6 +89,7 @@ typedef struct rl_quarantine {
   rec *recs; /* n * n: recs[k * n + i] is what master k says of master i */
   qnode *nodes;
   size_t nnodes;
+  int dup_logged; /* duplicate_in_round said so once */
 } rl_quarantine;
 
 static int set_handshakes(rl_client *c);
@@ -435,12 +436,51 @@ int rl_master_duplicate(rl_client *c, int idx) {
   return 0;
 }
 
+/* The run_id of the server that answered for master i in a round: a
+ * single master's, or a cluster node's as its handshake said; NULL when
+ * not known. */
+static const char *answered_run_id(rl_client *c, const rl_round *r, int i) {
+  rl_quarantine *q = c->quarantine;
+  if (c->masters[i]->kind == RL_MASTER_SINGLE)
+    return q->m[i].run_id[0] != '\0' ? q->m[i].run_id : NULL;
+  qnode *n = node_find(q, r->slot[i].answered);
+  return n != NULL && n->run_id[0] != '\0' ? n->run_id : NULL;
+}
+
+/* 1 if the server that answered for master i also answered, in this
+ * round, for an earlier master, and one of the two is a master whose
+ * server changes (a cluster node given as a master of its own too, say):
+ * that server's votes count once. Two single masters are compared by
+ * rl_master_duplicate. */
+static int duplicate_in_round(rl_client *c, const rl_round *r, int i) {
+  if (c->quarantine == NULL) return 0;
+  const char *id = answered_run_id(c, r, i);
+  if (id == NULL) return 0;
+  for (int j = 0; j < i; j++) {
+    const rl_round_slot *o = &r->slot[j];
+    if (o->vote != RL_VOTE_YES && o->vote != RL_VOTE_NO) continue;
+    if (c->masters[i]->kind == RL_MASTER_SINGLE &&
+        c->masters[j]->kind == RL_MASTER_SINGLE)
+      continue;
+    const char *other = answered_run_id(c, r, j);
+    if (other != NULL && strcmp(other, id) == 0) {
+      if (!c->quarantine->dup_logged++)
+        rl_log(c, RLOCK_LOG_ERROR,
+             "masters[%d] and masters[%d] answered from the same server "
+             "(run_id %s): its votes count once",
+             j, i, id);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int rl_votes_settle(rl_round *r, int grants) {
   rl_client *c = r->client;
   for (int i = 0; i < r->n; i++) {
     rl_round_slot *sl = &r->slot[i];
     if (sl->vote != RL_VOTE_YES && sl->vote != RL_VOTE_NO) continue;
-    int drop = rl_master_duplicate(c, i) ||
+    int drop = rl_master_duplicate(c, i) || duplicate_in_round(c, r, i) ||
                (grants && sl->vote == RL_VOTE_YES &&
                 (rl_master_quarantined(c, i) || sl->node_quarantined));
     if (!drop) continue;

@@ -219,6 +219,7 @@ static void on_cmd(rl_mcmd *cmd, rl_conn *node, redisReply *reply,
         rl_client_note_error(r->client, reply->str, reply->len);
       } else {
         sl->node_quarantined = rl_node_quarantined(r->client, i, node);
+        sl->answered = node;
         vote = r->ops->classify(r, i, reply);
       }
     }
@@ -270,6 +271,7 @@ static int send_to(rl_round *r, int i) {
   c->clocked = r->clocked;
   c->durable = r->args.script == RL_SCRIPT_ACQUIRE ||
                r->args.script == RL_SCRIPT_RENEW ||
+               r->args.script == RL_SCRIPT_RENEW_NODE ||
                r->args.script == RL_SCRIPT_FENCE_MAX;
   c->encode = encode;
   c->cb = on_cmd;

@@ -47,6 +47,7 @@ typedef struct rl_round_slot {
   int node_quarantined; /* the node that answered was in restart
                            quarantine then (kinds whose server changes;
                            a single master's is judged by its index) */
+  const struct rl_conn *answered; /* the node whose reply was counted */
   int64_t v[3];    /* operation-specific values parsed from the reply */
   rl_mcmd cmd;     /* the command to this master */
 } rl_round_slot;

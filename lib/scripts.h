@@ -16,8 +16,17 @@ typedef enum rl_script_id {
   RL_SCRIPT_RELEASE,
   RL_SCRIPT_UNDO,
   RL_SCRIPT_RECORD,
+  /* Watchdog renewal and release on close, batched by cluster node: the
+   * keys are arguments (a script cannot declare keys of several slots)
+   * and each is touched under pcall. Loaded on cluster nodes only. */
+  RL_SCRIPT_RENEW_NODE,
+  RL_SCRIPT_RELEASE_NODE,
   RL_SCRIPT_COUNT
 } rl_script_id;
+
+/* Ids from RL_SCRIPT_COUNT on are the shard forms of the scripts that
+ * publish (rl_script_shard), up to RL_SCRIPT_ALL. */
+#define RL_SCRIPT_ALL (2 * RL_SCRIPT_COUNT)
 
 /* Replies of the acquire script: {1, token, count, existed} or
  * {0, holder_pttl}; a holder_pttl of RL_ACQUIRE_LATE means the request's
@@ -38,10 +47,17 @@ enum {
 #define RL_RECORDS_TTL_MS (7 * 86400000LL)
 
 /* The form of a script that cluster nodes run: the one that publishes
- * with SPUBLISH (a shard channel) where the script publishes; the script
+ * with SPUBLISH (a shard channel, heard on the lock's node only) where
+ * the script publishes with PUBLISH (broadcast to every node); the script
  * itself when it publishes nothing. */
 rl_script_id rl_script_shard(rl_script_id id);
 
+/* 1 if a connection loads script id in its handshake: every script but
+ * the cluster-only ones on any master, those and the shard forms on a
+ * cluster node (cluster 1). */
+int rl_script_loaded_on(int id, int cluster);
+
+/* Any id below RL_SCRIPT_ALL. */
 const char *rl_script_body(rl_script_id id);
 /* 40 hex digits, computed on first use. */
 const char *rl_script_sha(rl_script_id id);

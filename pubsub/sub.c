@@ -305,10 +305,20 @@ static void on_down(void *data, rl_master *m, rl_conn *where) {
  * is brought in line with its waiters. */
 static void on_resync(void *data, rl_master *m) {
   rl_pubsub *ps = data;
+  int i = m->idx;
+  uint64_t bit = 1ull << i;
   if (ps->closing) return;
   for (size_t b = 0; b < ps->nbuckets; b++)
-    for (rl_chan *ch = ps->buckets[b]; ch != NULL; ch = ch->next)
-      chan_sync_one(ch, m->idx);
+    for (rl_chan *ch = ps->buckets[b]; ch != NULL; ch = ch->next) {
+      if ((ch->acked & bit) && ch->refs > 0 &&
+          ch->where[i] != rl_master_sub_where(m, ch->name, ch->len)) {
+        /* Its slot moved without the old node saying so (yet): it is
+         * subscribed again where the slot is now. */
+        ch->acked &= ~bit;
+        ch->where[i] = NULL;
+      }
+      chan_sync_one(ch, i);
+    }
   check_all(ps);
 }
 
