@@ -15,6 +15,17 @@
  * JSON lines.
  *
  *   contention PROCS THREADS HOLD_MS SECONDS GAP_MS pubsub|poll MASTER...
+ *
+ * The fairness mode runs the same shape twice in one invocation, first
+ * on a reentrant lock, then on a fair lock (rlock_get_fair), pub/sub.
+ * Besides hand-off, it prints each worker's acquisitions (min, max, and
+ * their ratio) and the hand-offs of both kinds together, so that the
+ * spread of the two locks is read side by side from one run on one
+ * machine. With a gap, a releasing worker is not waiting when its own
+ * release happens, and who gets the lock is decided among the others:
+ * the shape where a plain lock's spread is widest.
+ *
+ *   contention fairness PROCS THREADS HOLD_MS SECONDS GAP_MS MASTER...
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -48,6 +59,8 @@ typedef struct shared {
 } shared;
 
 static int procs, threads, hold_ms, gap_ms, strategy, nmasters;
+static int fair;             /* take a fair lock (fairness mode) */
+static const char *bench_name = "contention";
 static double seconds;
 static char **masters;
 static shared *sh;
@@ -98,7 +111,10 @@ static int child(int proc) {
   if (rlock_client_open(&c, &o) != 0 || bench_wait_ready(c, 5000) != 0)
     return 2;
   rlock *l;
-  if (rlock_get(c, "bench-contention", &l) != 0) return 3;
+  if ((fair > 0 ? rlock_get_fair(c, "bench-fairness", &l)
+            : rlock_get(c, fair < 0 ? "bench-fairness" : "bench-contention",
+                        &l)) != 0)
+    return 3;
   /* Start together, so that connecting is not measured. */
   while (bench_now_ns() < start_ns) bench_sleep_ns(1000000);
   pthread_t th[MAX_WORKERS];
@@ -147,13 +163,27 @@ static void run(void) {
     if (mn < 0 || n < mn) mn = n;
     if (n > mx) mx = n;
   }
-  printf("{\"bench\":\"contention\",\"impl\":\"rlock\",\"strategy\":\"%s\","
+  printf("{\"bench\":\"%s\",\"impl\":\"%s\",\"strategy\":\"%s\","
          "\"masters\":%d,\"procs\":%d,\"threads\":%d,\"hold_ms\":%d,"
          "\"gap_ms\":%d,\"seconds\":%.2f,\"acquisitions\":%ld,"
          "\"acq_per_sec\":%.1f,\"free_acquisitions\":%ld",
+         bench_name, fair > 0 ? "rlock-fair" : "rlock",
          strategy == RLOCK_WAIT_POLL ? "poll" : "pubsub", nmasters, procs,
          threads, hold_ms, gap_ms, elapsed, total, (double)total / elapsed,
          atomic_load(&sh->free_acquisitions));
+  if (fair != 0) {
+    /* Every hand-off, between processes or threads alike. */
+    static samples all;
+    long nc = atomic_load(&sh->cross.n), ns = atomic_load(&sh->same.n);
+    if (nc > MAX_SAMPLES) nc = MAX_SAMPLES;
+    if (ns > MAX_SAMPLES) ns = MAX_SAMPLES;
+    atomic_store(&all.n, 0);
+    for (long i = 0; i < nc; i++) add(&all, sh->cross.v[i]);
+    for (long i = 0; i < ns; i++) add(&all, sh->same.v[i]);
+    print_samples("handoff", &all);
+    printf(",\"worker_max_over_min\":%.2f", mn > 0 ? (double)mx / (double)mn
+                                                   : -1.0);
+  }
   print_samples("cross", &sh->cross);
   print_samples("same", &sh->same);
   printf(",\"worker_min\":%ld,\"worker_max\":%ld,\"errors\":%d,"
@@ -162,7 +192,38 @@ static void run(void) {
   fflush(stdout);
 }
 
+/* contention fairness PROCS THREADS HOLD_MS SECONDS GAP_MS MASTER...: a
+ * plain lock, then a fair one, same shape, pub/sub. */
+static int fairness(int argc, char **argv) {
+  if (argc < 8) {
+    fprintf(stderr, "usage: contention fairness PROCS THREADS HOLD_MS "
+                    "SECONDS GAP_MS MASTER...\n");
+    return 2;
+  }
+  procs = atoi(argv[2]);
+  threads = atoi(argv[3]);
+  hold_ms = atoi(argv[4]);
+  seconds = atof(argv[5]);
+  gap_ms = atoi(argv[6]);
+  strategy = RLOCK_WAIT_PUBSUB;
+  masters = &argv[7];
+  nmasters = argc - 7;
+  if (procs < 1 || threads < 1 || procs * threads > MAX_WORKERS ||
+      hold_ms < 0 || seconds <= 0 || gap_ms < 0)
+    return 2;
+  sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) return 1;
+  bench_name = "fairness";
+  fair = -1; /* the plain lock, under the fairness mode's name */
+  run();
+  fair = 1;
+  run();
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "fairness") == 0) return fairness(argc, argv);
   if (argc < 8) {
     fprintf(stderr, "usage: contention PROCS THREADS HOLD_MS SECONDS GAP_MS "
                     "pubsub|poll MASTER...\n");

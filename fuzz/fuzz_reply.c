@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "kind.h"
 #include "ops.h"
 #include "round.h"
 #include "scripts.h"
@@ -91,6 +92,18 @@ static int declares_huge_array(const uint8_t *d, size_t n) {
   return 0;
 }
 
+/* The lock family's acquire replies (kind.h): each kind's reader must
+ * fill a slot or refuse, never crash. */
+static void exercise_kinds(const redisReply *rep) {
+  const rl_kind *kinds[] = {&rl_kind_lock, &rl_kind_fair, &rl_kind_read,
+                            &rl_kind_write};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    rl_round_slot sl = {0};
+    int g = kinds[k]->parse_grant(rep, &sl);
+    if (g < -1 || g > 1) abort();
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fake == NULL) make_fake();
   if (declares_huge_array(data, size)) return 0;
@@ -101,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int k = 0; k < 8; k++) {
     if (redisReaderGetReply(rd, &reply) != REDIS_OK || reply == NULL) break;
     exercise(reply);
+    exercise_kinds(reply);
     freeReplyObject(reply);
     reply = NULL;
   }

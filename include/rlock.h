@@ -80,10 +80,12 @@ extern "C" {
   XX(ENOMEM, -6, "out of memory")                                           \
   XX(ECLOSED, -7, "client is closed")                                       \
   XX(EREDIS, -8, "a master answered with an error reply")                   \
-  XX(EDEADLK, -9, "blocking call on the client's loop thread")              \
+  XX(EDEADLK, -9, "the call would deadlock")                                \
   XX(ECANCELED, -10, "the async acquisition was cancelled")                 \
   XX(ELIMIT, -11, "no extensions left for this acquisition")                \
-  XX(ENOTFOUND, -12, "a master's host name could not be resolved")
+  XX(ENOTFOUND, -12, "a master's host name could not be resolved")          \
+  XX(ECONFLICT, -13, "the semaphore's limit differs from this handle's")    \
+  XX(ENOENT, -14, "no such latch")
 
 /*
  * What each code means:
@@ -100,12 +102,20 @@ extern "C" {
  * RLOCK_ECLOSED    the client is closed or closing.
  * RLOCK_EREDIS     a master answered with an error reply; see
  *                  rlock_client_last_error().
- * RLOCK_EDEADLK    a blocking call was made on the client's loop thread.
+ * RLOCK_EDEADLK    the call would deadlock: a blocking call was made on
+ *                  the client's loop thread, or the holder of a read lock
+ *                  asked for the write side of the same read-write lock.
  * RLOCK_ECANCELED  rlock_cancel_async cancelled this pending
  *                  rlock_lock_async.
  * RLOCK_ELIMIT     rlock_extend: this acquisition has used all its
  *                  extensions.
  * RLOCK_ENOTFOUND  rlock_client_open: a master's host name did not resolve.
+ * RLOCK_ECONFLICT  a semaphore's limit, as the masters remember it, is not
+ *                  the permits its handle was got with (clients disagree
+ *                  about K); rlock_client_last_error() names the stored
+ *                  limit. Nothing was changed.
+ * RLOCK_ENOENT     rlock_latch_count_down: the latch is not set (never
+ *                  set, expired, or deleted).
  */
 #define RLOCK_XX_DEFINE(name, code, text) enum { RLOCK_##name = (code) };
 RLOCK_ERRNO_MAP(RLOCK_XX_DEFINE)
@@ -310,7 +320,39 @@ typedef struct rlock_options {
    */
   int replica_acks;
   int64_t replica_ack_timeout_ms;
+  /*
+   * Fair locks and the write side of read-write locks: a waiter keeps its
+   * place in the masters' queues only while it shows it is alive, which
+   * it does by attempting at least every third of this many ms (rlock
+   * does that by itself while the waiter waits). A waiter whose process
+   * died or was paused (SIGSTOP, a long GC pause) is therefore skipped
+   * after at most waiter_alive_ms without an attempt, however long the
+   * holder keeps the lock; a paused waiter that comes back keeps its
+   * original place. A waiting writer holds new readers back for at most
+   * this long after it stopped attempting. RLOCK_WAITER_ALIVE_AUTO (the
+   * default): the larger of 5000 and 4 * master_timeout_ms; otherwise
+   * at least 4 * master_timeout_ms (an attempt may take a master timeout
+   * to land, and a live waiter must never look dead).
+   */
+  int64_t waiter_alive_ms;
+  /*
+   * Lifetimes of the lock family's keys, in ms, each 1 to 30 days. Every
+   * key rlock writes has a TTL; these are the ones that do not follow a
+   * lease. sem_limit_ttl_ms: how long a semaphore remembers its limit
+   * (its permits) after its last acquisition, so that a client with
+   * another limit is told (RLOCK_ECONFLICT) rather than obeyed; default a
+   * day. latch_ttl_ms: how long a counting latch lives after its last
+   * activity (set or count-down), so that an abandoned one goes; default
+   * a day. latch_linger_ms: how long a latch that reached zero stays
+   * visible as open, so that awaiters that look late still see it open;
+   * default 10 minutes.
+   */
+  int64_t sem_limit_ttl_ms;
+  int64_t latch_ttl_ms;
+  int64_t latch_linger_ms;
 } rlock_options;
+
+#define RLOCK_WAITER_ALIVE_AUTO 0
 
 #define RLOCK_QUARANTINE_AUTO (-1)
 
@@ -397,6 +439,54 @@ RLOCK_EXTERN size_t rlock_client_last_error(rlock_client *client, char *buf,
  */
 RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
                            rlock **out);
+
+/*
+ * The lock family. Each of these gets a handle that every call above and
+ * below accepts with the same meaning (lock, trylock, unlock, force
+ * unlock, the queries, the async calls, extend, the lost-lock callback,
+ * free); name as for rlock_get.
+ *
+ * rlock_get_fair: a fair lock. A reentrant lock whose waiters are served
+ * first come, first served across clients and processes: the waiter that
+ * asked first (by its client's wall clock when the call began) gets the
+ * lock next, and an unlock wakes exactly that waiter. A waiter whose
+ * process died or is paused is skipped once it has not attempted for
+ * rlock_options.waiter_alive_ms (it attempts by itself every third of
+ * that while it waits); a waiter that gives up (its wait ran out, it was
+ * cancelled, its client closed) leaves every master's queue at once.
+ * A single attempt (wait_ms 0) never queues: it gets the lock only if it
+ * is free and nobody waits. A fair handle and a plain handle of one name
+ * are the same lock (they exclude each other), but a plain acquisition
+ * does not queue, and a plain unlock wakes no fair waiter: do not mix
+ * them. README ("Fair lock") says what order holds with N > 1 masters.
+ *
+ * rlock_get_read, rlock_get_write: the two sides of one read-write lock
+ * (the same name). Any number of owners may hold the read side at once;
+ * the write side excludes readers and writers. Both are reentrant; the
+ * write holder may also take the read side, and keeps it after releasing
+ * the write side. A read holder that asks for the write side (without
+ * holding it) gets RLOCK_EDEADLK at once instead of waiting forever.
+ * Writers are not starved: while a writer waits, new readers wait behind
+ * it (owners that already read may re-enter). Each read hold has its own
+ * lease, renewed by the watchdog, and ends alone: a crashed reader's
+ * share frees within its lease, the others keep theirs. Fencing: every
+ * first acquisition of either side gets a token larger than that of
+ * every acquisition of the lock that ended before it began, read or
+ * write (concurrent readers with N > 1 masters may share one); README
+ * ("Read-write lock") gives a storage layer's two rules for using them.
+ * For a read handle, rlock_is_locked answers whether
+ * any owner reads, rlock_remaining_lease the time until the last read
+ * hold ends.
+ */
+RLOCK_EXTERN int rlock_get_fair(rlock_client *client, const char *name,
+                                rlock **out);
+RLOCK_EXTERN int rlock_get_read(rlock_client *client, const char *name,
+                                rlock **out);
+RLOCK_EXTERN int rlock_get_write(rlock_client *client, const char *name,
+                                 rlock **out);
+
+/* What the handle is: "lock", "fair", "read" or "write". */
+RLOCK_EXTERN const char *rlock_kind(const rlock *lock);
 
 /*
  * Frees a handle, not the lock: a lock held through it stays held. Async
@@ -550,11 +640,254 @@ RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);
 RLOCK_EXTERN int rlock_cancel_async(rlock *lock, uint64_t owner);
 
 /*
+ * Semaphores with leased permits.
+ *
+ * A semaphore called name allows at most permits (K) permits to be held
+ * at once, across every client of its masters. An owner (the calling
+ * thread, or an async owner id, as for locks) holds the permits it
+ * acquired as a lease: a fixed one (lease_ms), or RLOCK_WATCHDOG's,
+ * renewed every watchdog_timeout_ms / 3 while held, so that a holder that
+ * crashes gives its permits back when its lease runs out. Acquisitions
+ * add up: an owner holding 2 that acquires 1 more holds 3, and releases
+ * them in any steps. A waiting acquisition sleeps until a release is
+ * announced on the semaphore's channel (RLOCK_WAIT_PUBSUB), or until the
+ * earliest other lease would run out, or its wait does.
+ *
+ * With N masters the permits are numbered slots 1..K, each held by an
+ * owner when a majority of masters granted it that slot (two majorities
+ * share a master, which never gives a slot to two owners): so at no
+ * moment do more than K permits have holders, under the same conditions
+ * as a lock's safety (README, "Guarantees"). Every client of one
+ * semaphore must use the same K: the masters remember it (see
+ * rlock_options.sem_limit_ttl_ms) and refuse another with
+ * RLOCK_ECONFLICT. The handle may be shared by threads.
+ */
+typedef struct rlock_sem rlock_sem;
+
+/*
+ * Gets a handle on the semaphore called name (as a lock name) with
+ * permits (1 to 100000) permits in all. It holds no permit.
+ */
+RLOCK_EXTERN int rlock_sem_get(rlock_client *client, const char *name,
+                               int64_t permits, rlock_sem **out);
+
+/*
+ * Acquires n (1 to K) more permits for the calling thread, all or none,
+ * waiting at most wait_ms (0: one attempt; RLOCK_WAIT_FOREVER: as long as
+ * it takes), each held for lease_ms (or RLOCK_WATCHDOG). 0;
+ * RLOCK_ETIMEDOUT if not enough were free for the whole wait;
+ * RLOCK_ENOQUORUM if a majority could not be reached; RLOCK_ECONFLICT if
+ * the semaphore has another limit than this handle's (nothing is
+ * changed; rlock_client_last_error names the stored limit); RLOCK_EINVAL
+ * for a bad n, wait or lease.
+ */
+RLOCK_EXTERN int rlock_sem_acquire(rlock_sem *sem, int64_t n, int64_t wait_ms,
+                                   int64_t lease_ms);
+
+/*
+ * Gives back n of the calling thread's permits, the most recently
+ * acquired first, and announces them to waiters. RLOCK_ENOTOWNER, with
+ * nothing changed, if n is more than the thread holds (or it holds none);
+ * RLOCK_ELOST if the permits had run out (expired or reset) before this
+ * call; RLOCK_ENOQUORUM or RLOCK_EREDIS if a majority could not be
+ * reached: those n permits are given up anyway (a release is sent again
+ * to every master, best effort; they are free at the latest when their
+ * lease runs out), and the thread's others stay held.
+ */
+RLOCK_EXTERN int rlock_sem_release(rlock_sem *sem, int64_t n);
+
+/*
+ * Sets *n to the permits free now, as a majority of masters sees them (at
+ * least a majority sees at least *n free; leases that ran out count as
+ * free). RLOCK_ECONFLICT if the semaphore has another limit.
+ */
+RLOCK_EXTERN int rlock_sem_available(rlock_sem *sem, int64_t *n);
+
+/* Sets *n to the permits the calling thread holds through any handle of
+ * this semaphore (0 if none). No round trip. */
+RLOCK_EXTERN int rlock_sem_held(rlock_sem *sem, int64_t *n);
+
+/*
+ * Sets *token to the fencing token of the calling thread's permits, taken
+ * at its first acquisition (while it held none): larger than every token
+ * handed out before by this semaphore. With K = 1 it fences exactly as a
+ * lock's; with K > 1 it orders acquisitions, not exclusive holders.
+ * RLOCK_ENOTOWNER if the thread holds no permit.
+ */
+RLOCK_EXTERN int rlock_sem_fencing_token(rlock_sem *sem, uint64_t *token);
+
+/*
+ * Async variants, with an explicit owner, as for locks: the callback runs
+ * once on the loop thread with what the blocking call would return,
+ * unless the call itself returns an error. An owner may have one
+ * acquisition of a semaphore in flight at a time (a second completes with
+ * RLOCK_EINVAL). cb may be NULL for a release (fire and forget).
+ */
+typedef void (*rlock_sem_cb)(rlock_sem *sem, int status, void *arg);
+RLOCK_EXTERN int rlock_sem_acquire_async(rlock_sem *sem, uint64_t owner,
+                                         int64_t n, int64_t wait_ms,
+                                         int64_t lease_ms, rlock_sem_cb cb,
+                                         void *arg);
+RLOCK_EXTERN int rlock_sem_release_async(rlock_sem *sem, uint64_t owner,
+                                         int64_t n, rlock_sem_cb cb,
+                                         void *arg);
+/* Cancels owner's pending rlock_sem_acquire_async, as rlock_cancel_async
+ * does for a lock: its callback runs with RLOCK_ECANCELED and whatever it
+ * was granted is given back. 0, or RLOCK_ENOTOWNER if none is pending. */
+RLOCK_EXTERN int rlock_sem_cancel_async(rlock_sem *sem, uint64_t owner);
+/* The permits and the fencing token of an async owner, as
+ * rlock_sem_held and rlock_sem_fencing_token. */
+RLOCK_EXTERN int rlock_sem_owner_held(rlock_sem *sem, uint64_t owner,
+                                      int64_t *n);
+RLOCK_EXTERN int rlock_sem_owner_fencing_token(rlock_sem *sem, uint64_t owner,
+                                               uint64_t *token);
+
+/*
+ * Lost permits, as rlock_set_lost_cb for locks: when a renewal finds that
+ * a permit of a watchdog hold is no longer had by a majority (its lease
+ * ran out on the masters, or the semaphore was reset), the whole hold is
+ * lost: renewal stops, what is left of it is given back, the owner's next
+ * rlock_sem_release says RLOCK_ELOST, and cb runs on the loop thread,
+ * once, for the handle of the hold's first acquisition.
+ */
+typedef void (*rlock_sem_lost_cb)(rlock_sem *sem, uint64_t owner,
+                                  int is_thread, void *arg);
+RLOCK_EXTERN void rlock_sem_set_lost_cb(rlock_sem *sem, rlock_sem_lost_cb cb,
+                                        void *arg);
+
+/* An operator's reset: deletes every permit and the remembered limit (to
+ * change K). Holders find their permits lost. 0 whether or not it
+ * existed. */
+RLOCK_EXTERN int rlock_sem_reset(rlock_sem *sem);
+
+/* The name the handle was got with. */
+RLOCK_EXTERN const char *rlock_sem_name(const rlock_sem *sem);
+
+/* Frees a handle, not the permits: permits held through it stay held.
+ * Async requests pending on it keep it alive until their callbacks. */
+RLOCK_EXTERN void rlock_sem_free(rlock_sem *sem);
+
+/*
+ * Count-down latches.
+ *
+ * A latch called name is set once to a count, counted down by anyone (any
+ * thread or process), and awaited by many: awaiters return when it
+ * reaches zero, woken by a message on its channel. Each count-down is
+ * counted once per master even when a master is asked twice (it carries
+ * an id), so that retries are safe. Keys never outlive their use: a
+ * counting latch goes rlock_options.latch_ttl_ms after its last activity
+ * (an abandoned one), an open one after latch_linger_ms.
+ */
+typedef struct rlock_latch rlock_latch;
+
+/* Gets a handle on the latch called name (as a lock name). */
+RLOCK_EXTERN int rlock_latch_get(rlock_client *client, const char *name,
+                                 rlock_latch **out);
+
+/*
+ * Sets the latch to count (>= 1) unless it is counting: 1 when it was set
+ * (it was not set, or had opened: a new round begins), 0 when it was
+ * already counting (nothing changed), or an error (RLOCK_ENOQUORUM when
+ * no majority agrees either way).
+ */
+RLOCK_EXTERN int rlock_latch_set(rlock_latch *latch, int64_t count);
+
+/*
+ * Counts down by one: 0 when a majority counted it (or the latch was
+ * already open); RLOCK_ENOENT if the latch is not set on a majority;
+ * RLOCK_ENOQUORUM if no majority answered after a few tries (the
+ * count-down may have been counted by some masters).
+ */
+RLOCK_EXTERN int rlock_latch_count_down(rlock_latch *latch);
+
+/* Sets *count to the latch's count as a majority sees it (the quorum-th
+ * smallest): 0 when it is open, or not set. */
+RLOCK_EXTERN int rlock_latch_count(rlock_latch *latch, int64_t *count);
+
+/*
+ * Waits until the latch opens (reaches zero on a majority), at most
+ * wait_ms (0: one look; RLOCK_WAIT_FOREVER). 0 when it opened, or had
+ * opened and was set again meanwhile; RLOCK_ETIMEDOUT at the end of the
+ * wait (a latch not set yet is waited for: it may be set later);
+ * RLOCK_ELOST if the latch went away without opening (deleted, or
+ * expired after latch_ttl_ms without activity).
+ */
+RLOCK_EXTERN int rlock_latch_await(rlock_latch *latch, int64_t wait_ms);
+
+typedef void (*rlock_latch_cb)(rlock_latch *latch, int status, void *arg);
+/* rlock_latch_count_down for event-driven code; cb may be NULL. */
+RLOCK_EXTERN int rlock_latch_count_down_async(rlock_latch *latch,
+                                              rlock_latch_cb cb, void *arg);
+/* rlock_latch_await with a callback; owner names the await for
+ * rlock_latch_cancel_async. */
+RLOCK_EXTERN int rlock_latch_await_async(rlock_latch *latch, uint64_t owner,
+                                         int64_t wait_ms, rlock_latch_cb cb,
+                                         void *arg);
+/* Cancels owner's pending await (its callback gets RLOCK_ECANCELED). 0,
+ * or RLOCK_ENOTOWNER if none is pending. */
+RLOCK_EXTERN int rlock_latch_cancel_async(rlock_latch *latch, uint64_t owner);
+
+/* Deletes the latch (an operator's reset): awaiters get RLOCK_ELOST. */
+RLOCK_EXTERN int rlock_latch_delete(rlock_latch *latch);
+
+/* The name the handle was got with. */
+RLOCK_EXTERN const char *rlock_latch_name(const rlock_latch *latch);
+
+/* Frees a handle. Async requests pending on it keep it alive until their
+ * callbacks have run. */
+RLOCK_EXTERN void rlock_latch_free(rlock_latch *latch);
+
+/*
+ * Several locks at once.
+ *
+ * rlock_lock_all takes every lock of locks[0..n) for the calling thread,
+ * or none: on each master one script checks them all and takes them all,
+ * so that nobody ever holds part of the set while waiting for the rest,
+ * and the order the locks are listed in does not matter (two callers
+ * taking {a, b} and {b, a} cannot deadlock). Each lock taken is an
+ * ordinary hold, reentrant as rlock_lock's: a lock the thread already
+ * holds is re-entered (its count shared with single acquisitions), and
+ * each may be released by rlock_unlock or by rlock_unlock_all. The
+ * handles must be of one client and got with rlock_get (a fair, read or
+ * write handle is RLOCK_EINVAL, for both calls); a name listed twice is
+ * taken once; at most 1024. Returns as rlock_trylock does; on any failure no lock of the
+ * set was taken (grants made on some masters are undone). While it
+ * waits, it sleeps until the lock that was found held is released.
+ */
+RLOCK_EXTERN int rlock_lock_all(rlock *const *locks, size_t n,
+                                int64_t wait_ms, int64_t lease_ms);
+
+/*
+ * Releases one hold of each lock of locks[0..n) (a name listed twice,
+ * once). RLOCK_ENOTOWNER, with nothing changed, if the thread holds one of
+ * them not at all. Otherwise each is released as rlock_unlock would
+ * release it, in one round for all, and the first error of those (in the
+ * order given) is returned: RLOCK_ELOST for a lock that had been lost,
+ * RLOCK_ENOQUORUM or RLOCK_EREDIS as for rlock_unlock.
+ */
+RLOCK_EXTERN int rlock_unlock_all(rlock *const *locks, size_t n);
+
+/* Async variants with an explicit owner. cb may be NULL for the unlock. */
+typedef void (*rlock_all_cb)(int status, void *arg);
+RLOCK_EXTERN int rlock_lock_all_async(rlock *const *locks, size_t n,
+                                      uint64_t owner, int64_t wait_ms,
+                                      int64_t lease_ms, rlock_all_cb cb,
+                                      void *arg);
+RLOCK_EXTERN int rlock_unlock_all_async(rlock *const *locks, size_t n,
+                                        uint64_t owner, rlock_all_cb cb,
+                                        void *arg);
+/* Cancels owner's pending rlock_lock_all_async whose set includes lock
+ * (its callback gets RLOCK_ECANCELED; nothing stays taken). 0, or
+ * RLOCK_ENOTOWNER if none is pending. */
+RLOCK_EXTERN int rlock_cancel_all_async(rlock *lock, uint64_t owner);
+
+/*
  * Metrics, cheap enough to stay on: counters kept with relaxed atomics and
  * read without stopping anything. A snapshot may be taken from any thread.
  */
 #define RLOCK_HIST_BUCKETS 12
 #define RLOCK_METRICS_MASTERS 64
+#define RLOCK_KINDS 4 /* lock, fair, read, write */
 
 /* A histogram of durations: buckets[i] counts the observations of at most
  * le_ms[i] ms (cumulative, as Prometheus has it); the last bound is
@@ -608,6 +941,20 @@ typedef struct rlock_metrics {
   rlock_master_metrics masters[RLOCK_METRICS_MASTERS];
   uint64_t grants_unacked;       /* the masters' unacked, summed */
   uint64_t failovers;            /* the masters' failovers, summed */
+  /* acquisitions by the kind of handle, in the order of rlock_kind()'s
+   * names: lock, fair, read, write. */
+  uint64_t acquisitions_by_kind[RLOCK_KINDS];
+  /* Semaphores, latches and several locks at once. */
+  uint64_t sem_acquisitions;     /* successful rlock_sem_acquire, async too */
+  uint64_t sem_acquire_failures; /* semaphore acquisitions that failed */
+  uint64_t sem_releases;         /* rlock_sem_release calls that released */
+  uint64_t sem_permits_lost;     /* permits found lost (lease ran out, reset) */
+  int64_t sem_permits_held;      /* permits this client's owners hold now */
+  int64_t sem_waiters;           /* semaphore acquisitions waiting now */
+  uint64_t latch_count_downs;    /* count-downs a majority applied */
+  uint64_t latch_opened;         /* awaits that returned with the latch open */
+  int64_t latch_waiters;         /* awaits waiting now */
+  uint64_t lock_all_acquisitions; /* successful rlock_lock_all, async too */
 } rlock_metrics;
 
 /* Fills *m. 0, or RLOCK_EINVAL. */
@@ -619,6 +966,7 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * 0.0.4) to buf, NUL-terminated, like snprintf: returns the length the
  * whole text needs (excluding the NUL), so a return >= size means it was
  * cut; negative on error. Names: rlock_acquisitions_total,
+ * rlock_acquisitions_by_kind_total{kind},
  * rlock_acquire_failures_total{reason}, rlock_releases_total,
  * rlock_renewals_total, rlock_renewal_failures_total,
  * rlock_locks_lost_total, rlock_locks_held, rlock_waiters,
@@ -626,8 +974,13 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * rlock_master_up, rlock_master_timeouts_total, rlock_master_errors_total,
  * rlock_master_reconnects_total, rlock_master_restarts_total,
  * rlock_master_grants_unacked_total, rlock_master_failovers_total,
- * labelled master="<index>",address="<host:port>"; and their sums
- * rlock_grants_unacked_total and rlock_failovers_total.
+ * labelled master="<index>",address="<host:port>"; their sums
+ * rlock_grants_unacked_total and rlock_failovers_total; and for the lock
+ * family rlock_sem_acquisitions_total, rlock_sem_acquire_failures_total,
+ * rlock_sem_releases_total, rlock_sem_permits_lost_total,
+ * rlock_sem_permits_held, rlock_sem_waiters, rlock_latch_count_downs_total,
+ * rlock_latch_opened_total, rlock_latch_waiters and
+ * rlock_lock_all_acquisitions_total.
  */
 RLOCK_EXTERN int rlock_metrics_prometheus(rlock_client *client, char *buf,
                                           size_t size);

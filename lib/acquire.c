@@ -42,6 +42,15 @@
  * attempt, and the attempt starts again as a first acquisition, with a
  * new token. The same happens when the hold was lost while the attempt
  * was in flight.
+ *
+ * Every kind of lock goes through here (kind.h): the handle's kind says
+ * which script an attempt runs and with what, how its replies read, and
+ * how a grant is undone. Kinds whose waiters queue on the masters (fair,
+ * write) add three rules: an undone grant gives a waiter that still waits
+ * its place back; an acquisition that won leaves the queues of the
+ * masters that did not grant; and one that gives up (deadline, cancel,
+ * close, error) leaves every master's queue, after its undos, so that
+ * nothing of it stays in Redis.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,6 +58,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kind.h"
 #include "lock.h"
 #include "ops.h"
 #include "pubsub.h"
@@ -108,28 +118,55 @@ typedef struct rl_grants {
   rl_req *req;       /* while open */
   uint64_t base_gen; /* the hold this attempt builds on; 0: none */
   uint64_t kept_gen; /* kept: the hold that has these grants */
-  char *key, *owner;
+  const rl_kind *kind;
+  int queued;        /* this attempt queued the owner on the masters */
+  int waiting;       /* abandoned while the request still waits */
+  uint64_t ticket;
+  rl_call_vals vals; /* for undos: the handle's keys, channel, owner */
+  const char *keys[RL_KIND_MAXKEYS];
+  size_t keylens[RL_KIND_MAXKEYS];
+  char *key, *owner; /* the hold key, and the owner */
   size_t keylen, ownerlen;
   uint8_t *slot;     /* per master, G_* bits */
 } rl_grants;
 
+/* A ledger with copies of what its undos need: they may be sent after
+ * the request and its handle are gone. */
 static rl_grants *grants_new(rl_req *req, uint64_t base_gen) {
   rl_client *c = req->lock->client;
-  size_t n = (size_t)c->nmasters;
-  rl_grants *g = calloc(1, sizeof *g + n + req->lock->keylen +
-                               req->ownerlen + 2);
+  const rlock *lock = req->lock;
+  size_t n = (size_t)c->nmasters, size = sizeof(rl_grants) + n;
+  for (int k = 0; k < lock->nkeys; k++) size += lock->keylens[k] + 1;
+  size += lock->channellen + 1 + req->ownerlen + 1;
+  rl_grants *g = calloc(1, size);
   if (g == NULL) return NULL;
   g->refs = 2;
   g->c = c;
   g->req = req;
   g->base_gen = base_gen;
+  g->kind = lock->kind;
+  g->ticket = req->ticket;
   g->slot = (uint8_t *)(g + 1);
-  g->key = (char *)g->slot + n;
-  memcpy(g->key, req->lock->key, req->lock->keylen);
-  g->keylen = req->lock->keylen;
-  g->owner = g->key + g->keylen + 1;
-  memcpy(g->owner, req->owner, req->ownerlen);
+  char *p = (char *)g->slot + n;
+  for (int k = 0; k < lock->nkeys; k++) {
+    memcpy(p, lock->keys[k], lock->keylens[k]);
+    g->keys[k] = p;
+    g->keylens[k] = lock->keylens[k];
+    p += lock->keylens[k] + 1;
+  }
+  g->key = (char *)g->keys[lock->kind->hold];
+  g->keylen = g->keylens[lock->kind->hold];
+  memcpy(p, lock->channel, lock->channellen);
+  g->vals.channel = p;
+  g->vals.channellen = lock->channellen;
+  p += lock->channellen + 1;
+  memcpy(p, req->owner, req->ownerlen);
+  g->owner = p;
   g->ownerlen = req->ownerlen;
+  g->vals.keys = g->keys;
+  g->vals.keylens = g->keylens;
+  g->vals.owner = g->owner;
+  g->vals.ownerlen = g->ownerlen;
   return g;
 }
 
@@ -137,9 +174,14 @@ static void grants_unref(rl_grants *g) {
   if (--g->refs == 0) free(g);
 }
 
+/* Takes back master i's grant: a decrement, and for a waiter that still
+ * waits in the masters' queues, its place back (kind.h, argument a). */
 static void undo_slot(rl_grants *g, int i) {
   g->slot[i] |= G_UNDONE;
-  rl_undo_grant(g->c, g->key, g->keylen, g->owner, g->ownerlen, i);
+  rl_call_vals v = g->vals;
+  v.ticket = g->ticket;
+  v.alive_ms = g->waiting && g->queued ? rl_waiter_alive_ms(g->c) : 0;
+  rl_call_send_one(g->c, &g->kind->undo, &v, i);
 }
 
 /* Gives back every grant the attempt has, and may still get. */
@@ -156,8 +198,9 @@ static void grants_abandon(rl_grants *g) {
   }
 }
 
-/* The request lets go of its attempt: kept, or given back. */
-static void attempt_end(rl_req *req, int keep) {
+/* The request lets go of its attempt: kept, or given back (waiting: the
+ * request goes on, so a waiter gets its place in the queues back). */
+static void attempt_end(rl_req *req, int keep, int waiting) {
   rl_grants *g = req->grants;
   if (g == NULL) return;
   req->grants = NULL;
@@ -166,11 +209,32 @@ static void attempt_end(rl_req *req, int keep) {
   if (h != NULL) {
     g->state = G_KEPT;
     g->kept_gen = h->gen;
-  } else if (keep)
+  } else if (keep) {
     g->state = G_KEPT;
-  else
+  } else {
+    g->waiting = waiting;
     grants_abandon(g);
+  }
   grants_unref(g);
+}
+
+/* The owner's vals for a call of req's handle. */
+static void req_vals(const rl_req *req, rl_call_vals *v) {
+  rl_lock_vals(req->lock, v);
+  v->owner = req->owner;
+  v->ownerlen = req->ownerlen;
+  v->ticket = req->ticket;
+}
+
+/* A waiter that gives up leaves every master's queue; on each master this
+ * lands after its undos there. */
+static void leave_queues(rl_req *req) {
+  rl_client *c = req->lock->client;
+  rl_call_vals v;
+  req_vals(req, &v);
+  for (int i = 0; i < c->nmasters; i++)
+    rl_call_send_one(c, &req->lock->kind->leave, &v, i);
+  req->queued = 0;
 }
 
 void rl_acquire_end(rl_req *req, int status) {
@@ -179,40 +243,19 @@ void rl_acquire_end(rl_req *req, int status) {
    * request must not detach it. */
   if (g != NULL && req->round != NULL && req->round == g->round)
     req->round = NULL;
-  attempt_end(req, status == RLOCK_OK);
-}
-
-void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
-                   const char *owner, size_t ownerlen, int idx) {
-  char channel[RL_OWNER_MAX + 600];
-  if (keylen + 4 > sizeof channel) return;
-  memcpy(channel, key, keylen);
-  memcpy(channel + keylen, ":ch", 4);
-  const char *argv[] = {NULL, "1", key, owner, channel};
-  size_t len[] = {0, 1, keylen, ownerlen, keylen + 3};
-  rl_round *u = rl_round_new(c, NULL, NULL, RL_SCRIPT_UNDO, 5, argv, len);
-  if (u != NULL) rl_round_send_one(u, idx);
-  /* Out of memory: the grant expires with its lease. */
+  attempt_end(req, status == RLOCK_OK, 0);
+  if (status != RLOCK_OK && req->queued) leave_queues(req);
 }
 
 /* --- replies --------------------------------------------------------------- */
 
-static int parse_grant(const redisReply *rep, rl_round_slot *sl) {
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return -1;
-  for (size_t k = 0; k < rep->elements; k++)
-    if (rep->element[k]->type != REDIS_REPLY_INTEGER) return -1;
-  long long ok = rep->element[0]->integer;
-  if (ok == 1 && rep->elements == 4) {
-    sl->v[0] = rep->element[1]->integer; /* token */
-    sl->v[1] = rep->element[2]->integer; /* count */
-    sl->v[2] = rep->element[3]->integer; /* the owner's field was there */
-    return 1;
-  }
-  if (ok == 0 && rep->elements == 2) {
-    sl->v[2] = rep->element[1]->integer; /* the holder's PTTL, or late */
-    return 0;
-  }
-  return -1;
+/* The kind's reading of an acquire reply; a round whose ledger is gone
+ * (the fuzzer's) reads it as the reentrant lock's. */
+static int parse_grant(const rl_round *r, const redisReply *rep,
+                       rl_round_slot *sl) {
+  const rl_grants *g = r->data;
+  const rl_kind *k = g != NULL ? g->kind : &rl_kind_lock;
+  return k->parse_grant(rep, sl);
 }
 
 static void note_token(rl_client *c, int64_t token) {
@@ -224,7 +267,7 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   rl_round_slot *sl = &r->slot[i];
   rl_grants *g = r->data;
   if (g != NULL) g->slot[i] |= G_FINAL;
-  int gr = parse_grant(rep, sl);
+  int gr = parse_grant(r, rep, sl);
   if (gr < 0) {
     rl_client_note_error(r->client, "unexpected reply to acquire", 27);
     sl->error_reply = 1;
@@ -232,7 +275,7 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   }
   sl->granted = gr;
   if (gr == 0) /* too late for the master (nothing granted), or held */
-    return sl->v[2] == RL_ACQUIRE_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
+    return sl->v[2] == RL_GRANT_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
   note_token(r->client, sl->v[0]);
   if (g != NULL) g->slot[i] |= G_GRANTED;
   /* A quarantined master's grant counts or not when the round is decided
@@ -243,7 +286,7 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
 static void acquire_late(rl_round *r, int i, const redisReply *rep) {
   rl_grants *g = r->data;
   rl_round_slot tmp;
-  int gr = rep != NULL && parse_grant(rep, &tmp) == 1;
+  int gr = rep != NULL && parse_grant(r, rep, &tmp) == 1;
   if (gr) {
     r->slot[i].granted = 1;
     r->slot[i].v[0] = tmp.v[0];
@@ -322,6 +365,7 @@ static void commit(rl_req *req) {
   if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
   req->out_u64 = h->token;
   req->count = h->count;
+  RL_ADD(c->metrics.acquisitions_kind[req->lock->kind->id], 1);
   rl_req_finish(req, RLOCK_OK);
 }
 
@@ -340,7 +384,7 @@ static void fence_done(rl_round *r) {
     commit(req);
     return;
   }
-  attempt_end(req, 0);
+  attempt_end(req, 0, 1);
   fail_attempt(req, RLOCK_ENOQUORUM, -1);
 }
 
@@ -429,9 +473,18 @@ static void acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
       rl_hold_lost(c, h);
       req->deciding = 0;
     }
-    attempt_end(req, 0);
+    attempt_end(req, 0, 1);
     attempt(req); /* afresh, behind the release */
     return;
+  }
+  if (req->queued) {
+    /* Won: the masters that did not grant still have the owner queued,
+     * where it would stand first and hold everyone else back. */
+    rl_call_vals v;
+    req_vals(req, &v);
+    for (int i = 0; i < r->n; i++)
+      if (!r->slot[i].granted) rl_call_send_one(c, &req->lock->kind->leave, &v, i);
+    req->queued = 0;
   }
   int64_t token = 0;
   for (int i = 0; i < r->n; i++)
@@ -461,7 +514,17 @@ static void acquire_done(rl_round *r) {
     acquire_won(req, r, g);
     return;
   }
-  attempt_end(req, 0);
+  int deadlk = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].vote == RL_VOTE_NO && r->slot[i].v[2] == RL_GRANT_DEADLK)
+      deadlk = 1;
+  attempt_end(req, 0, !deadlk);
+  if (deadlk) {
+    /* A master says the owner holds the read side: it would wait for
+     * itself. */
+    rl_req_finish(req, RLOCK_EDEADLK);
+    return;
+  }
   if (r->outcome == RL_VOTE_YES) {
     fail_attempt(req, RLOCK_ENOQUORUM, -1); /* too slow: no validity left */
     return;
@@ -507,6 +570,8 @@ static void fail_attempt(rl_req *req, int err, int64_t holder_pttl) {
                   rl_random_upto((uint64_t)c->opts.retry_jitter_ms);
   if (err == RL_EBUSY && holder_pttl >= 0 && (uint64_t)holder_pttl < wait)
     wait = holder_pttl > 0 ? (uint64_t)holder_pttl : 1;
+  uint64_t beat = rl_heartbeat_ms(req);
+  if (beat > 0 && wait > beat) wait = beat;
   if (req->deadline != RL_FOREVER && req->deadline - now < wait)
     wait = req->deadline - now;
   sleep_then_attempt(req, wait);
@@ -535,29 +600,33 @@ static void attempt(rl_req *req) {
     rl_hold_drop(c, h);
     h = NULL;
   }
-  char lease[24], count[24], floor_s[24];
-  snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
-  snprintf(count, sizeof count, "%" PRId64, h != NULL ? h->count + 1 : 1);
-  snprintf(floor_s, sizeof floor_s, "%" PRIu64, token_floor(c));
   /* The last argument is the deadline in each master's own clock, after
    * which it grants nothing: a grant that lands after this client stopped
    * waiting (a stalled master, perhaps after the client is gone) would
    * outlive its attempt. Each connection appends it as it writes the
    * command, from its own estimate of the master's clock (round.h). */
-  const char *argv[] = {NULL,       "2",   lock->key, lock->fence, lease,
-                        req->owner, count, floor_s,   rl_arg_master_deadline};
-  size_t len[] = {0,          1,             lock->keylen,  lock->fencelen,
-                  strlen(lease), req->ownerlen, strlen(count), strlen(floor_s),
-                  0};
+  rl_call_vals v;
+  req_vals(req, &v);
+  v.lease_ms = req->lease_ms;
+  v.count = h != NULL ? h->count + 1 : 1;
+  v.floor = token_floor(c);
+  /* A first acquisition that may still wait after this attempt queues
+   * (fair, write): a single attempt, or the last one, only asks. */
+  uint64_t now = rl_now_ms();
+  int may_wait = req->deadline == RL_FOREVER || req->deadline > now;
+  int queues = lock->kind->heartbeat && h == NULL && may_wait;
+  v.alive_ms = queues ? rl_waiter_alive_ms(c) : 0;
   rl_grants *g = grants_new(req, h != NULL ? h->gen : 0);
   rl_round *r = g == NULL ? NULL
-                          : rl_round_new(c, &rl_acquire_ops, g,
-                                         RL_SCRIPT_ACQUIRE, 9, argv, len);
+                          : rl_call_round(c, &lock->kind->acquire, &v,
+                                          &rl_acquire_ops, g);
   if (r == NULL) {
     free(g);
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
   }
+  if (queues) req->queued = 1;
+  g->queued = req->queued; /* by this attempt or an earlier one */
   g->round = r;
   req->grants = g;
   req->round = r;
@@ -567,8 +636,38 @@ static void attempt(rl_req *req) {
 
 void rl_acquire_retry(rl_req *req) { attempt(req); }
 
+int64_t rl_waiter_alive_ms(const rl_client *c) {
+  int64_t ms = c->opts.waiter_alive_ms;
+  if (ms != RLOCK_WAITER_ALIVE_AUTO) return ms;
+  ms = 4 * c->opts.master_timeout_ms;
+  return ms > 5000 ? ms : 5000;
+}
+
+uint64_t rl_heartbeat_ms(const rl_req *req) {
+  if (!req->lock->kind->heartbeat || !req->queued) return 0;
+  return (uint64_t)rl_waiter_alive_ms(req->lock->client) / 3;
+}
+
+/* This client's wall clock in microseconds: a fair waiter's ticket. */
+static uint64_t wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
 void rl_acquire_start(rl_req *req) {
   rl_client *c = req->lock->client;
+  const rl_kind *kind = req->lock->kind;
+  if (kind->precheck != NULL) {
+    int rc = kind->precheck(req);
+    if (rc != 0) {
+      rl_req_finish(req, rc);
+      return;
+    }
+  }
+  /* The ticket orders this acquisition in every master's queue, the same
+   * on all of them and on every attempt; a clock below 2^53 us. */
+  req->ticket = wall_us();
   if (!req->owner_is_thread) {
     /* An async owner may have one acquisition of a lock in flight: two at
      * once would race on its count and its token. */

@@ -296,3 +296,11 @@ int rlock_cancel_async(rlock *lock, uint64_t owner) {
   }
   return call(lock, &req);
 }
+
+/* For the lock family's calls (family.c), which post their own requests
+ * the way these do. */
+int rl_req_call(rlock *lock, rl_req *req) { return call(lock, req); }
+
+int rl_lease_check(const rlock *lock, int64_t lease_ms) {
+  return check_lease(lock, lease_ms);
+}

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family.h"
 #include "lock.h"
 #include "options.h"
 #include "pubsub.h"
@@ -104,6 +105,7 @@ static void count_acquire(rl_client *c, rl_req *req, int status) {
 }
 
 void rl_req_finish(rl_req *req, int status) {
+  if (req->end != NULL) req->end(req, status);
   /* An acquisition's grants are kept by its hold, or given back. */
   if (req->kind == RL_REQ_ACQUIRE) rl_acquire_end(req, status);
   rl_list_remove(&req->node);
@@ -190,6 +192,9 @@ static void shutdown_loop_side(rl_client *c) {
     rl_req *req = rl_container_of(c->active.next, rl_req, node);
     rl_req_finish(req, RLOCK_ECLOSED);
   }
+  /* Semaphore permits are given back as locks are, written before the
+   * connections close (family.c). */
+  rl_family_shutdown(c);
   rl_pubsub_shutdown(c);
   /* Give back what is still held, so that others need not wait out the
    * leases; the release rounds end within the master timeout. The holds

@@ -40,7 +40,8 @@ enum rl_req_kind {
   RL_REQ_PTTL,
   RL_REQ_TOKEN,
   RL_REQ_EXTEND,
-  RL_REQ_CANCEL
+  RL_REQ_CANCEL,
+  RL_REQ_FAMILY /* the lock family's (family.h): start and end say what */
 };
 
 typedef struct rl_sleep rl_sleep;
@@ -83,6 +84,14 @@ typedef struct rl_req {
   rl_hold *pending;      /* async: this acquisition's mark in c->pending */
   int deciding;          /* user code runs inside its decision: no cancel */
   uint64_t t_start;
+  uint64_t ticket;       /* fair: its place in the queues (wall-clock us) */
+  int queued;            /* an attempt queued it on the masters */
+  /* RL_REQ_FAMILY (semaphores, latches, several locks: family.h): how
+   * the loop starts the request, and what rl_req_finish runs first, to
+   * give back what the operation still has (grants, its place in a wait
+   * queue, timers). */
+  void (*start)(struct rl_req *req);
+  void (*end)(struct rl_req *req, int status);
 } rl_req;
 
 struct rlock {
@@ -90,13 +99,18 @@ struct rlock {
   _Atomic(rlock_lost_cb) lost_cb;
   void *_Atomic lost_arg;
   rl_client *client;
+  const struct rl_kind *kind; /* what the handle is (lib/kind.h) */
   char *name;
-  char *key;
+  char *key;      /* the hold key: keys[kind->hold] */
   size_t keylen;
-  char *fence;
+  char *fence;    /* keys[kind->fence] */
   size_t fencelen;
-  char *channel;
+  char *channel;  /* where its waiters listen (a fair waiter: + ":" owner) */
   size_t channellen;
+  int nkeys;      /* its keys, in the order its scripts take them */
+  const char *keys[5];
+  size_t keylens[5];
+  char *mem;      /* the one allocation the keys live in */
 };
 
 struct rlock_client {
@@ -151,6 +165,8 @@ struct rlock_client {
   int detached; /* closed from its own loop thread */
   struct rl_pubsub *pubsub; /* pubsub/: made on the first wait */
   struct rl_renew_groups *renew_groups; /* renew.c: batches by node */
+  struct rl_family *family; /* family.c: semaphore holds and their
+                               watchdog, made on first use */
 };
 
 /* 1 if the calling thread runs the client's loop. */

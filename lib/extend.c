@@ -1,6 +1,6 @@
 /*
  * Explicit extension of a fixed-lease lock: one quorum round of the renew
- * script for one key. It succeeds only if the owner still holds the lock on
+ * script of the handle's kind for one hold. It succeeds only if the owner still holds the lock on
  * a majority and the new lease, counted from the round's start, leaves
  * validity. Each acquisition may be extended at most max_extensions times:
  * unbounded extension would let a holder that is stuck keep a lock forever.
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kind.h"
 #include "lock.h"
 #include "ops.h"
 #include "quarantine.h"
@@ -71,12 +72,20 @@ void rl_extend_start(rl_req *req) {
     return;
   }
   req->out_u64 = h->gen;
+  /* The kind's renew script over this one hold (kind.h): the hold key,
+   * and for a read hold the count hash paired with it. */
+  const rl_kind *kind = lock->kind;
+  int hk = kind->hold, pair = kind->renew_pair;
   char lease[24];
   snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
-  const char *argv[] = {NULL, "1", lock->key, lease, req->owner};
-  size_t len[] = {0, 1, lock->keylen, strlen(lease), req->ownerlen};
-  rl_round *r = rl_round_new(c, &rl_extend_ops, req, RL_SCRIPT_RENEW, 5, argv,
-                             len);
+  const char *argv[] = {NULL, pair ? "2" : "1", lock->keys[hk],
+                        pair ? lock->keys[hk + 1] : lease,
+                        pair ? lease : req->owner, req->owner};
+  size_t len[] = {0, 1, lock->keylens[hk],
+                  pair ? lock->keylens[hk + 1] : strlen(lease),
+                  pair ? strlen(lease) : req->ownerlen, req->ownerlen};
+  rl_round *r = rl_round_new(c, &rl_extend_ops, req, kind->renew, pair ? 6 : 5,
+                             argv, len);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;

@@ -6,18 +6,39 @@
  * extend.c, release.c, acquire.c all reach it), so it lives here, with the
  * metric, the log line and the owner's callback in one place.
  */
+#include <string.h>
+
+#include "kind.h"
 #include "lock.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
 
+/* By the kind of the handle that took the hold: its release script
+ * (kind.h), which for the reentrant lock is the release script, for the
+ * fair lock its last unlock (which tells the next waiter). */
 void rl_hold_release_everywhere(rl_client *c, const rl_hold *h) {
-  const char *argv[] = {NULL, "1", h->key, h->owner};
-  size_t len[] = {0, 1, h->keylen, h->ownerlen};
-  for (int i = 0; i < c->nmasters; i++) {
-    rl_round *u = rl_round_new(c, NULL, NULL, RL_SCRIPT_RELEASE, 4, argv, len);
-    if (u != NULL) rl_round_send_one(u, i);
+  const rl_kind *kind = h->lock != NULL ? h->lock->kind : &rl_kind_lock;
+  rl_call_vals v;
+  if (h->lock != NULL) {
+    rl_lock_vals(h->lock, &v);
+  } else { /* no handle: the hold key is a reentrant lock's hash */
+    const char *keys[] = {h->key};
+    size_t lens[] = {h->keylen};
+    memset(&v, 0, sizeof v);
+    v.keys = keys;
+    v.keylens = lens;
+    v.owner = h->owner;
+    v.ownerlen = h->ownerlen;
+    for (int i = 0; i < c->nmasters; i++)
+      rl_call_send_one(c, &kind->release, &v, i);
+    return;
   }
+  v.owner = h->owner;
+  v.ownerlen = h->ownerlen;
+  v.lease_ms = h->lease_ms;
+  for (int i = 0; i < c->nmasters; i++)
+    rl_call_send_one(c, &kind->release, &v, i);
 }
 
 void rl_hold_drop(rl_client *c, rl_hold *h) {

@@ -40,6 +40,7 @@ typedef struct rl_hold {
   struct rlock *lock;      /* the handle of the first acquisition (a
                               reference): whose lost-lock callback runs */
   rl_wheel_node wd;        /* the watchdog's renewal timer */
+  void *ext;               /* a semaphore hold's slots (sem.h) */
 } rl_hold;
 
 typedef struct rl_holds {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind.h"
 #include "options.h"
 #include "util.h"
 #include "pubsub.h"
@@ -22,43 +23,72 @@ void rl_lock_unref(rlock *lock) {
   if (atomic_fetch_sub(&lock->refs, 1) != 1) return;
   rl_client *c = lock->client;
   free(lock->name);
-  free(lock->key);
+  free(lock->mem);
   free(lock);
   rl_client_unref(c);
 }
 
-/* key, key:fence and key:ch in one allocation; key = prefix{name}. */
-int rlock_get(rlock_client *c, const char *name, rlock **out) {
+/* A handle of the given kind: its keys, prefix{name} followed by each of
+ * the kind's suffixes, and its channel, in one allocation. */
+static int get_kind(rlock_client *c, const char *name, const rl_kind *kind,
+                    rlock **out) {
   if (out == NULL) return RLOCK_EINVAL;
   *out = NULL;
   if (c == NULL || rl_name_check(name) != 0) return RLOCK_EINVAL;
   rlock *lock = calloc(1, sizeof *lock);
   if (lock == NULL) return RLOCK_ENOMEM;
-  size_t plen = strlen(c->prefix), nlen = strlen(name);
-  size_t klen = plen + nlen + 2;
+  size_t base = strlen(c->prefix) + strlen(name) + 2, size = 0;
+  for (int k = 0; k < kind->nkeys; k++)
+    size += base + strlen(kind->suffixes[k]) + 1;
+  size += base + strlen(kind->suffixes[kind->chan_key]) + 4;
   lock->name = strdup(name);
-  lock->key = malloc(3 * (klen + 1) + 6 + 3);
-  if (lock->name == NULL || lock->key == NULL) {
+  lock->mem = malloc(size);
+  if (lock->name == NULL || lock->mem == NULL) {
     free(lock->name);
-    free(lock->key);
+    free(lock->mem);
     free(lock);
     return RLOCK_ENOMEM;
   }
-  size_t kl = (size_t)sprintf(lock->key, "%s{%s}", c->prefix, name);
-  lock->keylen = kl;
-  lock->fence = lock->key + kl + 1;
-  memcpy(lock->fence, lock->key, kl);
-  memcpy(lock->fence + kl, ":fence", 7);
-  lock->fencelen = kl + 6;
-  lock->channel = lock->fence + lock->fencelen + 1;
-  memcpy(lock->channel, lock->key, kl);
-  memcpy(lock->channel + kl, ":ch", 4);
-  lock->channellen = kl + 3;
+  char *p = lock->mem;
+  for (int k = 0; k < kind->nkeys; k++) {
+    int n = sprintf(p, "%s{%s}%s", c->prefix, name, kind->suffixes[k]);
+    lock->keys[k] = p;
+    lock->keylens[k] = (size_t)n;
+    p += n + 1;
+  }
+  lock->nkeys = kind->nkeys;
+  lock->kind = kind;
+  lock->key = (char *)lock->keys[kind->hold];
+  lock->keylen = lock->keylens[kind->hold];
+  lock->fence = (char *)lock->keys[kind->fence];
+  lock->fencelen = lock->keylens[kind->fence];
+  lock->channel = p;
+  lock->channellen = (size_t)sprintf(p, "%s:ch", lock->keys[kind->chan_key]);
   atomic_init(&lock->refs, 1);
   lock->client = c;
   atomic_fetch_add(&c->refs, 1);
   *out = lock;
   return 0;
+}
+
+int rlock_get(rlock_client *c, const char *name, rlock **out) {
+  return get_kind(c, name, &rl_kind_lock, out);
+}
+
+int rlock_get_fair(rlock_client *c, const char *name, rlock **out) {
+  return get_kind(c, name, &rl_kind_fair, out);
+}
+
+int rlock_get_read(rlock_client *c, const char *name, rlock **out) {
+  return get_kind(c, name, &rl_kind_read, out);
+}
+
+int rlock_get_write(rlock_client *c, const char *name, rlock **out) {
+  return get_kind(c, name, &rl_kind_write, out);
+}
+
+const char *rlock_kind(const rlock *lock) {
+  return lock != NULL ? lock->kind->name : NULL;
 }
 
 void rlock_free(rlock *lock) {
@@ -85,6 +115,14 @@ void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
   req->ownerlen = (size_t)n;
 }
 
+void rl_lock_vals(const rlock *lock, rl_call_vals *v) {
+  memset(v, 0, sizeof *v);
+  v->keys = lock->keys;
+  v->keylens = lock->keylens;
+  v->channel = lock->channel;
+  v->channellen = lock->channellen;
+}
+
 rl_hold *rl_req_hold(rl_req *req) {
   rlock *lock = req->lock;
   return rl_holds_find(&lock->client->holds, lock->key, lock->keylen,
@@ -106,6 +144,10 @@ rl_hold *rl_req_live_hold(rl_req *req) {
 }
 
 void rl_req_start(rl_req *req) {
+  if (req->start != NULL) {
+    req->start(req);
+    return;
+  }
   switch (req->kind) {
     case RL_REQ_ACQUIRE: rl_acquire_start(req); break;
     case RL_REQ_UNLOCK: rl_unlock_start(req); break;

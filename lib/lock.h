@@ -53,6 +53,15 @@ void rl_release_all(rl_client *c, void (*done)(rl_client *c));
 
 void rl_extend_start(rl_req *req);
 
+/* Posts req (its lock, kind and owner set) and waits for it on the
+ * calling thread, as the blocking calls do; RLOCK_EDEADLK on the loop
+ * thread (api.c). */
+int rl_req_call(rlock *lock, rl_req *req);
+
+/* 1 if lease_ms is RLOCK_WATCHDOG or a lease the client accepts (the
+ * reason of a refusal noted in the client's last error), else 0. */
+int rl_lease_check(const rlock *lock, int64_t lease_ms);
+
 /* Stops a request's retry timer, if any. */
 void rl_sleep_cancel(rl_req *req);
 
@@ -66,8 +75,16 @@ void rl_acquire_end(rl_req *req, int status);
  * acquisition is never hit. */
 void rl_hold_release_everywhere(rl_client *c, const rl_hold *h);
 
-/* Sends the undo script to one master, to take back one grant there. */
-void rl_undo_grant(rl_client *c, const char *key, size_t keylen,
-                   const char *owner, size_t ownerlen, int idx);
+/* waiter_alive_ms as set, or its automatic value (acquire.c). */
+int64_t rl_waiter_alive_ms(const rl_client *c);
+
+/* How often a queued waiter of req's kind must attempt to stay queued
+ * (a third of waiter_alive_ms), or 0 when it need not (acquire.c). */
+uint64_t rl_heartbeat_ms(const rl_req *req);
+
+/* The call values of a handle's keys and channel (lock.c): what every
+ * script call of the handle starts from. */
+struct rl_call_vals;
+void rl_lock_vals(const rlock *lock, struct rl_call_vals *v);
 
 #endif

@@ -62,8 +62,20 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   m->locks_lost = LOAD(s->locks_lost);
   m->locks_held = LOAD(s->locks_held);
   m->waiters = LOAD(s->waiters);
+  for (int k = 0; k < RLOCK_KINDS; k++)
+    m->acquisitions_by_kind[k] = LOAD(s->acquisitions_kind[k]);
   hist_snapshot(&s->wait, &m->wait);
   hist_snapshot(&s->hold, &m->hold);
+  m->sem_acquisitions = LOAD(s->sem_acquisitions);
+  m->sem_acquire_failures = LOAD(s->sem_acquire_failures);
+  m->sem_releases = LOAD(s->sem_releases);
+  m->sem_permits_lost = LOAD(s->sem_permits_lost);
+  m->sem_permits_held = LOAD(s->sem_permits_held);
+  m->sem_waiters = LOAD(s->sem_waiters);
+  m->latch_count_downs = LOAD(s->latch_count_downs);
+  m->latch_opened = LOAD(s->latch_opened);
+  m->latch_waiters = LOAD(s->latch_waiters);
+  m->lock_all_acquisitions = LOAD(s->lock_all_acquisitions);
   m->nmasters = (size_t)c->nmasters;
   for (int i = 0; i < c->nmasters; i++) {
     uint64_t unacked = atomic_load(&c->masters[i]->unacked);
@@ -145,6 +157,14 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
   out o = {buf, size, 0};
   counter(&o, "rlock_acquisitions_total", "Successful acquisitions.",
           m.acquisitions);
+  put(&o, "# HELP rlock_acquisitions_by_kind_total Successful acquisitions, "
+          "by the kind of handle.\n"
+          "# TYPE rlock_acquisitions_by_kind_total counter\n");
+  static const char *const kinds[RLOCK_KINDS] = {"lock", "fair", "read",
+                                                 "write"};
+  for (int k = 0; k < RLOCK_KINDS; k++)
+    put(&o, "rlock_acquisitions_by_kind_total{kind=\"%s\"} %llu\n", kinds[k],
+        (unsigned long long)m.acquisitions_by_kind[k]);
   put(&o, "# HELP rlock_acquire_failures_total Acquisitions that failed, "
           "by reason.\n# TYPE rlock_acquire_failures_total counter\n");
   const struct {
@@ -191,5 +211,25 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
              "enough replicas.", 5);
   per_master(&o, &m, "rlock_master_failovers_total", "counter",
              "Sentinel failovers followed.", 6);
+  counter(&o, "rlock_sem_acquisitions_total",
+          "Successful semaphore acquisitions.", m.sem_acquisitions);
+  counter(&o, "rlock_sem_acquire_failures_total",
+          "Semaphore acquisitions that failed.", m.sem_acquire_failures);
+  counter(&o, "rlock_sem_releases_total", "Semaphore releases.",
+          m.sem_releases);
+  counter(&o, "rlock_sem_permits_lost_total",
+          "Semaphore permits found lost.", m.sem_permits_lost);
+  gauge(&o, "rlock_sem_permits_held", "Semaphore permits held now.",
+        m.sem_permits_held);
+  gauge(&o, "rlock_sem_waiters", "Semaphore acquisitions waiting now.",
+        m.sem_waiters);
+  counter(&o, "rlock_latch_count_downs_total",
+          "Latch count-downs a majority applied.", m.latch_count_downs);
+  counter(&o, "rlock_latch_opened_total",
+          "Latch awaits that returned with the latch open.", m.latch_opened);
+  gauge(&o, "rlock_latch_waiters", "Latch awaits waiting now.",
+        m.latch_waiters);
+  counter(&o, "rlock_lock_all_acquisitions_total",
+          "Successful rlock_lock_all calls.", m.lock_all_acquisitions);
   return o.len > (size_t)INT32_MAX ? RLOCK_ENOMEM : (int)o.len;
 }

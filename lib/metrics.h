@@ -24,6 +24,13 @@ typedef struct rl_metrics {
   atomic_uint_fast64_t renewals, renewal_failures, locks_lost;
   atomic_int_fast64_t locks_held, waiters;
   rl_hist wait, hold;
+  /* Successful acquisitions by the kind of handle (kind.h's ids). */
+  atomic_uint_fast64_t acquisitions_kind[RLOCK_KINDS];
+  /* The lock family (sem.c, latch.c, multi.c). */
+  atomic_uint_fast64_t sem_acquisitions, sem_acquire_failures, sem_releases,
+      sem_permits_lost, latch_count_downs, latch_opened,
+      lock_all_acquisitions;
+  atomic_int_fast64_t sem_permits_held, sem_waiters, latch_waiters;
 } rl_metrics;
 
 #define RL_ADD(field, n) \

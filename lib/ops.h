@@ -15,6 +15,8 @@ extern const rl_round_ops rl_force_ops;
 extern const rl_round_ops rl_release_ops;
 extern const rl_round_ops rl_bool_ops;    /* query.c */
 extern const rl_round_ops rl_pttl_ops;
+extern const rl_round_ops rl_rwq_bool_ops; /* query.c, the read side */
+extern const rl_round_ops rl_rwq_pttl_ops;
 extern const rl_round_ops rl_extend_ops;  /* extend.c */
 extern const rl_round_ops rl_renew_ops;   /* renew.c */
 

@@ -57,6 +57,10 @@ void rlock_options_init(rlock_options *o) {
   o->max_lease_ms = RL_DEFAULT_MAX_LEASE_MS;
   o->log_level = RLOCK_LOG_INFO;
   o->replica_ack_timeout_ms = 100;
+  o->waiter_alive_ms = RLOCK_WAITER_ALIVE_AUTO;
+  o->sem_limit_ttl_ms = 86400000;
+  o->latch_ttl_ms = 86400000;
+  o->latch_linger_ms = 600000;
 }
 
 static int prefix_ok(const char *p) {
@@ -133,6 +137,16 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
     REFUSE("watchdog_batch: %d, not in 1..10000", o->watchdog_batch);
   if (o->max_extensions < 0)
     REFUSE("max_extensions: %d, negative", o->max_extensions);
+  const struct {
+    const char *name;
+    int64_t v;
+  } life[] = {{"sem_limit_ttl_ms", o->sem_limit_ttl_ms},
+              {"latch_ttl_ms", o->latch_ttl_ms},
+              {"latch_linger_ms", o->latch_linger_ms}};
+  for (size_t i = 0; i < sizeof life / sizeof life[0]; i++)
+    if (life[i].v < 1 || life[i].v > RL_LEASE_MAX_MS)
+      REFUSE("%s: %lld, not in 1..%lld (30 days)", life[i].name,
+             (long long)life[i].v, (long long)RL_LEASE_MAX_MS);
   if (o->restart_quarantine_ms < RLOCK_QUARANTINE_AUTO ||
       o->restart_quarantine_ms > 86400000)
     REFUSE("restart_quarantine_ms: %lld, not RLOCK_QUARANTINE_AUTO, 0 or "
@@ -145,6 +159,14 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
       o->wait_strategy != RLOCK_WAIT_POLL)
     REFUSE("wait_strategy: %d, not RLOCK_WAIT_PUBSUB or RLOCK_WAIT_POLL",
            o->wait_strategy);
+  /* A queued waiter attempts every third of it, and each attempt may take
+   * a master timeout to land: a live waiter must never look dead. */
+  if (o->waiter_alive_ms != RLOCK_WAITER_ALIVE_AUTO &&
+      (o->waiter_alive_ms < 4 * o->master_timeout_ms ||
+       o->waiter_alive_ms > 86400000))
+    REFUSE("waiter_alive_ms: %lld, not RLOCK_WAITER_ALIVE_AUTO or in "
+           "4 * master_timeout_ms (%lld)..86400000",
+           (long long)o->waiter_alive_ms, (long long)(4 * o->master_timeout_ms));
   if (tls_options_check(o) != 0) return RLOCK_EINVAL;
   if (o->replica_acks < 0 || o->replica_acks > RL_REPLICA_ACKS_MAX)
     REFUSE("replica_acks: %d, not in 0..%d", o->replica_acks,

@@ -26,6 +26,11 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl);
  * channel after its last waiter. Called when req finishes. (pubwait.c) */
 void rl_pubsub_leave(rl_req *req);
 
+/* The client's pub/sub state, made (and connecting) on first use; NULL
+ * when out of memory. For the lock family's waits (family.c), which join
+ * wait queues (pubsub/waitq.h) with callbacks of their own. (pubwait.c) */
+struct rl_pubsub *rl_pubsub_get(rl_client *c);
+
 /* Client shutdown: closes the subscriber connections. Requests must have
  * been finished before. Safe when pub/sub was never used. (pubwait.c) */
 void rl_pubsub_shutdown(rl_client *c);

@@ -4,9 +4,18 @@
  * attempt, sleeps there between attempts, and leaves when it finishes.
  * What pub/sub needs of the client (its loop, its masters, the connection
  * settings) is handed down once, when the first wait makes it.
+ *
+ * The kind of the handle (kind.h) says which channel a waiter joins: the
+ * handle's (a lock's unlock channel, a read-write lock's side), or for a
+ * fair waiter a channel of its own, on which an unlock names it; and
+ * whether a woken waiter that got its share passes the wake on (readers,
+ * who may all go at once). A waiter queued on the masters sleeps at most
+ * a third of waiter_alive_ms between attempts, which keep it queued.
  */
 #include <stdlib.h>
+#include <string.h>
 
+#include "kind.h"
 #include "lock.h"
 #include "pubsub.h"
 #include "util.h"
@@ -57,6 +66,8 @@ static uint64_t sleep_ms(rl_req *req, int64_t pttl) {
     ms = (uint64_t)c->opts.watchdog_timeout_ms;
   else
     ms = (uint64_t)pttl + 1;
+  uint64_t beat = rl_heartbeat_ms(req);
+  if (beat > 0 && ms > beat) ms = beat;
   if (req->deadline != RL_FOREVER) {
     uint64_t now = rl_now_ms();
     uint64_t left = req->deadline > now ? req->deadline - now : 0;
@@ -75,9 +86,19 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
     rl_psw_sleep(req->psw, sleep_ms(req, holder_pttl));
     return;
   }
+  /* The handle's channel, or a fair waiter's own: <channel>:<owner>. */
+  const rlock *lock = req->lock;
+  char chan[RL_OWNER_MAX + 700];
+  size_t len = lock->channellen;
+  memcpy(chan, lock->channel, len);
+  if (lock->kind->per_owner && len + 1 + req->ownerlen <= sizeof chan) {
+    chan[len++] = ':';
+    memcpy(chan + len, req->owner, req->ownerlen);
+    len += req->ownerlen;
+  }
   rl_pubsub *ps = pubsub_of(c);
-  rl_psw *w = ps ? rl_psw_join(ps, req->lock->channel, req->lock->channellen,
-                               sleep_ms(req, holder_pttl), on_wake, req)
+  rl_psw *w = ps ? rl_psw_join(ps, chan, len, sleep_ms(req, holder_pttl),
+                               on_wake, req)
                  : NULL;
   if (w == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
@@ -99,7 +120,11 @@ void rl_pubsub_leave(rl_req *req) {
   req->psw = NULL;
   rl_client *c = req->lock->client;
   RL_ADD(c->metrics.waiters, -1);
-  rl_psw_leave(w, !owner_holds(req) && !rl_client_closing(c));
+  /* A waiter an event chose and that leaves without the lock hands the
+   * wake on; a reader hands it on even with its share (kind.h,
+   * wake_all). */
+  int pass = !owner_holds(req) || req->lock->kind->wake_all;
+  rl_psw_leave(w, pass && !rl_client_closing(c));
 }
 
 void rl_pubsub_shutdown(rl_client *c) {
@@ -108,3 +133,5 @@ void rl_pubsub_shutdown(rl_client *c) {
   c->pubsub = NULL;
   rl_pubsub_close(ps);
 }
+
+rl_pubsub *rl_pubsub_get(rl_client *c) { return pubsub_of(c); }

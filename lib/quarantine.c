@@ -410,12 +410,15 @@ void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
     }
   }
   if (rl_client_closing(c)) return;
-  /* Later handshakes carry it; the masters connected now (this one too,
-   * whose command waits for its handshake) are told at once. */
+  /* Later handshakes carry it; the masters connected now are told at
+   * once: those whose handshake gave their run_id too, ready or not. One
+   * still in its handshake (its many SCRIPT LOADs) wrote its records
+   * command before this run_id was known, and the later handshakes that
+   * carry it are not its own: its command waits for the handshake, as
+   * this one's does. */
   refresh_handshakes(c);
   for (int k = 0; k < q->n; k++)
-    if (q->m[k].current && single_conn(c, k) != NULL &&
-        rl_conn_ready(single_conn(c, k)))
+    if (k != i && q->m[k].current && single_conn(c, k) != NULL)
       send_records(c, k);
   send_records(c, i);
 }

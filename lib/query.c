@@ -2,14 +2,20 @@
  * Read-only questions. Those about the caller's own hold (count, token)
  * come from the client's record, on the loop thread, with no round trip;
  * those about the lock itself ask the masters and answer by majority.
+ * A hash-shaped hold (lock, fair, write) is asked with EXISTS, HEXISTS
+ * and PTTL; the read side, whose holds are entries of an expiry zset,
+ * through the rw_query script (kind.h, rw_query), whose reply the
+ * classifiers below read as the same yes, no and PTTL.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "kind.h"
 #include "lock.h"
 #include "ops.h"
 #include "quarantine.h"
 #include "round.h"
+#include "scripts.h"
 
 static void finish_round(rl_round *r, int status) {
   rl_req *req = r->data;
@@ -71,6 +77,54 @@ static void pttl_done(rl_round *r) {
 
 const rl_round_ops rl_pttl_ops = {classify_pttl, pttl_done, NULL, NULL};
 
+/* rw_query's reply: {owner's write count, owner's live read count, live
+ * readers, write side held, waiting writers, write PTTL, ms until the
+ * last read hold ends or -1}. The request (still open while the round
+ * is undecided) says which question it answers. */
+static int classify_rw_query(rl_round *r, int i, const redisReply *rep) {
+  const rl_req *req = r->data;
+  if (req == NULL || rep->type != REDIS_REPLY_ARRAY || rep->elements != 7)
+    return RL_VOTE_FAIL;
+  for (size_t k = 0; k < 7; k++)
+    if (rep->element[k]->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
+  long long readers = rep->element[2]->integer;
+  long long mine = rep->element[1]->integer;
+  long long last = rep->element[6]->integer;
+  switch (req->kind) {
+    case RL_REQ_IS_LOCKED:
+      r->slot[i].v[0] = readers > 0;
+      return readers > 0 ? RL_VOTE_YES : RL_VOTE_NO;
+    case RL_REQ_IS_HELD:
+      r->slot[i].v[0] = mine > 0;
+      return mine > 0 ? RL_VOTE_YES : RL_VOTE_NO;
+    default: /* RL_REQ_PTTL: no reader is "not held" (-2) */
+      r->slot[i].v[0] = last < 0 ? -2 : last;
+      return RL_VOTE_YES;
+  }
+}
+
+const rl_round_ops rl_rwq_bool_ops = {classify_rw_query, bool_done, NULL,
+                                      NULL};
+const rl_round_ops rl_rwq_pttl_ops = {classify_rw_query, pttl_done, NULL,
+                                      NULL};
+
+/* The read side's question: rw_query for the request's owner. */
+static void send_rw_query(rl_req *req, const rl_round_ops *ops) {
+  rlock *lock = req->lock;
+  rl_call call = {RL_FAM(RL_FAM_RW_QUERY), 5, "O"};
+  rl_call_vals v;
+  rl_lock_vals(lock, &v);
+  v.owner = req->kind == RL_REQ_IS_HELD ? req->owner : "";
+  v.ownerlen = req->kind == RL_REQ_IS_HELD ? req->ownerlen : 0;
+  rl_round *r = rl_call_round(lock->client, &call, &v, ops, req);
+  if (r == NULL) {
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  req->round = r;
+  rl_round_send(r);
+}
+
 static void send_query(rl_req *req, const rl_round_ops *ops, int argc,
                        const char **argv, const size_t *len) {
   rl_round *r = rl_round_new(req->lock->client, ops, req, -1, argc, argv, len);
@@ -86,6 +140,13 @@ void rl_query_start(rl_req *req) {
   rlock *lock = req->lock;
   rl_hold *h = rl_req_hold(req);
   if (h != NULL && h->lost) h = NULL;
+  if (lock->kind->rw_query &&
+      (req->kind == RL_REQ_IS_LOCKED || req->kind == RL_REQ_PTTL ||
+       (req->kind == RL_REQ_IS_HELD && h != NULL))) {
+    send_rw_query(req, req->kind == RL_REQ_PTTL ? &rl_rwq_pttl_ops
+                                                : &rl_rwq_bool_ops);
+    return;
+  }
   switch (req->kind) {
     case RL_REQ_IS_LOCKED: {
       const char *argv[] = {"EXISTS", lock->key};

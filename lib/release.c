@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind.h"
 #include "lock.h"
 #include "ops.h"
 #include "quarantine.h"
@@ -89,14 +90,13 @@ void rl_unlock_start(rl_req *req) {
   int last = h->count == 1 &&
              rl_holds_find(&c->pending, lock->key, lock->keylen, req->owner,
                            req->ownerlen) == NULL;
-  char lease[24];
-  snprintf(lease, sizeof lease, "%" PRId64, h->lease_ms);
-  const char *argv[] = {NULL, "1", lock->key, lease, req->owner,
-                        lock->channel, last ? "1" : "0"};
-  size_t len[] = {0, 1, lock->keylen, strlen(lease), req->ownerlen,
-                  lock->channellen, 1};
-  rl_round *r =
-      rl_round_new(c, &rl_unlock_ops, req, RL_SCRIPT_UNLOCK, 7, argv, len);
+  rl_call_vals v;
+  rl_lock_vals(lock, &v);
+  v.owner = req->owner;
+  v.ownerlen = req->ownerlen;
+  v.lease_ms = h->lease_ms;
+  v.last = last;
+  rl_round *r = rl_call_round(c, &lock->kind->unlock, &v, &rl_unlock_ops, req);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
@@ -123,10 +123,10 @@ const rl_round_ops rl_force_ops = {classify_int, force_done, NULL, NULL};
 
 void rl_force_start(rl_req *req) {
   rlock *lock = req->lock;
-  const char *argv[] = {NULL, "1", lock->key, lock->channel};
-  size_t len[] = {0, 1, lock->keylen, lock->channellen};
-  rl_round *r = rl_round_new(lock->client, &rl_force_ops, req, RL_SCRIPT_FORCE,
-                             4, argv, len);
+  rl_call_vals v;
+  rl_lock_vals(lock, &v);
+  rl_round *r = rl_call_round(lock->client, &lock->kind->force, &v,
+                              &rl_force_ops, req);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
@@ -231,6 +231,24 @@ static void send_release(rl_client *c, rl_hold *const *hs, const char *const
   rl_round_send(r);
 }
 
+/* A hold of another kind than the reentrant lock is released by its own
+ * script (its last unlock: a fair one tells the next waiter, a read one
+ * is not a hash), one round each. */
+static void send_kind_release(rl_client *c, const rl_hold *h) {
+  rl_call_vals v;
+  rl_lock_vals(h->lock, &v);
+  v.owner = h->owner;
+  v.ownerlen = h->ownerlen;
+  v.lease_ms = h->lease_ms;
+  rl_round *r =
+      rl_call_round(c, &h->lock->kind->release, &v, &rl_release_ops, NULL);
+  if (r == NULL) return; /* out of memory: it expires with its lease */
+  r->wait_all = 1;
+  r->args.no_resend = 1;
+  c->releasing++;
+  rl_round_send(r);
+}
+
 /* The holds to release, grouped as the watchdog's batches are: by the
  * nodes they go to when a master has more than one (renew.c). */
 typedef struct rgroup {
@@ -253,6 +271,10 @@ static void release_by_node(rl_client *c, size_t per) {
   for (size_t b = 0; b < c->holds.nbuckets; b++)
     for (rl_hold *h = c->holds.buckets[b]; h; h = h->hnext) {
       if (h->lost) continue;
+      if (h->lock != NULL && h->lock->kind != &rl_kind_lock) {
+        send_kind_release(c, h);
+        continue;
+      }
       int slot = rl_slot_of(h->key, h->keylen);
       for (int i = 0; i < c->nmasters; i++)
         nodes[i] = rl_master_node_of(c->masters[i], slot);
@@ -293,6 +315,10 @@ void rl_release_all(rl_client *c, void (*done)(rl_client *c)) {
     for (size_t b = 0; batch != NULL && b < c->holds.nbuckets; b++)
       for (rl_hold *h = c->holds.buckets[b]; h; h = h->hnext) {
         if (h->lost) continue;
+        if (h->lock != NULL && h->lock->kind != &rl_kind_lock) {
+          send_kind_release(c, h);
+          continue;
+        }
         batch[n++] = h;
         if (n == per) {
           send_release(c, batch, NULL, NULL, NULL, NULL, n, NULL);

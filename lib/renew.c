@@ -22,10 +22,17 @@
  * (RL_SCRIPT_RENEW_NODE), and answers per key; a key it could not touch
  * (its slot moved, the cluster is down) is renewed again at once alone,
  * routed by its slot, which follows MOVED and ASK.
+ *
+ * Each kind renews with its own script (kind.h): locks, fair locks and
+ * write holds are hashes renewed by the renew script, read holds are
+ * entries of an expiry zset renewed by lease_renew; the due holds of a
+ * tick go out in one batch per script and master, or, with a cluster
+ * master (reentrant locks only), per node as above.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind.h"
 #include "lock.h"
 #include "master.h"
 #include "ops.h"
@@ -42,15 +49,17 @@
 typedef struct batch {
   size_t n;
   int routed; /* one key, routed by its slot: never rerouted again */
+  size_t per;    /* keys per hold: 1, or 2 (the hold key and its pair) */
   uint64_t *gen;
   uint8_t *said; /* r->n * n, made on the first answer */
 } batch;
 
 enum { SAID_RENEWED = 1, SAID_GONE = 2, SAID_UNHANDLED = 3 };
 
-/* Argument positions: EVALSHA sha numkeys key1..keyn lease owner1..ownern */
-#define KEY_ARG(k) (3 + (k))
-#define OWNER_ARG(b, k) (3 + (b)->n + 1 + (k))
+/* Argument positions: EVALSHA sha numkeys keys (per per hold) lease
+ * owner1..ownern */
+#define KEY_ARG(b, k) (3 + (b)->per * (k))
+#define OWNER_ARG(b, k) (3 + (b)->n * (b)->per + 1 + (k))
 
 static void renew_routed(rl_client *c, rl_hold *h);
 
@@ -90,7 +99,7 @@ static void renew_done(rl_round *r) {
   if (c->opts.replica_acks > 0) mt += (uint64_t)c->opts.replica_ack_timeout_ms;
   for (size_t k = 0; k < b->n; k++) {
     const rl_argv *a = &r->args;
-    size_t ki = KEY_ARG(k), oi = OWNER_ARG(b, k);
+    size_t ki = KEY_ARG(b, k), oi = OWNER_ARG(b, k);
     rl_hold *h = rl_holds_find(&c->holds, a->argv[ki], a->argvlen[ki],
                                a->argv[oi], a->argvlen[oi]);
     if (h == NULL || h->gen != b->gen[k] || h->lost || h->wd.armed)
@@ -145,16 +154,20 @@ void *rl_renew_batch_new(size_t n) {
   batch *b = calloc(1, sizeof *b + n * sizeof(uint64_t));
   if (b == NULL) return NULL;
   b->n = n;
+  b->per = 1;
   b->gen = (uint64_t *)(b + 1);
   return b;
 }
 
-/* Sends one renewal round for n holds: to every master's node in nodes
- * (a batch grouped by node), or, with nodes NULL, routed by the slot of
- * the first key (one key, or every master a single server). */
-static void send_batch(rl_client *c, rl_hold **hs, size_t n,
-                       rl_conn *const *nodes, int routed) {
-  size_t argc = 2 + n + 1 + n;
+/* Sends one renewal round for n holds that share a renew script (with
+ * pair, each hold's key and the key after it in its handle's vector): to
+ * every master's node in nodes (a batch grouped by node, reentrant locks
+ * only), or, with nodes NULL, routed by the slot of the first key (one
+ * key, or every master a single server). */
+static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
+                       int pair, rl_conn *const *nodes, int routed) {
+  size_t per = pair ? 2 : 1;
+  size_t argc = 2 + per * n + 1 + n;
   batch *b = rl_renew_batch_new(n);
   const char **argv = malloc((argc + 1) * sizeof *argv);
   size_t *len = malloc((argc + 1) * sizeof *len);
@@ -162,11 +175,12 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n,
   rl_round *r = NULL;
   if (b != NULL && argv != NULL && len != NULL) {
     b->routed = routed;
+    b->per = per;
     int ll = snprintf(lease, sizeof lease, "%lld",
                       (long long)c->opts.watchdog_timeout_ms);
-    int nl = snprintf(nkeys, sizeof nkeys, "%zu", n);
-    /* EVALSHA sha n key1..keyn lease owner1..ownern; a cluster node's
-     * form has 0 keys and the same arguments after it (scripts.c). */
+    int nl = snprintf(nkeys, sizeof nkeys, "%zu", per * n);
+    /* EVALSHA sha nkeys keys lease owner1..ownern; a cluster node's form
+     * has 0 keys and the same arguments after it (scripts.c). */
     argv[0] = NULL;
     len[0] = 0;
     argv[1] = "0";
@@ -174,18 +188,26 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n,
     argv[2] = nkeys;
     len[2] = (size_t)nl;
     for (size_t k = 0; k < n; k++) {
-      argv[3 + k] = hs[k]->key;
-      len[3 + k] = hs[k]->keylen;
-      argv[4 + n + k] = hs[k]->owner;
-      len[4 + n + k] = hs[k]->ownerlen;
-      b->gen[k] = hs[k]->gen;
+      rl_hold *h = hs[k];
+      argv[3 + per * k] = h->key;
+      len[3 + per * k] = h->keylen;
+      if (pair) { /* the key after the hold key in the handle's vector */
+        int hk = h->lock->kind->hold;
+        argv[4 + per * k] = h->lock->keys[hk + 1];
+        len[4 + per * k] = h->lock->keylens[hk + 1];
+      }
+      argv[4 + per * n + k] = h->owner;
+      len[4 + per * n + k] = h->ownerlen;
+      b->gen[k] = h->gen;
     }
-    argv[3 + n] = lease;
-    len[3 + n] = (size_t)ll;
+    argv[3 + per * n] = lease;
+    len[3 + per * n] = (size_t)ll;
     argv[1] = NULL; /* the plain form: without the "0" */
-    r = rl_round_new(c, &rl_renew_ops, b, RL_SCRIPT_RENEW, (int)argc,
-                     argv + 1, len + 1);
+    r = rl_round_new(c, &rl_renew_ops, b, script, (int)argc, argv + 1,
+                     len + 1);
     argv[1] = "0";
+    /* Pinned batches (a cluster's) hold reentrant locks only: their node
+     * form is RL_SCRIPT_RENEW_NODE, keys as arguments. */
     if (r != NULL && nodes != NULL &&
         rl_round_pin(r, nodes, RL_SCRIPT_RENEW_NODE, (int)argc + 1, argv,
                      len) != 0) {
@@ -208,8 +230,34 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n,
   rl_round_send(r);
 }
 
+/* The renew script of a hold: its first handle's kind's. */
+static const rl_kind *kind_of(const rl_hold *h) {
+  return h->lock != NULL ? h->lock->kind : &rl_kind_lock;
+}
+
 static void renew_routed(rl_client *c, rl_hold *h) {
-  send_batch(c, &h, 1, NULL, 1);
+  const rl_kind *k = kind_of(h);
+  send_batch(c, &h, 1, k->renew, k->renew_pair, NULL, 1);
+}
+
+/* One batch per renew script: the holds of that script are moved to the
+ * front of what is left, then sent, routed by the first key's slot (every
+ * master a single server). */
+static void renew_by_kind(rl_client *c, rl_hold **hs, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    const rl_kind *kind = kind_of(hs[done]);
+    size_t m = done;
+    for (size_t k = done; k < n; k++) {
+      if (kind_of(hs[k])->renew != kind->renew) continue;
+      rl_hold *t = hs[m];
+      hs[m++] = hs[k];
+      hs[k] = t;
+    }
+    send_batch(c, hs + done, m - done, kind->renew, kind->renew_pair, NULL,
+               0);
+    done = m;
+  }
 }
 
 /* --- grouping by node -------------------------------------------------------- */
@@ -261,7 +309,7 @@ static void send_group(rl_renew_groups *rg, group *g) {
       rl_watchdog_arm(&c->watchdog, &h->wd, 100);
   }
   g->n = 0;
-  if (m > 0) send_batch(c, hs, m, g->nodes, 0);
+  if (m > 0) send_batch(c, hs, m, RL_SCRIPT_RENEW, 0, g->nodes, 0);
   free(hs);
 }
 
@@ -374,12 +422,19 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
   }
   for (size_t k = 0; k < n; k++) hs[k] = rl_container_of(due[k], rl_hold, wd);
   if (rg == NULL) {
-    send_batch(c, hs, n, NULL, 0);
+    renew_by_kind(c, hs, n);
     free(hs);
     return;
   }
   rl_conn *nodes[RL_MAX_MASTERS];
   for (size_t k = 0; k < n; k++) {
+    if (kind_of(hs[k]) != &rl_kind_lock) {
+      /* Only the reentrant lock is offered on cluster masters (family.c
+       * refuses the other kinds there); any other hold goes alone,
+       * routed by its slot. */
+      renew_by_kind(c, hs + k, 1);
+      continue;
+    }
     int slot = rl_slot_of(hs[k]->key, hs[k]->keylen);
     for (int i = 0; i < c->nmasters; i++)
       nodes[i] = rl_master_node_of(c->masters[i], slot);

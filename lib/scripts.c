@@ -254,7 +254,7 @@ static const char release_node_lua[] =
     "end\n"
     "return r\n";
 
-static const char *const bodies[RL_SCRIPT_COUNT] = {
+static const char *const bodies[RL_SCRIPT_FAMILY] = {
     acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua,
     release_lua, undo_lua, record_lua, renew_node_lua, release_node_lua};
 
@@ -292,11 +292,19 @@ static char *shard_form(const char *body) {
   return out;
 }
 
+/* The plain form of any script of the one table. */
+static const char *plain_body(int id) {
+  if (id >= RL_SCRIPT_FAMILY)
+    return rl_fam_script_body((rl_fam_script_id)(id - RL_SCRIPT_FAMILY));
+  return bodies[id];
+}
+
 static void prepare(void) {
   for (int i = 0; i < RL_SCRIPT_COUNT; i++) {
-    rl_sha1_hex(bodies[i], strlen(bodies[i]), shas[i]);
-    shard_bodies[i] = shard_form(bodies[i]);
-    const char *b = shard_bodies[i] ? shard_bodies[i] : bodies[i];
+    const char *p = plain_body(i);
+    rl_sha1_hex(p, strlen(p), shas[i]);
+    shard_bodies[i] = shard_form(p);
+    const char *b = shard_bodies[i] ? shard_bodies[i] : p;
     rl_sha1_hex(b, strlen(b), shas[RL_SCRIPT_COUNT + i]);
   }
 }
@@ -309,16 +317,17 @@ rl_script_id rl_script_shard(rl_script_id id) {
 
 int rl_script_loaded_on(int id, int cluster) {
   pthread_once(&once, prepare);
-  if (id < RL_SCRIPT_COUNT) return cluster || !cluster_only(id);
-  return cluster && id < RL_SCRIPT_ALL &&
+  if (id < RL_SCRIPT_FAMILY) return cluster || !cluster_only(id);
+  if (id < RL_SCRIPT_COUNT) return !cluster;
+  return cluster && id < RL_SCRIPT_COUNT + RL_SCRIPT_FAMILY &&
          shard_bodies[id - RL_SCRIPT_COUNT] != NULL;
 }
 
 const char *rl_script_body(rl_script_id id) {
   pthread_once(&once, prepare);
-  if (id < RL_SCRIPT_COUNT) return bodies[id];
+  if (id < RL_SCRIPT_COUNT) return plain_body(id);
   const char *b = shard_bodies[id - RL_SCRIPT_COUNT];
-  return b ? b : bodies[id - RL_SCRIPT_COUNT];
+  return b ? b : plain_body(id - RL_SCRIPT_COUNT);
 }
 
 const char *rl_script_sha(rl_script_id id) {

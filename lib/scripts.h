@@ -7,6 +7,14 @@
 #ifndef RL_SCRIPTS_H
 #define RL_SCRIPTS_H
 
+#include "family_scripts.h"
+
+/*
+ * One id space for every script a connection loads at its handshake: the
+ * reentrant lock's first, then the lock family's (family_scripts.h) from
+ * RL_SCRIPT_FAMILY on, so that rounds, the NOSCRIPT fallback and the
+ * handshake's SCRIPT LOAD serve them all unchanged.
+ */
 typedef enum rl_script_id {
   RL_SCRIPT_ACQUIRE = 0,
   RL_SCRIPT_UNLOCK,
@@ -21,8 +29,12 @@ typedef enum rl_script_id {
    * and each is touched under pcall. Loaded on cluster nodes only. */
   RL_SCRIPT_RENEW_NODE,
   RL_SCRIPT_RELEASE_NODE,
-  RL_SCRIPT_COUNT
+  RL_SCRIPT_FAMILY, /* the family's first: RL_FAM(RL_FAM_...) */
+  RL_SCRIPT_COUNT = RL_SCRIPT_FAMILY + RL_FAM_SCRIPT_COUNT
 } rl_script_id;
+
+/* The rl_script_id of a family script. */
+#define RL_FAM(id) ((int)RL_SCRIPT_FAMILY + (int)(id))
 
 /* Ids from RL_SCRIPT_COUNT on are the shard forms of the scripts that
  * publish (rl_script_shard), up to RL_SCRIPT_ALL. */
@@ -52,9 +64,12 @@ enum {
  * itself when it publishes nothing. */
 rl_script_id rl_script_shard(rl_script_id id);
 
-/* 1 if a connection loads script id in its handshake: every script but
- * the cluster-only ones on any master, those and the shard forms on a
- * cluster node (cluster 1). */
+/* 1 if a connection loads script id in its handshake: on a plain or
+ * Sentinel master (cluster 0) every script but the cluster-only ones; on
+ * a cluster node (cluster 1) the reentrant lock's scripts, the
+ * cluster-only ones and their shard forms. The lock family's scripts are
+ * not loaded on cluster nodes: the family kinds are refused on cluster
+ * masters for now (family.c, rl_family_refused). */
 int rl_script_loaded_on(int id, int cluster);
 
 /* Any id below RL_SCRIPT_ALL. */

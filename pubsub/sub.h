@@ -37,6 +37,7 @@ struct rl_chan {
   uint64_t event_ms;   /* the last unlock event (dedup across masters) */
   uint64_t event_mask; /* masters whose message counted for that event */
   rl_conn **where;     /* per master, the connection it is acked on */
+  struct rl_psw *event_w; /* the waiter that event woke, while it waits */
   size_t len;
   char name[];
 };

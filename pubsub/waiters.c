@@ -22,7 +22,12 @@
  * the current event is younger than the event window and master i has not
  * yet reported it: each master publishes once per unlock, so a second
  * message from the same master is always a new unlock, and a message from
- * another master within the window is the same unlock seen again.
+ * another master within the window is the same unlock seen again. It
+ * wakes no other waiter, but it does wake again the waiter the event
+ * chose, if that one still waits: its attempt may have run before the
+ * unlock reached those masters (they apply it at different times), and
+ * failed there; the later messages say that it has now. Dropping them
+ * left the lock free with its next owner asleep until its sleep ran out.
  */
 #include <stdlib.h>
 
@@ -68,9 +73,11 @@ static void wake(rl_psw *w) {
   }
 }
 
+/* Wakes the first waiter; it is the one the current event chose. */
 static void wake_first(rl_chan *ch) {
   if (rl_list_empty(&ch->waiters)) return;
-  wake(rl_container_of(ch->waiters.next, rl_psw, node));
+  ch->event_w = rl_container_of(ch->waiters.next, rl_psw, node);
+  wake(ch->event_w);
 }
 
 void rl_chan_event(rl_chan *ch, int idx) {
@@ -80,6 +87,7 @@ void rl_chan_event(rl_chan *ch, int idx) {
     if (ch->event_ms != 0 && now - ch->event_ms <= window &&
         !(ch->event_mask & bit)) {
       ch->event_mask |= bit; /* the same unlock, from another master */
+      if (ch->event_w != NULL) wake(ch->event_w);
       return;
     }
     ch->event_ms = now;
@@ -127,6 +135,7 @@ void rl_psw_leave(rl_psw *w, int may_pass) {
   rl_chan *ch = w->ch;
   int pass = may_pass && (w->woken || w->state == W_WAKING || w->poked);
   rl_list_remove(&w->node);
+  if (ch->event_w == w) ch->event_w = NULL;
   w->left = 1;
   uv_close((uv_handle_t *)&w->timer, on_psw_closed);
   if (pass) wake_first(ch);

@@ -14,23 +14,34 @@
 /* Opens a client on the first n servers of rs; the master timeout is
  * generous because the suite also runs under sanitizers and valgrind.
  * TLS masters (rediss://) are verified against the harness's CA. */
+static inline rlock_client *rt_client_opts(rt_redis *rs, int n,
+                                           rlock_options *o);
+
 static inline rlock_client *rt_client(rt_redis *rs, int n,
                                       int64_t master_timeout_ms) {
-  const char **m = calloc((size_t)n, sizeof *m);
   rlock_options o;
   rlock_options_init(&o);
-  for (int i = 0; i < n; i++) {
-    m[i] = rs[i].url;
-    if (strncmp(m[i], "rediss://", 9) == 0 && rt_tls() != NULL)
-      o.tls_ca_file = rt_tls()->ca;
-  }
-  o.masters = m;
-  o.nmasters = (size_t)n;
   o.master_timeout_ms = master_timeout_ms;
   o.retry_delay_ms = 20;
   o.retry_jitter_ms = 20;
+  return rt_client_opts(rs, n, &o);
+}
+
+/* rt_client with the caller's options (from rlock_options_init, then
+ * set): the masters (and the harness's CA for TLS ones) are filled in. */
+static inline rlock_client *rt_client_opts(rt_redis *rs, int n,
+                                           rlock_options *o) {
+  const char **m = calloc((size_t)n, sizeof *m);
+  for (int i = 0; i < n; i++) {
+    m[i] = rs[i].url;
+    if (strncmp(m[i], "rediss://", 9) == 0 && rt_tls() != NULL)
+      o->tls_ca_file = rt_tls()->ca;
+  }
+  o->masters = m;
+  o->nmasters = (size_t)n;
   rlock_client *c = NULL;
-  if (rlock_client_open(&c, &o) != 0) c = NULL;
+  if (rlock_client_open(&c, o) != 0) c = NULL;
+  o->masters = NULL;
   free(m);
   return c;
 }

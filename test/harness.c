@@ -671,13 +671,37 @@ int rt_redis_restart(rt_redis *r) {
 }
 
 /* A connection is cached only while every command on it got its reply. */
+/* Whether a command on a reused connection failed because the server had
+ * closed it before reading the command (Sentinel kills every normal client
+ * of a server it reconfigures; so do CLIENT KILL and restarts): then the
+ * command never ran, and one retry on a new connection is safe. A timeout
+ * is not such a failure: the command may have run. */
+static int closed_by_server(const redisContext *c) {
+  return c->err == REDIS_ERR_EOF ||
+         (c->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
+}
+
 static redisReply *vcmd(rt_redis *r, const char *fmt, va_list ap) {
   rt_slot *s = slot_of(r);
   redisContext *c = s ? s->conn : NULL;
+  int reused = c != NULL;
   if (!c && r->port > 0)
     c = connect_to(r, RT_CMD_TIMEOUT_MS);
   if (!c) return NULL;
+  va_list again;
+  va_copy(again, ap);
   redisReply *rep = redisvCommand(c, fmt, ap);
+  if (rep == NULL && reused && closed_by_server(c)) {
+    redisFree(c);
+    if (s) s->conn = NULL;
+    c = r->port > 0 ? connect_to(r, RT_CMD_TIMEOUT_MS) : NULL;
+    if (c == NULL) {
+      va_end(again);
+      return NULL;
+    }
+    rep = redisvCommand(c, fmt, again);
+  }
+  va_end(again);
   if (s) s->conn = rep && !c->err ? c : NULL;
   if (!s || !s->conn) redisFree(c);
   return rep;
@@ -799,6 +823,26 @@ int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests) {
   else if (e && *e)
     fprintf(stderr, "rt_main: ignoring RT_TEST_TIMEOUT=%s\n", e);
   set_handler(SIGALRM, on_alarm, 0, 0);
+  if (argc > 1 && strcmp(argv[1], "--except") == 0) {
+    /* Every test but those named; a name that is no test fails. */
+    for (int k = 2; k < argc; k++) {
+      size_t j = 0;
+      while (j < ntests && strcmp(tests[j].name, argv[k]) != 0) j++;
+      if (j == ntests) {
+        n_fail++;
+        printf("FAIL: %s (no such test)\n", argv[k]);
+        fflush(stdout);
+      }
+    }
+    for (size_t j = 0; j < ntests; j++) {
+      int skip = 0;
+      for (int k = 2; k < argc && !skip; k++)
+        skip = strcmp(tests[j].name, argv[k]) == 0;
+      if (!skip) run_one(&tests[j], timeout);
+    }
+    argc = 1;
+    ntests = 0;
+  }
   size_t nrun = argc > 1 ? (size_t)argc - 1 : ntests;
   for (size_t i = 0; i < nrun; i++) {
     const rt_test *t = argc > 1 ? NULL : &tests[i];

@@ -214,7 +214,10 @@ void rt__fail_eq(const char *file, int line, const char *expr, long long a,
 
 /*
  * Runs every test, or only those named in argv[1..] (in that order; an
- * unknown name counts as a failed test), printing one line per test on
+ * unknown name counts as a failed test), or with argv[1] "--except" every
+ * test but those named after it (meson splits a program's tests between
+ * suites that way, so that a test added to the program runs somewhere),
+ * printing one line per test on
  * stdout, "PASS: name" or "FAIL: name (file:line: expr)" for the first
  * failed check, then "P passed, F failed". Returns 0 if none failed, else
  * 1. Each test gets RT_TEST_TIMEOUT seconds (default 120, 0 for none);

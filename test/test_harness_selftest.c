@@ -603,6 +603,22 @@ static void test_runner(void) {
   RT_REQUIRE(run_inner(&ir, one, 2, NULL, 0) == 0);
   RT_CHECK(strcmp(ir.out, "PASS: inner_pass\n1 passed, 0 failed\n") == 0);
   RT_CHECK_EQ_INT(ir.status, 0);
+
+  /* --except: every test but those named (meson's -more halves). */
+  char *but[] = {"inner",        "--except",     "inner_fail",
+                 "inner_require", "inner_leak",  "inner_thread",
+                 "inner_shared", "inner_hang",   NULL};
+  RT_REQUIRE(run_inner(&ir, but, 8, NULL, 0) == 0);
+  RT_CHECK(strcmp(ir.out, "PASS: inner_pass\n1 passed, 0 failed\n") == 0);
+  RT_CHECK_EQ_INT(ir.status, 0);
+  char *but_bad[] = {"inner",        "--except",   "inner_fail",
+                     "inner_require", "inner_leak", "inner_thread",
+                     "inner_shared", "inner_hang", "nosuch",
+                     NULL};
+  RT_REQUIRE(run_inner(&ir, but_bad, 9, NULL, 0) == 0);
+  RT_CHECK(strcmp(ir.out, "FAIL: nosuch (no such test)\nPASS: inner_pass\n"
+                          "1 passed, 1 failed\n") == 0);
+  RT_CHECK_EQ_INT(ir.status, 1);
 }
 
 /* A server started outside any test outlives each test, and the atexit

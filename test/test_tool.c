@@ -805,6 +805,258 @@ static void unix_auth_in_master_list(void) {
   rt_redis_stop(&tls);
 }
 
+/* The lock family's kinds: readers share, a writer waits for them, a
+ * fair waiter keeps its turn; status shows each kind; unlock --force and
+ * scan know them. */
+static void kinds(void) {
+  static char out[16384];
+  char log[512], cmd[1200];
+  path_of(log, sizeof log, "kinds.log");
+  unlink(log);
+  /* Two readers at once: each starts before the other ends. */
+  snprintf(cmd, sizeof cmd,
+           "echo start$0 >> %s; sleep 0.6; echo end$0 >> %s", log, log);
+  pid_t r1 = spawn("kr1", "exec", "--read", "kx", "--", "sh", "-c", cmd, "r1",
+                   (char *)NULL);
+  pid_t r2 = spawn("kr2", "exec", "--kind", "read", "kx", "--", "sh", "-c",
+                   cmd, "r2", (char *)NULL);
+  RT_REQUIRE(wait_file("kinds.log", BOUND_MS) == 0);
+  rt_sleep_ms(200);
+  /* While they read, a writer cannot have it at once... */
+  RT_CHECK_EQ_INT(RUN("kw0", "exec", "--write", "-n", "kx", "--", "true"), 1);
+  /* ...and status shows both readers. */
+  RT_CHECK_EQ_INT(RUN("ks", "status", "kx"), 0);
+  slurp("ks.out", out, sizeof out);
+  RT_CHECK(strstr(out, "read-write:") != NULL);
+  RT_CHECK(strstr(out, "kinds found: rw") != NULL);
+  RT_CHECK_EQ_INT(RUN("ksj", "status", "--json", "kx"), 0);
+  slurp("ksj.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"kinds\":[\"rw\"]") != NULL);
+  RT_CHECK(strstr(out, "\"readers\":[{\"owner\"") != NULL);
+  /* A waiting writer runs once both readers are done. */
+  pid_t w = spawn("kw", "exec", "--write", "kx", "--", "sh", "-c", cmd, "w",
+                  (char *)NULL);
+  RT_CHECK_EQ_INT(wait_exit(r1, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(r2, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(w, BOUND_MS), 0);
+  slurp("kinds.log", out, sizeof out);
+  const char *ew = strstr(out, "startw");
+  RT_CHECK(ew != NULL && strstr(out, "endr1") < ew && strstr(out, "endr2") < ew);
+  RT_CHECK(strstr(out, "startr2") < strstr(out, "endr1") ||
+           strstr(out, "startr1") < strstr(out, "endr2")); /* they overlapped */
+  /* A fair lock: the holder, then its waiter; status shows the queue. */
+  pid_t f1 = spawn("kf1", "exec", "--fair", "kf", "--", "sleep", "1",
+                   (char *)NULL);
+  RT_REQUIRE(wait_key("rlock:{kf}", 1, BOUND_MS) == 0);
+  pid_t f2 = spawn("kf2", "exec", "--fair", "kf", "--", "true", (char *)NULL);
+  uint64_t end = rt_now_ms() + BOUND_MS;
+  while (rt_redis_int(&srv[0], "ZCARD rlock:{kf}:q") != 1 && rt_now_ms() < end)
+    rt_sleep_ms(10);
+  RT_CHECK_EQ_INT(RUN("kfs", "status", "kf"), 0);
+  RT_CHECK(strstr(slurp("kfs.out", out, sizeof out), "fair queue:") != NULL);
+  RT_CHECK(strstr(out, "kinds found: lock fair") != NULL);
+  RT_CHECK_EQ_INT(wait_exit(f1, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(f2, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{kf}:q"), 0);
+  /* unlock --force of each side. */
+  redisReply *r = rt_redis_cmd(&srv[0], "ZADD rlock:{kx}:r 99999999999999 o");
+  if (r) freeReplyObject(r);
+  r = rt_redis_cmd(&srv[0], "HSET rlock:{kx}:rc o 1");
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(RUN("kfr", "unlock", "--force", "--read", "kx"), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{kx}:r"), 0);
+  RT_REQUIRE(plant("rlock:{kx}:w", 30000) == 0);
+  RT_CHECK_EQ_INT(RUN("kfw", "unlock", "--force", "--write", "kx"), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{kx}:w"), 0);
+  RT_CHECK_EQ_INT(RUN("kfb", "unlock", "--force", "--kind", "sideways", "kx"),
+                  64);
+  /* scan: a waiting-writer set without TTL is a leak; a write hold with a
+   * TTL is a lock. */
+  r = rt_redis_cmd(&srv[0], "ZADD rlock:{kx}:wq 1 o");
+  if (r) freeReplyObject(r);
+  RT_CHECK_EQ_INT(RUN("kscan", "scan"), 1);
+  RT_CHECK(strstr(slurp("kscan.out", out, sizeof out), "rlock:{kx}:wq: NO TTL") !=
+           NULL);
+  rt_redis_int(&srv[0], "DEL rlock:{kx}:wq");
+  RT_REQUIRE(plant("rlock:{kx}:w", 30000) == 0);
+  RT_CHECK_EQ_INT(RUN("kscan2", "scan", "--all"), 0);
+  RT_CHECK(strstr(slurp("kscan2.out", out, sizeof out), "rlock:{kx}:w: lease") !=
+           NULL);
+  rt_redis_int(&srv[0], "DEL rlock:{kx}:w");
+}
+
+/* --- semaphores and latches (issue 16) ----------------------------------- */
+
+/* The largest number of [start, end] intervals in tmp/<name> (lines "s T"
+ * and "e T", T in ns) that overlap at any instant; -1 if unreadable. */
+static int log_overlap(const char *name, int *starts) {
+  static char buf[16384];
+  slurp(name, buf, sizeof buf);
+  long long t[128];
+  int d[128], n = 0;
+  *starts = 0;
+  for (char *line = strtok(buf, "\n"); line && n < 128;
+       line = strtok(NULL, "\n")) {
+    char kind;
+    long long v;
+    if (sscanf(line, "%c %lld", &kind, &v) != 2) return -1;
+    t[n] = v;
+    d[n++] = kind == 's' ? 1 : -1;
+    *starts += kind == 's';
+  }
+  for (int i = 0; i < n; i++) /* sort by time, ends first at a tie */
+    for (int j = i + 1; j < n; j++)
+      if (t[j] < t[i] || (t[j] == t[i] && d[j] < d[i])) {
+        long long tt = t[i];
+        t[i] = t[j];
+        t[j] = tt;
+        int dd = d[i];
+        d[i] = d[j];
+        d[j] = dd;
+      }
+  int cur = 0, max = 0;
+  for (int i = 0; i < n; i++) {
+    cur += d[i];
+    if (cur > max) max = cur;
+  }
+  return max;
+}
+
+/* Six commands under `exec --sem pool:2` started at once: at most two run
+ * at any instant (their own start and end times say so), all run. */
+static void sem_exec_concurrency(void) {
+  char log[512], cmd[1200];
+  path_of(log, sizeof log, "sem.log");
+  unlink(log);
+  snprintf(cmd, sizeof cmd,
+           "echo \"s $(date +%%s%%N)\" >> %s; "
+           "[ -n \"$RLOCK_TOKEN\" ] && [ \"$RLOCK_NAME\" = pool ] || exit 3; "
+           "sleep 0.3; echo \"e $(date +%%s%%N)\" >> %s",
+           log, log);
+  pid_t p[6];
+  uint64_t t0 = rt_now_ms();
+  for (int i = 0; i < 6; i++) {
+    char out[16];
+    snprintf(out, sizeof out, "sem%d", i);
+    p[i] = spawn(out, "exec", "--sem", "pool:2", "--", "sh", "-c", cmd,
+                 (char *)NULL);
+  }
+  for (int i = 0; i < 6; i++) RT_CHECK_EQ_INT(wait_exit(p[i], BOUND_MS), 0);
+  uint64_t el = rt_now_ms() - t0;
+  int starts = 0;
+  int max = log_overlap("sem.log", &starts);
+  fprintf(stderr, "  6 commands, at most %d at once (K = 2), %llu ms\n",
+          max, (unsigned long long)el);
+  RT_CHECK_EQ_INT(starts, 6);
+  RT_CHECK(max >= 1 && max <= 2);
+  RT_CHECK(el >= 900); /* three rounds of two */
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "HLEN rlock:{pool}:s"), 1); /* K */
+}
+
+/* A held semaphore: -n fails at once, a different K is a usage error
+ * that names the stored one, and bad options are refused. */
+static void sem_exec_refusals(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "echo ok > %s/semr.ready; while [ ! -e %s/semr.stop ]; do sleep "
+           "0.05; done",
+           tmp, tmp);
+  remove_file("semr.ready");
+  remove_file("semr.stop");
+  pid_t h = spawn("semrh", "exec", "--sem", "one:1", "--", "sh", "-c", cmd,
+                  (char *)NULL);
+  RT_REQUIRE(wait_file("semr.ready", BOUND_MS) == 0);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(RUN("semn", "exec", "-n", "--sem", "one:1", "--", "true"),
+                  1);
+  RT_CHECK(rt_now_ms() - t0 < 5000);
+  char err[2048];
+  RT_CHECK(strstr(slurp("semn.err", err, sizeof err), "no 1 permit(s) free") !=
+           NULL);
+  RT_CHECK_EQ_INT(RUN("semk", "exec", "-n", "--sem", "one:3", "--", "true"),
+                  64);
+  slurp("semk.err", err, sizeof err);
+  RT_CHECK(strstr(err, "limit of 1") != NULL);
+  if (strstr(err, "limit of 1") == NULL) fprintf(stderr, "  %s", err);
+  RT_CHECK_EQ_INT(RUN("semb1", "exec", "--sem", "one", "--", "true"), 64);
+  RT_CHECK_EQ_INT(RUN("semb2", "exec", "--sem", "one:0", "--", "true"), 64);
+  RT_CHECK_EQ_INT(
+      RUN("semb3", "exec", "--permits", "2", "one", "--", "true"), 64);
+  RT_CHECK_EQ_INT(RUN("semb4", "exec", "--sem", "one:1", "--permits", "2",
+                      "--", "true"),
+                  64);
+  RT_CHECK_EQ_INT(RUN("semb5", "exec", "--sem", "one:1", "--fair", "--",
+                      "true"),
+                  64);
+  char stop[512];
+  path_of(stop, sizeof stop, "semr.stop");
+  fclose(fopen(stop, "w"));
+  RT_CHECK_EQ_INT(wait_exit(h, BOUND_MS), 0);
+  /* Released: the permit is had at once. */
+  RT_CHECK_EQ_INT(RUN("semn2", "exec", "-n", "--sem", "one:1", "--", "true"),
+                  0);
+}
+
+/* status shows a semaphore's holders and a latch, in both forms; scan
+ * reports a family key without a TTL. */
+static void status_sem_latch(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd,
+           "echo ok > %s/ssl.ready; while [ ! -e %s/ssl.stop ]; do sleep "
+           "0.05; done",
+           tmp, tmp);
+  remove_file("ssl.ready");
+  remove_file("ssl.stop");
+  pid_t h = spawn("sslh", "exec", "--sem", "both:3", "--permits", "2", "--",
+                  "sh", "-c", cmd, (char *)NULL);
+  RT_REQUIRE(wait_file("ssl.ready", BOUND_MS) == 0);
+  /* A latch of the same name, as latch_set leaves one. */
+  redisReply *r = rt_redis_cmd(&srv[0],
+                               "HSET rlock:{both}:l count 2 init 3 gen 17 "
+                               "ttl 60000 linger 1000");
+  RT_REQUIRE(r != NULL);
+  freeReplyObject(r);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "PEXPIRE rlock:{both}:l 60000"), 1);
+  RT_CHECK_EQ_INT(RUN("sslj", "status", "--json", "both"), 0);
+  static char out[8192];
+  slurp("sslj.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"sem\":{\"limit\":3,\"taken\":2,\"free\":1,") !=
+           NULL);
+  RT_CHECK(strstr(out, ":a1\",\"slots\":[1,2],\"lease_ms\":") != NULL);
+  RT_CHECK(strstr(out, "\"latch\":{\"state\":\"counting\",\"count\":2,"
+                       "\"init\":3,\"generation\":17,\"pttl_ms\":") != NULL);
+  RT_CHECK(strstr(out, "\"held\":false") != NULL); /* no lock of it */
+  if (strstr(out, "\"limit\":3") == NULL) fprintf(stderr, "  %s", out);
+  RT_CHECK_EQ_INT(RUN("sslh2", "status", "both"), 0);
+  slurp("sslh2.out", out, sizeof out);
+  RT_CHECK(strstr(out, "semaphore: 2 of 3 permit(s) held, 1 free") != NULL);
+  RT_CHECK(strstr(out, "holds slots 1,2") != NULL);
+  RT_CHECK(strstr(out, "latch: counting, 2 of 3 left") != NULL);
+  if (strstr(out, "latch:") == NULL) fprintf(stderr, "  %s", out);
+  char stop[512];
+  path_of(stop, sizeof stop, "ssl.stop");
+  fclose(fopen(stop, "w"));
+  RT_CHECK_EQ_INT(wait_exit(h, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(RUN("sslj2", "status", "--json", "both"), 0);
+  slurp("sslj2.out", out, sizeof out);
+  RT_CHECK(strstr(out, "\"taken\":0,\"free\":3,\"holders\":[]") != NULL);
+  /* A latch key left without a TTL is a leak scan reports. */
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "PERSIST rlock:{both}:l"), 1);
+  RT_CHECK_EQ_INT(RUN("sslsc", "scan", "--json"), 1);
+  slurp("sslsc.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "\"key\":\"rlock:{both}:l\",\"pttl_ms\":-1") !=
+           NULL);
+  RT_CHECK(strstr(out, "\"kind\":\"latch\"") != NULL);
+  RT_CHECK_EQ_INT(RUN("sslsc2", "scan"), 1);
+  RT_CHECK(strstr(slurp("sslsc2.out", out, sizeof out),
+                  "latch key, NO TTL (leak)") != NULL);
+  rt_redis_int(&srv[0], "DEL rlock:{both}:l");
+  RT_CHECK_EQ_INT(RUN("sslsc3", "scan"), 0);
+}
+
 /* Each case, then whatever tool process it left running is killed. */
 #define CASE(fn)                                                              \
   static void fn##_case(void) {                                               \
@@ -831,6 +1083,10 @@ CASE(usage)
 CASE(tls_flags)
 CASE(tls_verification_flags)
 CASE(unix_auth_in_master_list)
+CASE(kinds)
+CASE(sem_exec_concurrency)
+CASE(sem_exec_refusals)
+CASE(status_sem_latch)
 
 static void remove_tmp(void) {
   char cmd[400];
@@ -887,6 +1143,10 @@ int main(int argc, char **argv) {
       {"tls_flags", tls_flags_case},
       {"tls_verification_flags", tls_verification_flags_case},
       {"unix_auth_in_master_list", unix_auth_in_master_list_case},
+      {"kinds", kinds_case},
+      {"sem_exec_concurrency", sem_exec_concurrency_case},
+      {"sem_exec_refusals", sem_exec_refusals_case},
+      {"status_sem_latch", status_sem_latch_case},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

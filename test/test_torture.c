@@ -7,15 +7,24 @@
  * holder within its validity") and about fencing ("a holder paused past its
  * lease is stopped by the storage, not by the lock"). Neither can be seen
  * from one call; both can be checked from a log. So PROCS forked worker
- * processes, each with its own client and THREADS threads, take one lock
+ * processes, each with its own client and THREADS threads, take locks
  * again and again (watchdog and fixed leases, blocking and async calls,
- * waiting and not), and inside every critical section stamp
+ * waiting and not) of every kind: the lock "torture" through plain and
+ * fair handles (one lock: they exclude each other), and the read-write
+ * lock "torture-rw" through its read and write handles; and inside every
+ * critical section stamp
  * [enter, leave] on CLOCK_MONOTONIC (one clock for every process of the
  * machine) and write three times to a fenced register. The register is a
  * thread of the parent (a worker stopped by SIGSTOP must never be able to
- * hold it up), reached over one SOCK_SEQPACKET pair per worker thread; it
- * accepts a write whose token is at least the highest it has accepted,
- * rejects the others, and logs every attempt with a sequence number.
+ * hold it up), reached over one SOCK_SEQPACKET pair per worker thread;
+ * it keeps one fenced value per lock, and logs every attempt with a
+ * sequence number. For an exclusive section (a lock, fair or write hold)
+ * it accepts a write whose token is at least the highest it has accepted
+ * for that lock; for a shared one (a read hold), a write whose token is at
+ * least the highest exclusive token it has accepted (readers do not fence
+ * each other out), and an accepted shared token still raises the highest,
+ * so a stale writer is refused after any later reader. These are the two
+ * rules README gives a storage layer for read-write tokens.
  *
  * Meanwhile the parent's main thread injects faults from a seeded random
  * generator: it stops and resumes masters, kills and restarts them empty
@@ -49,7 +58,9 @@
  *             stale: learning of a loss after the fact is not being told
  *             in time, so such a section's overlaps count.
  *   valid     not stale.
- *   overlap   two sections whose [enter, leave] intersect.
+ *   overlap   two sections of one lock whose [enter, leave] intersect,
+ *             not both shared (two read sections may overlap: that is
+ *             the read side's point).
  *
  *   (1a) No two valid sections overlap (mutual exclusion within validity;
  *        a violation is "double holder").
@@ -58,11 +69,14 @@
  *        register after the higher-token section's first write was
  *        rejected (else "unresolved overlap"). A pair where the lower-token
  *        section wrote only before that is counted as benign.
- *   (2)  Tokens strictly increase in acquisition order: a section that
- *        entered after another left has a larger token, and no two
- *        sections share a token.
+ *   (2)  Tokens strictly increase in acquisition order, per lock: a
+ *        section that entered after another left has a larger token, and
+ *        no two sections share a token; pairs of two shared sections are
+ *        not compared (a reader may be granted before another and stamp
+ *        its enter after the other's leave, nothing keeping it out).
  *   (3)  Every write of a stale section that reached the register after
- *        an accepted write of a section that entered later than it was
+ *        an accepted write of a section of its lock that entered later
+ *        than it (an exclusive one, for a stale shared section) was
  *        rejected (else "stale write accepted"); and no write of a valid
  *        section was rejected (else "valid write rejected", a token
  *        inversion).
@@ -75,13 +89,17 @@
  *
  * Environment: RLOCK_TORTURE_SECONDS (default 20) is the length of each
  * case; RLOCK_TORTURE_SEED fixes the seed (printed either way);
- * RLOCK_TORTURE_RESTART=0 leaves out the kill-and-restart faults.
+ * RLOCK_TORTURE_RESTART=0 leaves out the kill-and-restart faults;
+ * RLOCK_TORTURE_KINDS=lock takes only the plain lock (the run before the
+ * lock family), "all" (the default) every kind.
  * RLOCK_TORTURE_BREAK shows that the checker can fail: "fence" makes the
  * register accept every write (checks 1b and 3 must fire), "quarantine"
  * opens the clients with restart_quarantine_ms = 0 (Redlock's restart
  * hazard; check 1a may fire when a restart and a stop line up), "force"
  * has a thread of one worker call rlock_force_unlock every 20 ms, taking
- * the lock from holders that are never told (check 1a must fire).
+ * the lock "torture" from holders that are never told (check 1a must
+ * fire), and "rwforce" does the same to the write side of "torture-rw"
+ * (check 1a must fire for a write section and a read or write section).
  * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most.
  * A long
  * run also needs RT_TEST_TIMEOUT raised (or 0), the runner's per-case
@@ -153,7 +171,17 @@ static int64_t kill_from[MAX_KILLS], kill_to[MAX_KILLS];
 static int nkills;
 
 /* RLOCK_TORTURE_BREAK: a deliberate defect, to see the checker fail. */
-static int break_fence, break_quarantine, break_force;
+static int break_fence, break_quarantine, break_force, break_rwforce;
+
+/* The kinds a section takes a lock as, and which lock each is: plain and
+ * fair handles of "torture" are one lock (0), the read and write handles
+ * of "torture-rw" the two sides of another (1). */
+enum { K_LOCK, K_FAIR, K_READ, K_WRITE, NKINDS };
+static const char *const kind_names[NKINDS] = {"lock", "fair", "read",
+                                               "write"};
+static const int kind_lock[NKINDS] = {0, 0, 1, 1};
+#define NLOCKS 2
+static int only_plain; /* RLOCK_TORTURE_KINDS=lock */
 
 /* Operations whose statuses are counted. */
 enum { OP_LOCK, OP_LOCK_ASYNC, OP_UNLOCK, OP_UNLOCK_ASYNC, OP_TOKEN, NOPS };
@@ -167,6 +195,7 @@ enum { ST_IDLE, ST_LOCK, ST_LOCK_ASYNC, ST_TOKEN, ST_WRITE, ST_UNLOCK,
 /* A critical section, written by its worker, read by the checker. */
 typedef struct section {
   int32_t proc, thread;
+  int32_t kind, lockid, shared; /* K_*, kind_lock[kind], K_READ */
   int32_t async, lease_ms; /* lease_ms -1: watchdog */
   int64_t attempt_ns, enter_ns, leave_ns;
   uint64_t token;
@@ -201,6 +230,7 @@ typedef struct wlog {
 typedef struct wmsg {
   uint64_t token;
   int32_t section;
+  int32_t lockid, shared;
 } wmsg;
 
 /* An injected fault, for the report. */
@@ -253,7 +283,8 @@ static int64_t env_int(const char *name, int64_t dflt) {
 typedef struct worker {
   shared *sh;
   int proc, thread, fd;
-  rlock *lock;
+  rlock *lock;           /* the handle of the current section */
+  rlock *locks[NKINDS];
   uint64_t owner; /* async owner id */
   uint64_t rng;
   int poll_wait;
@@ -307,8 +338,9 @@ static int wait_async(worker *w, int seq) {
 }
 
 /* One write to the register: 1 accepted, 0 rejected, -1 broken channel. */
-static int reg_write(worker *w, uint64_t token, int32_t section) {
-  wmsg m = {token, section};
+static int reg_write(worker *w, uint64_t token, int32_t section,
+                     int lockid, int shared_) {
+  wmsg m = {token, section, lockid, shared_};
   if (send(w->fd, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m) return -1;
   int32_t verdict = -1;
   ssize_t n;
@@ -355,6 +387,15 @@ static void *worker_thread(void *p) {
   worker *w = p;
   shared *sh = w->sh;
   while (now_ns() < sh->end_ns) {
+    /* Which kind: a quarter each plain and fair, more reads than writes
+     * (a read-write lock's use), or only plain. */
+    int kp = (int)(rnd(&w->rng) % 100);
+    int kind = only_plain ? K_LOCK
+               : kp < 25  ? K_LOCK
+               : kp < 50  ? K_FAIR
+               : kp < 85  ? K_READ
+                          : K_WRITE;
+    w->lock = w->locks[kind];
     int async = rnd(&w->rng) % 2;
     int64_t lease = rnd(&w->rng) % 2
                         ? RLOCK_WATCHDOG
@@ -392,6 +433,9 @@ static void *worker_thread(void *p) {
     if (s) {
       s->proc = w->proc;
       s->thread = w->thread;
+      s->kind = kind;
+      s->lockid = kind_lock[kind];
+      s->shared = kind == K_READ;
       s->async = async;
       s->lease_ms = (int32_t)lease;
       s->attempt_ns = attempt;
@@ -403,7 +447,8 @@ static void *worker_thread(void *p) {
     int broken = 0;
     for (int k = 0; k < WRITES_PER_SECTION && s; k++) {
       if (k > 0) work(w);
-      if (reg_write(w, token, idx) < 0) broken = 1;
+      if (reg_write(w, token, idx, kind_lock[kind], kind == K_READ) < 0)
+        broken = 1;
     }
     int64_t leave = now_ns();
     int told = __atomic_load_n(&w->lost, __ATOMIC_SEQ_CST) != lost0;
@@ -437,11 +482,13 @@ static void *worker_thread(void *p) {
   return NULL;
 }
 
-/* RLOCK_TORTURE_BREAK=force: takes the lock away from whoever holds it. */
+/* RLOCK_TORTURE_BREAK=force (rwforce): takes the lock (the write side)
+ * away from whoever holds it. */
 static void *breaker_thread(void *p) {
   worker *w = p;
+  rlock *victim = break_rwforce ? w->locks[K_WRITE] : w->locks[K_LOCK];
   while (now_ns() < w->sh->end_ns) {
-    rlock_force_unlock(w->lock);
+    rlock_force_unlock(victim);
     sleep_us(20000);
   }
   return NULL;
@@ -490,20 +537,25 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (rlock_get(c, "torture", &w->lock) != 0) {
+    if (rlock_get(c, "torture", &w->locks[K_LOCK]) != 0 ||
+        rlock_get_fair(c, "torture", &w->locks[K_FAIR]) != 0 ||
+        rlock_get_read(c, "torture-rw", &w->locks[K_READ]) != 0 ||
+        rlock_get_write(c, "torture-rw", &w->locks[K_WRITE]) != 0) {
       __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
+      for (int k = 0; k < NKINDS; k++) rlock_free(w->locks[k]);
       break;
     }
-    rlock_set_lost_cb(w->lock, on_lost, w);
+    for (int k = 0; k < NKINDS; k++)
+      rlock_set_lost_cb(w->locks[k], on_lost, w);
     if (pthread_create(&th[t], NULL, worker_thread, w) != 0) {
-      rlock_free(w->lock);
+      for (int k = 0; k < NKINDS; k++) rlock_free(w->locks[k]);
       __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
       break;
     }
     started++;
   }
   pthread_t bt;
-  int breaking = break_force && proc == 0 && started > 0 &&
+  int breaking = (break_force || break_rwforce) && proc == 0 && started > 0 &&
                  pthread_create(&bt, NULL, breaker_thread, &ws[0]) == 0;
   if (breaking) pthread_join(bt, NULL);
   int hung = 0;
@@ -515,7 +567,8 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
   /* A thread that gave up on a callback may still get it: do not free
    * what the callback uses, just leave. */
   if (hung) _exit(4);
-  for (int t = 0; t < started; t++) rlock_free(ws[t].lock);
+  for (int t = 0; t < started; t++)
+    for (int k = 0; k < NKINDS; k++) rlock_free(ws[t].locks[k]);
   rlock_client_close(c);
   for (int t = 0; t < started; t++) {
     pthread_mutex_destroy(&ws[t].mu);
@@ -529,7 +582,8 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
 typedef struct reg {
   int fds[NTHREADS];
   volatile int stop;
-  uint64_t highest;
+  uint64_t highest[NLOCKS];      /* of every accepted token, per lock */
+  uint64_t highest_excl[NLOCKS]; /* of accepted exclusive tokens */
   wlog *log;
   size_t nlog, caplog;
   int oom;
@@ -552,8 +606,12 @@ static void *reg_thread(void *p) {
         continue;
       }
       if (got != (ssize_t)sizeof m) continue;
-      int32_t accepted = m.token >= r->highest || break_fence;
-      if (accepted && m.token > r->highest) r->highest = m.token;
+      int l = m.lockid >= 0 && m.lockid < NLOCKS ? m.lockid : 0;
+      uint64_t bar = m.shared ? r->highest_excl[l] : r->highest[l];
+      int32_t accepted = m.token >= bar || break_fence;
+      if (accepted && m.token > r->highest[l]) r->highest[l] = m.token;
+      if (accepted && !m.shared && m.token > r->highest_excl[l])
+        r->highest_excl[l] = m.token;
       if (r->nlog == r->caplog) {
         size_t cap = r->caplog ? r->caplog * 2 : 65536;
         wlog *nl = realloc(r->log, cap * sizeof *nl);
@@ -862,7 +920,8 @@ typedef struct check {
       stale_accepted_before_newer, valid_rejected, stale_sections, paused,
       lost, exceeded, token_regressions, token_duplicates, bad_status,
       writes, unexplained_losses, unlock_retried, max_unlock_tries,
-      lost_after;
+      lost_after, shared_overlaps;
+  int by_kind[NKINDS];
 } check;
 
 static void print_events_near(const run *r, int64_t t) {
@@ -879,11 +938,13 @@ static void print_section(const check *c, const char *label, int i) {
   const secx *x = &c->x[i];
   int64_t t0 = c->r->sh->start_ns;
   fprintf(stderr,
-          "    %s: #%d worker %d.%d %s lease %d token %" PRIu64
+          "    %s: #%d worker %d.%d %s %s lease %d token %" PRIu64
           " attempt %+.3f enter %+.3f leave %+.3f unlock %d lost_cb %d "
           "writes %d rejected %d stale %d (paused %d lost %d exceeded %d) "
           "unlock tries %d until %+.3f\n",
-          label, x->idx, s->proc, s->thread, s->async ? "async" : "blocking",
+          label, x->idx, s->proc, s->thread,
+          s->kind >= 0 && s->kind < NKINDS ? kind_names[s->kind] : "?",
+          s->async ? "async" : "blocking",
           s->lease_ms, s->token, (double)(s->attempt_ns - t0) / 1e9,
           (double)(s->enter_ns - t0) / 1e9, (double)(s->leave_ns - t0) / 1e9,
           s->unlock_rc, s->lost_cb, x->nwrites, x->nrejected, x->stale,
@@ -973,6 +1034,7 @@ static void classify(check *c) {
   for (int i = 0; i < c->ns; i++) {
     const section *s = &c->s[i];
     secx *x = &c->x[i];
+    if (s->kind >= 0 && s->kind < NKINDS) c->by_kind[s->kind]++;
     x->paused = was_stopped(c->r, s);
     x->lost = s->lost_cb || s->token_rc != 0;
     c->lost_after += !x->lost && (s->unlock_rc == RLOCK_ELOST ||
@@ -1013,6 +1075,12 @@ static void check_overlaps(check *c, const int *order) {
     for (int b = a + 1; b < c->ns; b++) {
       int j = order[b];
       if (c->s[j].enter_ns > c->s[i].leave_ns) break;
+      /* Another lock's, or two readers sharing theirs. */
+      if (c->s[i].lockid != c->s[j].lockid) continue;
+      if (c->s[i].shared && c->s[j].shared) {
+        c->shared_overlaps++;
+        continue;
+      }
       c->overlaps++;
       if (!c->x[i].stale && !c->x[j].stale)
         violation(c, "double holder: two valid sections overlap", i, j);
@@ -1035,8 +1103,9 @@ static void check_overlaps(check *c, const int *order) {
   }
 }
 
-/* (2): tokens increase in acquisition order, and are unique. */
-static void check_tokens(check *c, const int *order) {
+/* (2): tokens increase in acquisition order, and are unique, per lock;
+ * two shared sections are not compared. */
+static void check_tokens_of(check *c, const int *order, int lockid) {
   int *lv = malloc((size_t)c->ns * sizeof *lv);
   int *tk = malloc((size_t)c->ns * sizeof *tk);
   if (lv == NULL || tk == NULL) {
@@ -1045,40 +1114,60 @@ static void check_tokens(check *c, const int *order) {
     violation(c, "checker out of memory", -1, -1);
     return;
   }
-  for (int i = 0; i < c->ns; i++) lv[i] = tk[i] = i;
-  qsort_r(lv, (size_t)c->ns, sizeof *lv, by_leave, c->s);
-  qsort_r(tk, (size_t)c->ns, sizeof *tk, by_token, c->s);
-  /* Sweep sections by enter; max_tok is the largest token of those that
-   * left before this one entered. */
-  uint64_t max_tok = 0;
-  int max_of = -1;
+  int m = 0;
+  for (int i = 0; i < c->ns; i++)
+    if (c->s[i].lockid == lockid) lv[m] = tk[m] = i, m++;
+  qsort_r(lv, (size_t)m, sizeof *lv, by_leave, c->s);
+  qsort_r(tk, (size_t)m, sizeof *tk, by_token, c->s);
+  /* Sweep sections by enter; the largest tokens of those that left
+   * before this one entered: of any section (what an exclusive one must
+   * exceed) and of exclusive ones (what a shared one must exceed). */
+  uint64_t max_all = 0, max_excl = 0;
+  int of_all = -1, of_excl = -1;
   for (int a = 0, l = 0; a < c->ns; a++) {
     int j = order[a];
-    while (l < c->ns && c->s[lv[l]].leave_ns < c->s[j].enter_ns) {
-      if (c->s[lv[l]].token_rc == 0 && c->s[lv[l]].token >= max_tok) {
-        max_tok = c->s[lv[l]].token;
-        max_of = lv[l];
+    if (c->s[j].lockid != lockid) continue;
+    while (l < m && c->s[lv[l]].leave_ns < c->s[j].enter_ns) {
+      const section *x = &c->s[lv[l]];
+      if (x->token_rc == 0 && x->token >= max_all) {
+        max_all = x->token;
+        of_all = lv[l];
+      }
+      if (x->token_rc == 0 && !x->shared && x->token >= max_excl) {
+        max_excl = x->token;
+        of_excl = lv[l];
       }
       l++;
     }
-    if (max_of >= 0 && c->s[j].token_rc == 0 && c->s[j].token <= max_tok) {
+    uint64_t bar = c->s[j].shared ? max_excl : max_all;
+    int of = c->s[j].shared ? of_excl : of_all;
+    if (of >= 0 && c->s[j].token_rc == 0 && c->s[j].token <= bar) {
       c->token_regressions++;
-      violation(c, "token not above an earlier holder's", max_of, j);
+      violation(c, "token not above an earlier holder's", of, j);
     }
   }
-  for (int a = 1; a < c->ns; a++)
-    if (c->s[tk[a]].token_rc == 0 && c->s[tk[a - 1]].token_rc == 0 &&
-        c->s[tk[a]].token == c->s[tk[a - 1]].token) {
+  for (int a = 1; a < m; a++) {
+    const section *x = &c->s[tk[a - 1]], *y = &c->s[tk[a]];
+    if (x->token_rc == 0 && y->token_rc == 0 && x->token == y->token &&
+        !(x->shared && y->shared)) {
       c->token_duplicates++;
       violation(c, "two sections share a token", tk[a - 1], tk[a]);
     }
+  }
   free(lv);
   free(tk);
 }
 
+static void check_tokens(check *c, const int *order) {
+  for (int l = 0; l < NLOCKS; l++) check_tokens_of(c, order, l);
+}
+
 /* (3): writes in register order. */
 static void check_writes(check *c) {
-  int64_t newest_enter = INT64_MIN; /* largest enter of an accepted writer */
+  /* Per lock, the largest enter of a section whose write was accepted:
+   * of any section, and of exclusive ones. */
+  int64_t newest_all[NLOCKS], newest_excl[NLOCKS];
+  for (int l = 0; l < NLOCKS; l++) newest_all[l] = newest_excl[l] = INT64_MIN;
   for (size_t k = 0; k < c->nlog; k++) {
     const wlog *w = &c->log[k];
     c->writes++;
@@ -1088,10 +1177,13 @@ static void check_writes(check *c) {
     }
     const section *s = &c->s[w->section];
     const secx *x = &c->x[w->section];
+    int l = s->lockid >= 0 && s->lockid < NLOCKS ? s->lockid : 0;
+    /* A later reader does not fence an earlier reader out. */
+    int64_t newest = s->shared ? newest_excl[l] : newest_all[l];
     if (x->stale) {
       if (!w->accepted)
         c->stale_rejected++;
-      else if (newest_enter > s->enter_ns) {
+      else if (newest > s->enter_ns) {
         c->stale_accepted++;
         violation(c, "stale write accepted after a newer holder's write",
                   w->section, -1);
@@ -1102,7 +1194,9 @@ static void check_writes(check *c) {
       c->valid_rejected++;
       violation(c, "valid write rejected (token inversion)", w->section, -1);
     }
-    if (w->accepted && s->enter_ns > newest_enter) newest_enter = s->enter_ns;
+    if (w->accepted && s->enter_ns > newest_all[l]) newest_all[l] = s->enter_ns;
+    if (w->accepted && !s->shared && s->enter_ns > newest_excl[l])
+      newest_excl[l] = s->enter_ns;
   }
 }
 
@@ -1132,6 +1226,8 @@ static void print_figures(const check *c, double secs, int truncated) {
           "{\"case\":\"torture_n%d\",\"seed\":%" PRIu64 ",\"duration_s\":%.1f,"
           "\"masters\":%d,\"procs\":%d,\"threads\":%d,\"acquisitions\":%" PRId64
           ",\"sections\":%d,\"truncated\":%d,\"writes\":%" PRId64
+          ",\"sections_by_kind\":{\"lock\":%d,\"fair\":%d,\"read\":%d,"
+          "\"write\":%d},\"read_overlaps\":%" PRId64
           ",\"overlaps\":%" PRId64 ",\"overlaps_resolved\":%" PRId64
           ",\"overlaps_benign\":%" PRId64 ",\"stale_sections\":%" PRId64
           ",\"stale_paused\":%" PRId64 ",\"stale_told_lost\":%" PRId64
@@ -1146,7 +1242,9 @@ static void print_figures(const check *c, double secs, int truncated) {
           ",\"master_kill_shifted\":%" PRId64 ",\"worker_stop\":%" PRId64 ",\"worker_stop_in_section\":%" PRId64
           ",\"restart_failed\":%" PRId64 "},\"errors\":{",
           r->n, r->seed, secs, r->n, PROCS, THREADS, acq, c->ns, truncated,
-          c->writes, c->overlaps, c->resolved, c->benign, c->stale_sections,
+          c->writes, c->by_kind[K_LOCK], c->by_kind[K_FAIR], c->by_kind[K_READ],
+          c->by_kind[K_WRITE], c->shared_overlaps, c->overlaps, c->resolved,
+          c->benign, c->stale_sections,
           c->paused, c->lost, c->exceeded, c->lost_after, c->unexplained_losses,
           c->stale_rejected, c->stale_accepted, c->stale_accepted_before_newer,
           c->valid_rejected, c->token_regressions, c->unlock_retried,
@@ -1187,6 +1285,9 @@ static void torture(int n) {
   break_fence = brk && strcmp(brk, "fence") == 0;
   break_quarantine = brk && strcmp(brk, "quarantine") == 0;
   break_force = brk && strcmp(brk, "force") == 0;
+  break_rwforce = brk && strcmp(brk, "rwforce") == 0;
+  const char *kinds = getenv("RLOCK_TORTURE_KINDS");
+  only_plain = kinds != NULL && strcmp(kinds, "lock") == 0;
   if (brk && *brk)
     fprintf(stderr, "torture_n%d: RLOCK_TORTURE_BREAK=%s: this run must fail\n",
             n, brk);
@@ -1196,8 +1297,10 @@ static void torture(int n) {
                    (uint64_t)getpid()) % 1000000000u;
   r->seed = (uint64_t)env_int("RLOCK_TORTURE_SEED", (int64_t)dflt);
   fprintf(stderr, "torture_n%d: seed %" PRIu64 " (RLOCK_TORTURE_SEED), %" PRId64
-          " s (RLOCK_TORTURE_SECONDS), restarts %s (RLOCK_TORTURE_RESTART)\n",
-          n, r->seed, secs, r->restarts ? "on" : "off");
+          " s (RLOCK_TORTURE_SECONDS), restarts %s (RLOCK_TORTURE_RESTART), "
+          "kinds %s (RLOCK_TORTURE_KINDS)\n",
+          n, r->seed, secs, r->restarts ? "on" : "off",
+          only_plain ? "lock" : "all");
   for (int p = 0; p < PROCS; p++) r->open_span[p] = -1;
 
   nkills = 0;
@@ -1322,8 +1425,13 @@ static void torture(int n) {
   int64_t acq = sh->status[OP_LOCK][0] + sh->status[OP_LOCK_ASYNC][0];
   RT_CHECK(acq > 0);
   RT_CHECK(c.ns > 0);
-  /* Long enough runs must have stopped a worker (the fencing scenario). */
+  /* Long enough runs must have stopped a worker (the fencing scenario),
+   * taken every kind, and seen readers share. */
   if (secs >= 8) RT_CHECK(r->f_worker_stop > 0);
+  if (secs >= 8 && !only_plain) {
+    for (int k = 0; k < NKINDS; k++) RT_CHECK(c.by_kind[k] > 0);
+    RT_CHECK(c.shared_overlaps > 0);
+  }
   RT_CHECK_EQ_INT(c.stale_accepted, 0);
   RT_CHECK_EQ_INT(c.violations, 0);
   free(c.x);

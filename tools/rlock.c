@@ -169,11 +169,34 @@ static void failed_masters(rlock_client *c, char *buf, size_t size) {
  * one, and which masters failed when a majority could not be reached. */
 static void print_lib_error(const char *what, rlock_client *c, int rc) {
   char buf[1024] = "";
-  if (rc == RLOCK_EREDIS || rc == RLOCK_EINVAL)
+  if (rc == RLOCK_EREDIS || rc == RLOCK_EINVAL || rc == RLOCK_ECONFLICT)
     rlock_client_last_error(c, buf, sizeof buf);
   if (rc == RLOCK_ENOQUORUM) failed_masters(c, buf, sizeof buf);
   fprintf(stderr, "rlock: %s: %s%s%s\n", what, rlock_strerror(rc),
           buf[0] ? ": " : "", buf);
+}
+
+/* --- lock kinds ------------------------------------------------------------ */
+
+/* The kinds a NAME may be taken as (rlock.h): a reentrant lock, a fair
+ * lock, or the read or write side of a read-write lock. */
+static const char *const kinds[] = {"lock", "fair", "read", "write"};
+
+/* The index of a --kind value, or -1. */
+static int kind_index(const char *s) {
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, kinds[i]) == 0) return i;
+  return -1;
+}
+
+/* A handle on NAME of kind k (an index into kinds). */
+static int get_handle(rlock_client *c, int k, const char *name, rlock **out) {
+  switch (k) {
+    case 1: return rlock_get_fair(c, name, out);
+    case 2: return rlock_get_read(c, name, out);
+    case 3: return rlock_get_write(c, name, out);
+    default: return rlock_get(c, name, out);
+  }
 }
 
 /* --- exec: self-pipes and handlers ----------------------------------------- */
@@ -223,6 +246,23 @@ static void on_lost(rlock *lock, uint64_t owner, int is_thread, void *arg) {
   (void)is_thread;
   (void)arg;
   post_event('L');
+}
+
+/* The same three for a semaphore's permits (exec --sem). */
+static void on_sem_acquired(rlock_sem *sem, int status, void *arg) {
+  on_acquired(NULL, status, arg);
+  (void)sem;
+}
+
+static void on_sem_released(rlock_sem *sem, int status, void *arg) {
+  on_released(NULL, status, arg);
+  (void)sem;
+}
+
+static void on_sem_lost(rlock_sem *sem, uint64_t owner, int is_thread,
+                        void *arg) {
+  on_lost(NULL, owner, is_thread, arg);
+  (void)sem;
 }
 
 static int make_pipe(int p[2]) {
@@ -287,11 +327,18 @@ typedef struct exec_opts {
   long long max_lease_ms; /* 0: library default */
   long long connect_ms;
   int verbose;
+  int kind;              /* an index into kinds */
+  long long sem_limit;   /* --sem NAME:K: K; 0 without --sem */
+  long long permits;     /* --permits, with --sem */
 } exec_opts;
 
+/* What the command runs under: a lock, or with --sem permits of a
+ * semaphore; name is either's. */
 typedef struct exec_state {
   const exec_opts *o;
   rlock *lock;
+  rlock_sem *sem;
+  const char *name;
   int lost;           /* a lost event was seen */
   int pending_signal; /* a terminating signal that arrived while waiting */
 } exec_state;
@@ -308,10 +355,13 @@ typedef struct exec_state {
  * with the status the attempt reached first). Returns the status.
  */
 static int acquire_once(exec_state *st, long long wait_ms) {
-  int rc = rlock_lock_async(st->lock, EXEC_OWNER, wait_ms,
-                            st->o->lease_ms > 0 ? st->o->lease_ms
-                                                : RLOCK_WATCHDOG,
-                            on_acquired, NULL);
+  int64_t lease = st->o->lease_ms > 0 ? st->o->lease_ms : RLOCK_WATCHDOG;
+  int rc = st->sem != NULL
+               ? rlock_sem_acquire_async(st->sem, EXEC_OWNER, st->o->permits,
+                                         wait_ms, lease, on_sem_acquired,
+                                         NULL)
+               : rlock_lock_async(st->lock, EXEC_OWNER, wait_ms, lease,
+                                  on_acquired, NULL);
   if (rc != 0) return rc;
   for (;;) {
     int ev = next_event(-1);
@@ -319,7 +369,10 @@ static int acquire_once(exec_state *st, long long wait_ms) {
     if (ev == 'L') st->lost = 1;
     if (ev < 0 && -ev != SIGCHLD && st->pending_signal == 0) {
       st->pending_signal = -ev;
-      rlock_cancel_async(st->lock, EXEC_OWNER);
+      if (st->sem != NULL)
+        rlock_sem_cancel_async(st->sem, EXEC_OWNER);
+      else
+        rlock_cancel_async(st->lock, EXEC_OWNER);
     }
   }
 }
@@ -339,14 +392,18 @@ static int acquire(exec_state *st) {
     wait = st->o->wait_ms - (now_ms() - start);
     if (wait <= 0) return RLOCK_ETIMEDOUT;
   }
-  VERBOSE(st, "waiting for lock %s\n", rlock_name(st->lock));
+  VERBOSE(st, "waiting for %s %s\n", st->sem ? "semaphore" : "lock",
+          st->name);
   return acquire_once(st, wait);
 }
 
 /* Waits for the release callback; bounded, since rlock_client_close
  * releases whatever is still held anyway. Returns its status. */
 static int release(exec_state *st) {
-  int rc = rlock_unlock_async(st->lock, EXEC_OWNER, on_released, NULL);
+  int rc = st->sem != NULL
+               ? rlock_sem_release_async(st->sem, EXEC_OWNER, st->o->permits,
+                                         on_sem_released, NULL)
+               : rlock_unlock_async(st->lock, EXEC_OWNER, on_released, NULL);
   if (rc != 0) return rc;
   long long deadline = now_ms() + 10000;
   for (;;) {
@@ -443,13 +500,13 @@ static int supervise(exec_state *st, pid_t child, long long lease_deadline) {
       } else if (!st->lost && lease_deadline >= 0 &&
                  now_ms() >= lease_deadline) {
         fprintf(stderr, "rlock: the lease of %s ran out while the command "
-                        "ran\n", rlock_name(st->lock));
+                        "ran\n", st->name);
         lost_now = 1;
       }
     } else if (ev == 'L') {
       if (!st->lost)
-        fprintf(stderr, "rlock: lock %s was lost while the command ran\n",
-                rlock_name(st->lock));
+        fprintf(stderr, "rlock: %s %s was lost while the command ran\n",
+                st->sem ? "semaphore" : "lock", st->name);
       lost_now = !st->lost;
     } else if (ev < 0 && ev != -SIGCHLD) {
       VERBOSE(st, "forwarding signal %d to %d\n", -ev, (int)child);
@@ -466,14 +523,24 @@ static int supervise(exec_state *st, pid_t child, long long lease_deadline) {
 
 static const char exec_usage[] =
     "usage: rlock exec [options] NAME [--] COMMAND [ARGS...]\n"
+    "       rlock exec [options] --sem NAME:K [--] COMMAND [ARGS...]\n"
     "Takes the distributed lock NAME, runs COMMAND with RLOCK_TOKEN (the\n"
     "fencing token) and RLOCK_NAME in its environment, releases the lock\n"
     "and exits with the command's status (128+N if killed by signal N).\n"
+    "With --sem, takes permits of the semaphore NAME of K permits instead:\n"
+    "at most K commands run at once, across every client of the masters.\n"
+    "      --sem NAME:K               a semaphore of K permits, not a lock\n"
+    "                                 (every user must give the same K)\n"
+    "      --permits N                permits to take with --sem (default 1)\n"
     "  -w, --wait, --timeout SECONDS  give up after SECONDS (fractions allowed;\n"
     "                                 default: wait forever)\n"
     "  -n, --nonblock                 fail at once if the lock is held\n"
     "  -E, --conflict-exit-code CODE  exit code when the lock cannot be had\n"
     "                                 (held, timed out, or no quorum); default 1\n"
+    "      --kind KIND                what to take: lock (the default), fair\n"
+    "                                 (waiters served in arrival order), read\n"
+    "                                 or write (the sides of a read-write lock)\n"
+    "      --fair, --read, --write    short for --kind fair, read, write\n"
     "      --lease MS                 fixed lease instead of the watchdog\n"
     "      --grace SECONDS            SIGTERM-to-SIGKILL delay when the lock\n"
     "                                 is lost (default 5)\n"
@@ -489,10 +556,40 @@ static const char exec_usage[] =
     "      --masters URL,...          --prefix P  --cacert FILE  --cert FILE\n"
     "      --key FILE  --sni NAME     --insecure  as for every command\n"
     "Exit: the command's status; CODE (-E) if the lock was not had; 75 if the\n"
-    "lock was lost while the command ran; 64 usage; 71 system error.\n";
+    "lock was lost while the command ran; 64 usage, or a semaphore whose\n"
+    "masters remember another K; 71 system error.\n";
 
 enum { OPT_MASTERS = 256, OPT_PREFIX, OPT_LEASE, OPT_GRACE, OPT_WATCHDOG,
-       OPT_CONNECT, OPT_FORCE, OPT_MAX_LEASE };
+       OPT_CONNECT, OPT_FORCE, OPT_MAX_LEASE, OPT_KIND, OPT_FAIR, OPT_READ,
+       OPT_WRITE, OPT_SEM, OPT_PERMITS };
+
+/* --kind and its shorthands, shared by exec and unlock --force: 1 if opt
+ * was one of them (*kind set, or -1 for a bad value), else 0. */
+static int kind_option(int opt, const char *arg, int *kind) {
+  switch (opt) {
+    case OPT_KIND: *kind = kind_index(arg); return 1;
+    case OPT_FAIR: *kind = 1; return 1;
+    case OPT_READ: *kind = 2; return 1;
+    case OPT_WRITE: *kind = 3; return 1;
+    default: return 0;
+  }
+}
+
+#define KIND_LONG_OPTIONS                                 \
+  {"kind", required_argument, NULL, OPT_KIND},            \
+      {"fair", no_argument, NULL, OPT_FAIR},              \
+      {"read", no_argument, NULL, OPT_READ},              \
+      {"write", no_argument, NULL, OPT_WRITE}
+
+/* --sem NAME:K: the name into a copy (freed by the caller) and K. 0, or
+ * -1 when malformed. */
+static int parse_sem(const char *arg, char **name, long long *k) {
+  const char *colon = strrchr(arg, ':');
+  if (colon == NULL || colon == arg) return -1;
+  if (rt_parse_ll(colon + 1, 1, 100000, k) != 0) return -1;
+  *name = strndup(arg, (size_t)(colon - arg));
+  return *name != NULL ? 0 : -1;
+}
 
 static int cmd_exec(rt_global *g, int argc, char **argv) {
   static const struct option opts[] = {
@@ -507,13 +604,19 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       {"max-lease", required_argument, NULL, OPT_MAX_LEASE},
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
       {"verbose", no_argument, NULL, 'v'},
+      {"sem", required_argument, NULL, OPT_SEM},
+      {"permits", required_argument, NULL, OPT_PERMITS},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      KIND_LONG_OPTIONS,
       RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   exec_opts o = {.wait_ms = -1, .conflict_code = RT_EXIT_CONFLICT,
-                 .lease_ms = -1, .grace_ms = 5000, .connect_ms = 2000};
+                 .lease_ms = -1, .grace_ms = 5000, .connect_ms = 2000,
+                 .permits = 1};
+  char *sem_name = NULL;
+  int permits_given = 0;
   long long v;
   int c;
   optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
@@ -548,19 +651,49 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
         goto bad;
       break;
     case 'v': o.verbose = 1; break;
+    case OPT_SEM:
+      free(sem_name);
+      sem_name = NULL;
+      if (parse_sem(optarg, &sem_name, &o.sem_limit) != 0) goto bad;
+      break;
+    case OPT_PERMITS:
+      if (rt_parse_ll(optarg, 1, 100000, &o.permits) != 0) goto bad;
+      permits_given = 1;
+      break;
     case OPT_MASTERS:
       if (rt_set_masters(g, optarg) != 0) goto bad;
       break;
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(exec_usage, stdout); return RT_EXIT_OK;
     default:
+      if (kind_option(c, optarg, &o.kind)) {
+        if (o.kind < 0) goto bad;
+        break;
+      }
       if (rt_tls_option(g, c, optarg)) break;
       fputs(exec_usage, stderr);
+      free(sem_name);
       return RT_EXIT_USAGE;
     }
   }
-  if (optind >= argc) goto usage;
-  const char *name = argv[optind++];
+  if (sem_name != NULL && o.kind != 0) {
+    fprintf(stderr, "rlock exec: --sem takes no lock kind\n");
+    free(sem_name);
+    return RT_EXIT_USAGE;
+  }
+  if (permits_given && sem_name == NULL) {
+    fprintf(stderr, "rlock exec: --permits needs --sem\n");
+    return RT_EXIT_USAGE;
+  }
+  if (sem_name != NULL && o.permits > o.sem_limit) {
+    fprintf(stderr, "rlock exec: --permits %lld is more than the semaphore's "
+                    "%lld\n", o.permits, o.sem_limit);
+    free(sem_name);
+    return RT_EXIT_USAGE;
+  }
+  /* With --sem the name is the semaphore's; else the first argument. */
+  if (sem_name == NULL && optind >= argc) goto usage;
+  const char *name = sem_name != NULL ? sem_name : argv[optind++];
   if (optind < argc && strcmp(argv[optind], "--") == 0) optind++;
   if (optind >= argc) goto usage;
   char **cmd = argv + optind;
@@ -578,16 +711,24 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   if (!o.nowait && o.wait_ms > 0 && o.wait_ms < connect_ms)
     connect_ms = o.wait_ms;
   int rc = open_client(g, o.watchdog_ms, o.max_lease_ms, connect_ms, &client);
-  if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
-  exec_state st = {.o = &o};
-  rc = rlock_get(client, name, &st.lock);
   if (rc != 0) {
-    fprintf(stderr, "rlock: bad lock name '%s': %s\n", name,
-            rlock_strerror(rc));
-    rlock_client_close(client);
+    free(sem_name);
     return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   }
-  rlock_set_lost_cb(st.lock, on_lost, NULL);
+  exec_state st = {.o = &o, .name = name};
+  rc = sem_name != NULL ? rlock_sem_get(client, name, o.sem_limit, &st.sem)
+                        : get_handle(client, o.kind, name, &st.lock);
+  if (rc != 0) {
+    fprintf(stderr, "rlock: bad %s name '%s': %s\n",
+            sem_name ? "semaphore" : "lock", name, rlock_strerror(rc));
+    rlock_client_close(client);
+    free(sem_name);
+    return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+  }
+  if (st.sem != NULL)
+    rlock_sem_set_lost_cb(st.sem, on_sem_lost, NULL);
+  else
+    rlock_set_lost_cb(st.lock, on_lost, NULL);
 
   long long t0 = now_ms();
   rc = acquire(&st);
@@ -597,15 +738,24 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
     if (st.pending_signal) {
       code = 128 + st.pending_signal;
     } else {
-      code = rc == RLOCK_EINVAL ? RT_EXIT_USAGE : o.conflict_code;
-      if (rc == RLOCK_ETIMEDOUT)
+      /* A semaphore whose masters remember another K: the command line
+       * is wrong for this deployment. */
+      code = rc == RLOCK_EINVAL || rc == RLOCK_ECONFLICT ? RT_EXIT_USAGE
+                                                         : o.conflict_code;
+      if (rc == RLOCK_ETIMEDOUT && st.sem != NULL)
+        fprintf(stderr, "rlock: semaphore %s has no %lld permit(s) free%s\n",
+                name, o.permits, o.nowait ? "" : " (timed out waiting)");
+      else if (rc == RLOCK_ETIMEDOUT)
         fprintf(stderr, "rlock: lock %s is held%s\n", name,
                 o.nowait ? "" : " (timed out waiting)");
       else
-        print_lib_error("cannot take lock", client, rc);
+        print_lib_error(st.sem ? "cannot take permits" : "cannot take lock",
+                        client, rc);
     }
     rlock_free(st.lock);
+    rlock_sem_free(st.sem);
     rlock_client_close(client);
+    free(sem_name);
     if (st.pending_signal) {
       /* Die of the signal, as flock would have, so a shell sees it. */
       signal(st.pending_signal, SIG_DFL);
@@ -619,9 +769,15 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   }
 
   uint64_t token = 0;
-  rlock_owner_fencing_token(st.lock, EXEC_OWNER, &token);
+  if (st.sem != NULL)
+    rlock_sem_owner_fencing_token(st.sem, EXEC_OWNER, &token);
+  else
+    rlock_owner_fencing_token(st.lock, EXEC_OWNER, &token);
   long long lease_deadline = -1;
-  if (o.lease_ms > 0) {
+  if (o.lease_ms > 0 && st.sem != NULL) {
+    /* The lease counts from the attempt that won, after t0. */
+    lease_deadline = t0 + o.lease_ms - (o.lease_ms / 100 + 2);
+  } else if (o.lease_ms > 0) {
     /* The lease counts from the attempt that won, which started after t0;
      * the remaining lease on a majority, measured from before the query,
      * is the better bound. Both are early, never late. */
@@ -632,8 +788,9 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       lease_deadline = q0 + left;
     lease_deadline -= o.lease_ms / 100 + 2; /* the library's drift margin */
   }
-  VERBOSE(&st, "acquired %s (token %" PRIu64 ") in %lld ms\n", name, token,
-          now_ms() - t0);
+  VERBOSE(&st, "acquired %s%s as %s (token %" PRIu64 ") in %lld ms\n",
+          st.sem ? "permits of " : "", name,
+          st.sem ? "semaphore" : kinds[o.kind], token, now_ms() - t0);
 
   char **env = child_env(token, name);
   pid_t child = -1;
@@ -645,8 +802,8 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   }
   int status = 0;
   if (st.lost) {
-    fprintf(stderr, "rlock: lock %s was lost before the command started\n",
-            name);
+    fprintf(stderr, "rlock: %s %s was lost before the command started\n",
+            st.sem ? "semaphore" : "lock", name);
   } else if (child < 0) {
     perror(env == NULL ? "rlock: environment" : "rlock: fork");
   } else {
@@ -669,24 +826,32 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
     VERBOSE(&st, "%s had expired by the time it was released\n", name);
   }
   rlock_free(st.lock);
+  rlock_sem_free(st.sem);
   rlock_client_close(client);
+  free(sem_name);
   return code;
 
 bad:
   fprintf(stderr, "rlock exec: bad value for option '%s'\n",
           argv[optind - 1]);
+  free(sem_name);
   return RT_EXIT_USAGE;
 usage:
   fputs(exec_usage, stderr);
+  free(sem_name);
   return RT_EXIT_USAGE;
 }
 
 /* --- unlock --force ------------------------------------------------------- */
 
 static const char unlock_usage[] =
-    "usage: rlock unlock --force [--connect-timeout MS] [--masters URL,...]\n"
-    "                    [--prefix P] [TLS options as for every command] NAME\n"
-    "Deletes the lock NAME whoever holds it (rlock_force_unlock). The holder\n"
+    "usage: rlock unlock --force [--kind KIND] [--connect-timeout MS]\n"
+    "                    [--masters URL,...] [--prefix P]\n"
+    "                    [TLS options as for every command] NAME\n"
+    "Deletes the lock NAME whoever holds it (rlock_force_unlock). --kind\n"
+    "fair also tells the fair lock's next waiter; read deletes every read\n"
+    "hold of NAME's read-write lock, write its write hold (--fair, --read,\n"
+    "--write are short for those). The holder\n"
     "is not told until its watchdog or its unlock notices (exit 75 for an\n"
     "rlock exec holder). Exit 0 when done, 1 if no quorum could be reached,\n"
     "64 on bad usage (including a missing --force).\n";
@@ -697,10 +862,11 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
       {"masters", required_argument, NULL, OPT_MASTERS},
       {"prefix", required_argument, NULL, OPT_PREFIX},
+      KIND_LONG_OPTIONS,
       RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int force = 0, c;
+  int force = 0, c, kind = 0;
   long long connect_ms = 2000;
   optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
   while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -722,6 +888,14 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
     case OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(unlock_usage, stdout); return RT_EXIT_OK;
     default:
+      if (kind_option(c, optarg, &kind)) {
+        if (kind < 0) {
+          fprintf(stderr, "rlock unlock: bad --kind (lock, fair, read or "
+                          "write)\n");
+          return RT_EXIT_USAGE;
+        }
+        break;
+      }
       if (rt_tls_option(g, c, optarg)) break;
       fputs(unlock_usage, stderr);
       return RT_EXIT_USAGE;
@@ -740,7 +914,7 @@ static int cmd_unlock(rt_global *g, int argc, char **argv) {
   int rc = open_client(g, 0, 0, connect_ms, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   rlock *lock;
-  rc = rlock_get(client, argv[optind], &lock);
+  rc = get_handle(client, kind, argv[optind], &lock);
   if (rc != 0) {
     fprintf(stderr, "rlock: bad lock name '%s': %s\n", argv[optind],
             rlock_strerror(rc));
@@ -784,7 +958,13 @@ static const char main_usage[] =
     "local ones.\n"
     "Commands:\n"
     "  exec [options] NAME [--] COMMAND [ARGS...]  run COMMAND under the lock\n"
-    "  status [--json] NAME                        show who holds NAME\n"
+    "                                              (--fair, --read, --write:\n"
+    "                                              the lock's other kinds)\n"
+    "  exec --sem NAME:K [--] COMMAND [ARGS...]    ... under a semaphore's\n"
+    "                                              permit: at most K at once\n"
+    "  status [--json] NAME                        show who holds NAME, as\n"
+    "                                              every kind, semaphore and\n"
+    "                                              latch\n"
     "  unlock --force NAME                         delete NAME's lock\n"
     "  scan [--json] [--pattern P] [--lease-over SECONDS]  find leaked locks\n"
     "Global options (also accepted after COMMAND):\n"

@@ -1,0 +1,747 @@
+/*
+ * Semaphore acquisition: one quorum round of sem_acquire per attempt,
+ * waiting between attempts on the semaphore's channel, the token written
+ * back as a lock's is. The rules a lock's acquisition follows (acquire.c)
+ * hold here too; what differs is what a majority means.
+ *
+ * A majority of masters granting "some n slots" is not enough: the owner
+ * holds slot s when a majority granted it s (sem_scripts.c says why). So
+ * an attempt counts the masters behind each slot, among those whose votes
+ * count (quorum.c's settling), and succeeds when n slots, none of them
+ * already the owner's, have a majority each, within the validity of the
+ * lease. When only more answers could tell, the round waits for every
+ * master. When masters chose differently and no n slots have a majority,
+ * everything is given back and the next attempt hints the slots with the
+ * most grants first, so that the masters converge.
+ *
+ * No grant outlives its attempt. The attempt keeps a ledger of what each
+ * master granted, shared by its round and its request, which ends kept or
+ * abandoned. Kept: the won slots join the owner's hold, with the masters
+ * that granted each; every other grant is given back, by slot where the
+ * reply named them, and where a master has not answered yet by a drop of
+ * every slot of the owner but those its hold has there, sent at once so
+ * that it lands right behind the acquire (the grant that master may still
+ * make is unknown). Late grants are given back. Abandoned (a failed round,
+ * the deadline, a cancel, the client closing): everything, the same way.
+ * A master reached twice under two addresses never gets a drop (it would
+ * take the slots granted through the other address): its late reply names
+ * what to give back.
+ *
+ * Adding to a hold: a master whose count of the owner's slots comes back
+ * lower than the client knows lost the owner's lease there meanwhile (one
+ * lease covers all an owner's slots on a master), so none of its old slots
+ * are counted there any more; a hold left without a majority for some
+ * slot is lost (the owner is told), given back, and the attempt starts
+ * again as a first acquisition.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "quarantine.h"
+#include "scripts.h"
+#include "sem.h"
+#include "util.h"
+
+enum { G_GRANTED = 1, G_FINAL = 2, G_UNDONE = 4, G_UNKNOWN = 8 };
+enum { A_OPEN = 0, A_KEPT, A_ABANDONED };
+
+/* A refusal's code in its round slot's v[0] (v[1] its value). */
+enum { R_BUSY = 0, R_LATE = -1, R_MISMATCH = -3, R_BADARG = -4 };
+
+/* Internal: masters granted, but no n slots had a majority. */
+#define E_SPLIT (-101)
+
+typedef struct rl_sem_attempt {
+  int refs;       /* the round, and the request while open */
+  int state;
+  rl_client *c;
+  rl_round *round; /* until it is freed */
+  rl_sem_req *sr;  /* while open */
+  rlock_sem *sem;  /* a reference */
+  char *owner;
+  size_t ownerlen;
+  uint64_t base_gen; /* the hold it adds to; 0: none */
+  int nm;
+  uint8_t *flags;   /* per master, G_* */
+  int64_t **slots;  /* per master, the slots it granted */
+  size_t *nslots;
+  int64_t *chosen;  /* won: the slots, and per slot its masters */
+  uint64_t *chmask;
+  size_t nchosen;
+} rl_sem_attempt;
+
+static void attempt(rl_req *req);
+static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms);
+
+/* --- the ledger ------------------------------------------------------------- */
+
+static rl_sem_attempt *attempt_new(rl_sem_req *sr, uint64_t base_gen) {
+  rl_client *c = sr->req.lock->client;
+  int nm = c->nmasters;
+  rl_sem_attempt *a = calloc(1, sizeof *a + sr->req.ownerlen + 1);
+  if (a == NULL) return NULL;
+  a->flags = calloc((size_t)nm, 1);
+  a->slots = calloc((size_t)nm, sizeof *a->slots);
+  a->nslots = calloc((size_t)nm, sizeof *a->nslots);
+  if (a->flags == NULL || a->slots == NULL || a->nslots == NULL) {
+    free(a->flags);
+    free(a->slots);
+    free(a->nslots);
+    free(a);
+    return NULL;
+  }
+  a->refs = 2;
+  a->c = c;
+  a->sr = sr;
+  a->sem = sr->sem;
+  rl_sem_ref(a->sem);
+  a->owner = (char *)(a + 1);
+  memcpy(a->owner, sr->req.owner, sr->req.ownerlen);
+  a->ownerlen = sr->req.ownerlen;
+  a->base_gen = base_gen;
+  a->nm = nm;
+  return a;
+}
+
+static void attempt_unref(rl_sem_attempt *a) {
+  if (--a->refs > 0) return;
+  for (int i = 0; i < a->nm; i++) free(a->slots[i]);
+  free(a->slots);
+  free(a->nslots);
+  free(a->flags);
+  free(a->chosen);
+  free(a->chmask);
+  rl_sem_unref(a->sem);
+  free(a);
+}
+
+/* Records the slots of a grant reply (elements 4..) for master i. */
+static void record_slots(rl_sem_attempt *a, int i, const redisReply *rep) {
+  size_t n = rep->elements - 4;
+  free(a->slots[i]);
+  a->slots[i] = n ? malloc(n * sizeof(int64_t)) : NULL;
+  if (n && a->slots[i] == NULL) {
+    a->flags[i] |= G_UNKNOWN; /* given back by a drop */
+    a->nslots[i] = 0;
+    return;
+  }
+  for (size_t k = 0; k < n; k++) a->slots[i][k] = rep->element[4 + k]->integer;
+  a->nslots[i] = n;
+}
+
+/* The hold the attempt builds on, as it is now (NULL if gone). */
+static rl_hold *current_hold(rl_sem_attempt *a) {
+  return rl_sem_hold_find(a->c, a->sem, a->owner, a->ownerlen);
+}
+
+/* Gives back master i's grant: by slot, or by a drop when its slots are
+ * unknown (keeping what the hold has there). */
+static void give_back(rl_sem_attempt *a, int i, const int64_t *slots,
+                      size_t n) {
+  rl_client *c = a->c;
+  a->flags[i] |= G_UNDONE;
+  if (!(a->flags[i] & G_UNKNOWN)) {
+    rl_sem_send_release(c, a->sem, a->owner, a->ownerlen, slots, n, i);
+    return;
+  }
+  if (rl_master_duplicate(c, i)) return;
+  rl_hold *h = current_hold(a);
+  int64_t *keep = h ? malloc((size_t)h->count * sizeof *keep) : NULL;
+  size_t nk = keep ? rl_sem_hold_slots_on(h, i, keep) : 0;
+  if (h != NULL && keep == NULL) return; /* out of memory: the lease */
+  rl_sem_send_drop(c, a->sem, a->owner, a->ownerlen, keep, nk, i);
+  free(keep);
+}
+
+/* 1 if master i may still grant (no final answer yet). */
+static int pending(const rl_sem_attempt *a, int i) {
+  const rl_round *r = a->round;
+  return r != NULL && !(a->flags[i] & G_FINAL) &&
+         (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
+}
+
+/* Gives back what every master granted, and what it may still grant. */
+static void attempt_abandon(rl_sem_attempt *a) {
+  a->state = A_ABANDONED;
+  /* A NOSCRIPT acquire resent as EVAL would land after the give-back. */
+  if (a->round != NULL) a->round->args.no_resend = 1;
+  for (int i = 0; i < a->nm; i++) {
+    if (a->flags[i] & G_UNDONE) continue;
+    if (a->flags[i] & G_GRANTED) {
+      give_back(a, i, a->slots[i], a->nslots[i]);
+    } else if (pending(a, i) && !rl_master_duplicate(a->c, i)) {
+      a->flags[i] |= G_UNKNOWN;
+      give_back(a, i, NULL, 0);
+    }
+  }
+}
+
+/* The won slots are the hold's now (h has them): every other grant, and
+ * whatever a master that has not answered may grant, goes back. */
+static void attempt_keep(rl_sem_attempt *a) {
+  a->state = A_KEPT;
+  if (a->round != NULL) a->round->args.no_resend = 1;
+  int64_t *rest = NULL;
+  for (int i = 0; i < a->nm; i++) {
+    if (a->flags[i] & G_UNDONE) continue;
+    if (a->flags[i] & G_GRANTED) {
+      size_t k = 0;
+      free(rest);
+      rest = malloc((a->nslots[i] + 1) * sizeof *rest);
+      if (rest == NULL) continue; /* out of memory: the lease */
+      for (size_t s = 0; s < a->nslots[i]; s++) {
+        int counted = 0;
+        for (size_t j = 0; j < a->nchosen; j++)
+          if (a->chosen[j] == a->slots[i][s] && (a->chmask[j] & (1ull << i)))
+            counted = 1;
+        if (!counted) rest[k++] = a->slots[i][s];
+      }
+      if (k > 0 || (a->flags[i] & G_UNKNOWN)) give_back(a, i, rest, k);
+    } else if (pending(a, i) && !rl_master_duplicate(a->c, i)) {
+      a->flags[i] |= G_UNKNOWN;
+      give_back(a, i, NULL, 0);
+    }
+  }
+  free(rest);
+}
+
+/* The request lets go of its attempt: kept, or given back. */
+static void attempt_end(rl_sem_req *sr, int keep) {
+  rl_sem_attempt *a = sr->att;
+  if (a == NULL) return;
+  sr->att = NULL;
+  a->sr = NULL;
+  /* The round lives on for late replies, which need the ledger. */
+  if (sr->req.round != NULL && sr->req.round == a->round)
+    sr->req.round = NULL;
+  if (!keep && a->state == A_OPEN) attempt_abandon(a);
+  attempt_unref(a);
+}
+
+/* --- replies ---------------------------------------------------------------- */
+
+/* 1 granted (v: token, held, free), 0 refused (v[0] the R_* code, v[1]
+ * its value, v[2] free), -1 malformed. */
+static int parse(const redisReply *rep, rl_round_slot *sl) {
+  if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return -1;
+  for (size_t k = 0; k < rep->elements; k++)
+    if (rep->element[k]->type != REDIS_REPLY_INTEGER) return -1;
+  long long code = rep->element[0]->integer;
+  if (code == 1 && rep->elements >= 4) {
+    sl->v[0] = rep->element[1]->integer;
+    sl->v[1] = rep->element[2]->integer;
+    sl->v[2] = rep->element[3]->integer;
+    return 1;
+  }
+  if (code == 0 && rep->elements == 4) {
+    sl->v[0] = R_BUSY;
+    sl->v[1] = rep->element[1]->integer;
+    sl->v[2] = rep->element[2]->integer;
+    return 0;
+  }
+  if ((code == R_LATE || code == R_MISMATCH || code == R_BADARG) &&
+      rep->elements == 2) {
+    sl->v[0] = code;
+    sl->v[1] = rep->element[1]->integer;
+    sl->v[2] = 0;
+    return 0;
+  }
+  return -1;
+}
+
+static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
+  rl_round_slot *sl = &r->slot[i];
+  rl_sem_attempt *a = r->data;
+  if (a != NULL) a->flags[i] |= G_FINAL;
+  int g = parse(rep, sl);
+  if (g < 0) {
+    rl_client_note_error(r->client, "unexpected reply to sem_acquire", 31);
+    sl->error_reply = 1;
+    return RL_VOTE_FAIL;
+  }
+  sl->granted = g;
+  if (g == 0) return sl->v[0] == R_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
+  if (sl->v[0] > 0) rl_fam_note_token(r->client, sl->v[0]);
+  if (a != NULL) {
+    a->flags[i] |= G_GRANTED;
+    record_slots(a, i, rep);
+  }
+  return RL_VOTE_YES;
+}
+
+static void acquire_late(rl_round *r, int i, const redisReply *rep) {
+  rl_sem_attempt *a = r->data;
+  if (a == NULL) return;
+  rl_round_slot tmp;
+  int g = rep != NULL && parse(rep, &tmp) == 1;
+  a->flags[i] |= G_FINAL;
+  if (!g) return;
+  a->flags[i] |= G_GRANTED;
+  record_slots(a, i, rep);
+  /* Open: kept or given back with the others. Kept, or abandoned without
+   * a drop behind it: given back now. */
+  if (a->state != A_OPEN && !(a->flags[i] & G_UNDONE))
+    give_back(a, i, a->slots[i], a->nslots[i]);
+}
+
+static void acquire_release(rl_round *r) {
+  rl_sem_attempt *a = r->data;
+  if (a == NULL) return;
+  a->round = NULL;
+  attempt_unref(a);
+}
+
+/* --- choosing slots ----------------------------------------------------- */
+
+typedef struct slot_votes {
+  int64_t slot;
+  int votes;
+  uint64_t mask;
+} slot_votes;
+
+static int cmp_pair(const void *x, const void *y) {
+  const slot_votes *a = x, *b = y;
+  return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+static int cmp_votes(const void *x, const void *y) {
+  const slot_votes *a = x, *b = y;
+  if (a->votes != b->votes) return b->votes - a->votes;
+  return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+static int in_hold(const rl_hold *h, int64_t slot) {
+  if (h == NULL) return 0;
+  const rl_permits *p = rl_permits_of(h);
+  for (size_t j = 0; j < p->n; j++)
+    if (p->slot[j] == slot) return 1;
+  return 0;
+}
+
+/* Counts the masters behind each granted slot. 1 with a->chosen set when
+ * n slots have a majority each; 0 with sr's hint set when not; -1 when
+ * out of memory. */
+static int choose(rl_sem_attempt *a, rl_round *r, rl_sem_req *sr) {
+  size_t total = 0, n = (size_t)sr->n;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].vote == RL_VOTE_YES) total += a->nslots[i];
+  slot_votes *v = malloc((total + 1) * sizeof *v);
+  if (v == NULL) return -1;
+  size_t k = 0;
+  sr->free_after = 0;
+  for (int i = 0; i < r->n; i++) {
+    if (r->slot[i].vote != RL_VOTE_YES) continue;
+    if (r->slot[i].v[2] > sr->free_after) sr->free_after = r->slot[i].v[2];
+    for (size_t s = 0; s < a->nslots[i]; s++)
+      v[k++] = (slot_votes){a->slots[i][s], 1, 1ull << i};
+  }
+  qsort(v, k, sizeof *v, cmp_pair);
+  size_t m = 0;
+  for (size_t j = 0; j < k; j++) {
+    if (m > 0 && v[m - 1].slot == v[j].slot) {
+      v[m - 1].votes++;
+      v[m - 1].mask |= v[j].mask;
+    } else {
+      v[m++] = v[j];
+    }
+  }
+  qsort(v, m, sizeof *v, cmp_votes);
+  rl_hold *h = a->base_gen ? current_hold(a) : NULL;
+  size_t won = 0, hints = 0;
+  for (size_t j = 0; j < m; j++)
+    if (v[j].votes >= r->quorum && !in_hold(h, v[j].slot)) won++;
+  if (won >= n) {
+    a->chosen = malloc(n * sizeof *a->chosen);
+    a->chmask = malloc(n * sizeof *a->chmask);
+    if (a->chosen == NULL || a->chmask == NULL) {
+      free(v);
+      return -1;
+    }
+    for (size_t j = 0; j < m && a->nchosen < n; j++) {
+      if (v[j].votes < r->quorum || in_hold(h, v[j].slot)) continue;
+      a->chosen[a->nchosen] = v[j].slot;
+      a->chmask[a->nchosen++] = v[j].mask;
+    }
+    free(v);
+    return 1;
+  }
+  free(sr->hint);
+  sr->hint = malloc(n * sizeof *sr->hint);
+  sr->nhint = 0;
+  for (size_t j = 0; j < m && sr->hint != NULL && hints < n; j++)
+    if (!in_hold(h, v[j].slot)) sr->hint[hints++] = v[j].slot;
+  sr->nhint = hints;
+  free(v);
+  return 0;
+}
+
+/* --- deciding --------------------------------------------------------------- */
+
+static int validity_left(const rl_req *req) {
+  rl_client *c = req->lock->client;
+  int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
+  return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
+}
+
+/* The won slots join the owner's hold; the request succeeds. */
+static void commit(rl_sem_req *sr) {
+  rl_req *req = &sr->req;
+  rl_client *c = req->lock->client;
+  rl_sem_attempt *a = sr->att;
+  rl_hold *h = rl_sem_hold_find(c, sr->sem, req->owner, req->ownerlen);
+  if (h != NULL && h->lost) {
+    rl_sem_hold_drop(c, h);
+    h = NULL;
+  }
+  int first = h == NULL;
+  if (first) {
+    h = rl_sem_hold_add(c, sr->sem, req);
+    if (h == NULL) {
+      rl_req_finish(req, RLOCK_ENOMEM); /* the grants are given back */
+      return;
+    }
+    h->token = req->token;
+    h->acquired_ms = req->t_start;
+  }
+  for (size_t j = 0; j < a->nchosen; j++) {
+    if (rl_sem_hold_push(h, a->chosen[j], a->chmask[j]) != 0) {
+      /* Out of memory: what was pushed stays held (and is released with
+       * the hold); the rest is given back with the attempt. */
+      a->nchosen = j;
+      break;
+    }
+  }
+  if (first || req->lease_ms > h->lease_ms) h->lease_ms = req->lease_ms;
+  h->watchdog = h->watchdog || req->watchdog;
+  uint64_t valid =
+      req->t_start + (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
+  if (first || valid < h->valid_until_ms) h->valid_until_ms = valid;
+  if (h->watchdog && !h->wd.armed) rl_sem_watch(c, h);
+  attempt_keep(a);
+  RL_ADD(c->metrics.sem_permits_held, (int64_t)a->nchosen);
+  if (a->nchosen < (size_t)sr->n) {
+    attempt_end(sr, 1);
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  RL_ADD(c->metrics.sem_acquisitions, 1);
+  attempt_end(sr, 1);
+  req->out_u64 = h->token;
+  req->count = h->count;
+  rl_req_finish(req, RLOCK_OK);
+}
+
+static int classify_fence(rl_round *r, int i, const redisReply *rep) {
+  (void)r;
+  (void)i;
+  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
+}
+
+static void fence_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
+  rl_sem_req *sr = r->data;
+  if (sr == NULL) return; /* finished: its grants were given back */
+  sr->req.round = NULL;
+  if (r->outcome == RL_VOTE_YES && validity_left(&sr->req)) {
+    commit(sr);
+    return;
+  }
+  attempt_end(sr, 0);
+  fail_attempt(sr, RLOCK_ENOQUORUM, -1);
+}
+
+static const rl_round_ops fence_ops = {classify_fence, fence_done, NULL, NULL};
+
+/* fence_max of the semaphore's counter to token, one master (no answer
+ * expected) or all (a round with sr as its data). */
+static rl_round *fence_round(rl_sem_req *sr, uint64_t token,
+                             const rl_round_ops *ops) {
+  rl_args a;
+  rl_args_init(&a);
+  rl_args_str(&a, NULL, 0);
+  rl_args_str(&a, "1", 1);
+  rl_args_str(&a, sr->sem->obj->fence, sr->sem->obj->fencelen);
+  rl_args_i64(&a, (int64_t)token);
+  rl_args_i64(&a, RL_FENCE_TTL_MS);
+  rl_round *r = rl_args_round(&a, sr->req.lock->client, ops,
+                              ops ? sr : NULL, RL_SCRIPT_FENCE_MAX);
+  rl_args_free(&a);
+  return r;
+}
+
+/* A first acquisition's token: the largest among the granting masters,
+ * written back to a majority before it is handed out (as acquire.c). */
+static void hand_out_token(rl_sem_req *sr, rl_round *won) {
+  rl_client *c = sr->req.lock->client;
+  int64_t token = 0;
+  for (int i = 0; i < won->n; i++)
+    if (won->slot[i].vote == RL_VOTE_YES && won->slot[i].v[0] > token)
+      token = won->slot[i].v[0];
+  if (token <= 0) token = (int64_t)rl_fam_token_floor(c);
+  rl_fam_note_token(c, token);
+  sr->req.token = (uint64_t)token;
+  if (c->nmasters == 1) {
+    commit(sr);
+    return;
+  }
+  int agree = 0;
+  for (int i = 0; i < won->n; i++)
+    if (won->slot[i].vote == RL_VOTE_YES && won->slot[i].v[0] == token &&
+        !rl_master_duplicate(c, i))
+      agree++;
+  if (agree >= won->quorum) {
+    for (int i = 0; i < won->n; i++) {
+      if (won->slot[i].granted && won->slot[i].v[0] == token) continue;
+      rl_round *u = fence_round(sr, (uint64_t)token, NULL);
+      if (u != NULL) rl_round_send_one(u, i);
+    }
+    commit(sr);
+    return;
+  }
+  rl_round *r = fence_round(sr, (uint64_t)token, &fence_ops);
+  if (r == NULL) {
+    rl_req_finish(&sr->req, RLOCK_ENOMEM);
+    return;
+  }
+  sr->req.round = r;
+  rl_round_send(r);
+}
+
+static void won(rl_sem_req *sr, rl_round *r) {
+  rl_req *req = &sr->req;
+  rl_client *c = req->lock->client;
+  rl_sem_attempt *a = sr->att;
+  if (a->base_gen == 0) {
+    hand_out_token(sr, r);
+    return;
+  }
+  rl_hold *h = current_hold(a);
+  int live = h != NULL && h->gen == a->base_gen && !h->lost;
+  if (live) {
+    /* A master that counts fewer of the owner's slots than the client
+     * knows it had lost the owner's lease there meanwhile. */
+    int64_t *on = malloc((size_t)h->count * sizeof *on);
+    rl_permits *p = rl_permits_of(h);
+    for (int i = 0; i < r->n && on != NULL; i++) {
+      if (r->slot[i].vote != RL_VOTE_YES) continue;
+      int64_t had = (int64_t)rl_sem_hold_slots_on(h, i, on);
+      if (r->slot[i].v[1] - (int64_t)a->nslots[i] < had)
+        for (size_t j = 0; j < p->n; j++) p->mask[j] &= ~(1ull << i);
+    }
+    free(on);
+    if (!rl_sem_hold_intact(c, h)) {
+      /* Told, and given back everywhere, behind this attempt. The
+       * callback runs with the request deciding: no cancel from it. */
+      req->deciding = 1;
+      rl_sem_hold_lost(c, h);
+      req->deciding = 0;
+      live = 0;
+    }
+  }
+  if (!live) {
+    attempt_end(sr, 0);
+    attempt(req); /* afresh, behind the give-back */
+    return;
+  }
+  req->token = h->token;
+  commit(sr);
+}
+
+static void note_conflict(rl_sem_req *sr, int64_t stored) {
+  char why[200];
+  int n = snprintf(why, sizeof why,
+                   "semaphore %.100s has a limit of %lld permits; this "
+                   "handle's is %lld",
+                   sr->sem->obj->name, (long long)stored,
+                   (long long)sr->sem->permits);
+  rl_client_note_error(sr->req.lock->client, why, (size_t)n);
+}
+
+static void acquire_done(rl_round *r) {
+  rl_sem_attempt *a = r->data;
+  if (a == NULL || !rl_votes_settle(r, 1)) return;
+  rl_sem_req *sr = a->sr;
+  if (sr == NULL) return; /* finished meanwhile: given back already */
+  rl_req *req = &sr->req;
+  req->round = NULL;
+  for (int i = 0; i < r->n; i++) {
+    const rl_round_slot *sl = &r->slot[i];
+    if (sl->vote != RL_VOTE_NO || sl->granted) continue;
+    if (sl->v[0] == R_MISMATCH) {
+      note_conflict(sr, sl->v[1]);
+      rl_req_finish(req, RLOCK_ECONFLICT);
+      return;
+    }
+    if (sl->v[0] == R_BADARG) {
+      rl_req_finish(req, RLOCK_EINVAL);
+      return;
+    }
+  }
+  if (r->outcome == RL_VOTE_YES) {
+    int got = choose(a, r, sr);
+    if (got < 0) {
+      rl_req_finish(req, RLOCK_ENOMEM);
+      return;
+    }
+    if (!got && r->yes + r->no + r->fail < r->n) {
+      /* More answers may still make n slots a majority. */
+      r->wait_all = 1;
+      r->decided = 0;
+      req->round = r;
+      return;
+    }
+    if (got && validity_left(req)) {
+      won(sr, r);
+      return;
+    }
+    attempt_end(sr, 0);
+    fail_attempt(sr, got ? RLOCK_ENOQUORUM : E_SPLIT, -1);
+    return;
+  }
+  attempt_end(sr, 0);
+  int64_t wait = -1;
+  int busy = 0, any_error = 0;
+  for (int i = 0; i < r->n; i++) {
+    const rl_round_slot *sl = &r->slot[i];
+    if (sl->error_reply) any_error = 1;
+    if (sl->vote != RL_VOTE_NO || sl->granted || sl->v[0] != R_BUSY) continue;
+    busy = 1;
+    if (sl->v[1] >= 0 && (wait < 0 || sl->v[1] < wait)) wait = sl->v[1];
+  }
+  if (busy)
+    fail_attempt(sr, RL_EBUSY, wait);
+  else
+    fail_attempt(sr, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
+}
+
+static const rl_round_ops acquire_round_ops = {classify_acquire, acquire_done,
+                                               acquire_late, acquire_release};
+
+/* --- attempts and waiting --------------------------------------------------- */
+
+static void retry(rl_req *req) { attempt(req); }
+
+static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms) {
+  rl_req *req = &sr->req;
+  rl_client *c = req->lock->client;
+  if (err == RLOCK_EREDIS) {
+    rl_req_finish(req, err);
+    return;
+  }
+  uint64_t now = rl_now_ms();
+  if (req->deadline != RL_FOREVER && now >= req->deadline) {
+    rl_req_finish(req,
+                  err == RL_EBUSY || err == E_SPLIT ? RLOCK_ETIMEDOUT : err);
+    return;
+  }
+  uint64_t ms;
+  if (err == RL_EBUSY && c->opts.wait_strategy == RLOCK_WAIT_PUBSUB) {
+    /* Until permits come back (a message), or the earliest other lease
+     * runs out at the latest. */
+    ms = wait_ms >= 0 ? (uint64_t)wait_ms + 1
+                      : (uint64_t)c->opts.watchdog_timeout_ms;
+  } else {
+    ms = rl_fam_retry_ms(c);
+    if (err == RL_EBUSY && wait_ms >= 0 && (uint64_t)wait_ms + 1 < ms)
+      ms = (uint64_t)wait_ms + 1;
+  }
+  if (req->deadline != RL_FOREVER && req->deadline - now < ms)
+    ms = req->deadline - now;
+  if (rl_fwait_sleep(&sr->wait, req, sr->sem->obj->channel,
+                     sr->sem->obj->channellen, ms, retry,
+                     &c->metrics.sem_waiters) != 0)
+    rl_req_finish(req, RLOCK_ENOMEM);
+}
+
+static void attempt(rl_req *req) {
+  rl_sem_req *sr = (rl_sem_req *)req;
+  rl_client *c = req->lock->client;
+  rlock_sem *sem = sr->sem;
+  /* A lost hold was given back everywhere when it was found lost, before
+   * this attempt: build on nothing. */
+  rl_hold *h = rl_sem_hold_find(c, sem, req->owner, req->ownerlen);
+  if (h != NULL && h->lost) {
+    rl_sem_hold_drop(c, h);
+    h = NULL;
+  }
+  rl_args args;
+  rl_args_init(&args);
+  rl_args_str(&args, NULL, 0);
+  rl_args_str(&args, "3", 1);
+  rl_args_str(&args, sem->obj->key, sem->obj->keylen);
+  rl_args_str(&args, sem->tkey, sem->tkeylen);
+  rl_args_str(&args, sem->obj->fence, sem->obj->fencelen);
+  rl_args_i64(&args, req->lease_ms);
+  rl_args_str(&args, req->owner, req->ownerlen);
+  rl_args_i64(&args, (int64_t)rl_fam_token_floor(c));
+  rl_args_i64(&args, sem->permits);
+  rl_args_i64(&args, sr->n);
+  rl_args_i64(&args, c->opts.sem_limit_ttl_ms);
+  for (size_t k = 0; k < sr->nhint; k++) rl_args_i64(&args, sr->hint[k]);
+  /* Last: the deadline in each master's own clock (round.h). */
+  rl_args_deadline(&args);
+  rl_sem_attempt *a = attempt_new(sr, h != NULL ? h->gen : 0);
+  rl_round *r = a == NULL ? NULL
+                          : rl_args_round(&args, c, &acquire_round_ops, a,
+                                          RL_FAM(RL_FAM_SEM_ACQUIRE));
+  rl_args_free(&args);
+  if (r == NULL) {
+    if (a != NULL) {
+      a->refs = 1;
+      attempt_unref(a);
+    }
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  a->round = r;
+  sr->att = a;
+  req->round = r;
+  req->t_start = rl_now_ms();
+  rl_round_send(r);
+}
+
+void rl_sem_acquire_start(rl_req *req) {
+  rl_sem_req *sr = (rl_sem_req *)req;
+  rl_client *c = req->lock->client;
+  if (rl_family_get(c) == NULL) {
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  if (!req->owner_is_thread) {
+    /* An async owner may have one acquisition of a semaphore in flight:
+     * two would race on its hold. */
+    rlock *obj = req->lock;
+    if (rl_holds_find(&c->pending, obj->key, obj->keylen, req->owner,
+                      req->ownerlen) != NULL) {
+      rl_req_finish(req, RLOCK_EINVAL);
+      return;
+    }
+    sr->pending = rl_holds_add(&c->pending, obj->key, obj->keylen,
+                               req->owner, req->ownerlen);
+    if (sr->pending == NULL) {
+      rl_req_finish(req, RLOCK_ENOMEM);
+      return;
+    }
+  }
+  attempt(req);
+}
+
+void rl_sem_acquire_end(rl_req *req, int status) {
+  rl_sem_req *sr = (rl_sem_req *)req;
+  rl_client *c = req->lock->client;
+  int got = status == RLOCK_OK;
+  attempt_end(sr, got);
+  /* A waiter that got its permits while others are still free passes the
+   * wake on (one message wakes one waiter per client); one that leaves
+   * without them hands on a wake it did not use. */
+  rl_fwait_leave(&sr->wait,
+                 !rl_client_closing(c) && (!got || sr->free_after > 0));
+  if (sr->pending != NULL) {
+    rl_holds_remove(&c->pending, sr->pending);
+    sr->pending = NULL;
+  }
+  if (!got) RL_ADD(c->metrics.sem_acquire_failures, 1);
+}

@@ -1,0 +1,265 @@
+/*
+ * The semaphore's scripts: at most K permits held at once, each held by an
+ * owner as a lease, so a crashed holder's permits come back by themselves
+ * when its lease runs out (Redisson's RSemaphore leaks them).
+ *
+ * Why permits are numbered slots. With N masters, a permit must count only
+ * when a majority granted it. If permits were anonymous counters, "a
+ * majority granted me one" would not bound the holders: with K = 2 and
+ * three masters A, B, C, owners X (granted on A, B), Y (B, C) and Z (A, C)
+ * each hold a majority while no master ever counts more than two, and
+ * three owners hold permits of a semaphore of two. So the semaphore is K
+ * numbered slots, each an exclusive little lock: the client holds slot s
+ * when a majority granted it s, two majorities always share a master, a
+ * master never gives one slot to two owners, and so no slot has two
+ * holders and there are never more than K. The client asks for its
+ * permits with a hint of the slots it wants (the ones most masters gave it
+ * last time), so that masters that chose differently converge. With one
+ * master this is simply a counted semaphore.
+ *
+ *   KEYS[1] <prefix>{<name>}:s       hash: slot ("1".."K") -> owner, and
+ *                                    "#limit" -> K (the limit record)
+ *   KEYS[2] <prefix>{<name>}:s:t     zset: owner -> lease expiry (master ms)
+ *   KEYS[3] <prefix>{<name>}:s:fence string: fencing counter
+ *   channel <prefix>{<name>}:s:ch    message: how many permits came back
+ *
+ * One expiry per owner covers all its slots on that master: its lease is
+ * renewed as one (lease_scripts.c), and every script first takes back the
+ * slots of owners whose lease has run out. The expiry zset lives as long
+ * as the longest lease; the slot hash at least as long, and at least
+ * limit_ttl, so that the limit is remembered between uses and a client
+ * that believes in another K is told (-3) instead of silently changing it.
+ *
+ * Tokens: an owner's first permit on a master gets a token as an exclusive
+ * lock would (max(counter + 1, floor)); with K = 1 it fences exactly as a
+ * lock; with K > 1 it is an acquisition id that only grows.
+ */
+#include "family_lua.h"
+#include "family_scripts.h"
+
+/* Lua helpers over KEYS[1..3], after RL_LUA_CLOCK. reclaim() takes back
+ * the slots of owners whose lease is not live (its expiry passed, or gone
+ * with the expiry zset, whose TTL ends with the last lease) and announces
+ * how many came back. scan(o) returns the number of slots taken, o's
+ * slots, and the set of taken slot names. */
+#define SEM_HELPERS                                                         \
+  "local function reclaim()\n"                                              \
+  "  local all = redis.call('hgetall', KEYS[1])\n"                          \
+  "  local live, n = {}, 0\n"                                               \
+  "  for i = 1, #all, 2 do\n"                                               \
+  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' then\n"                        \
+  "      local o = all[i + 1]\n"                                            \
+  "      if live[o] == nil then\n"                                          \
+  "        live[o] = tonumber(redis.call('zscore', KEYS[2], o) or '0') > now\n" \
+  "      end\n"                                                             \
+  "      if not live[o] then\n"                                             \
+  "        redis.call('hdel', KEYS[1], all[i])\n"                           \
+  "        n = n + 1\n"                                                     \
+  "      end\n"                                                             \
+  "    end\n"                                                               \
+  "  end\n"                                                                 \
+  "  redis.call('zremrangebyscore', KEYS[2], '-inf', now)\n"                \
+  "  if n > 0 then redis.call('publish', KEYS[1] .. ':ch', n) end\n"        \
+  "  return n\n"                                                            \
+  "end\n"                                                                   \
+  "local function scan(o)\n"                                                \
+  "  local all = redis.call('hgetall', KEYS[1])\n"                          \
+  "  local taken, mine, used = 0, {}, {}\n"                                 \
+  "  for i = 1, #all, 2 do\n"                                               \
+  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' then\n"                        \
+  "      taken = taken + 1\n"                                               \
+  "      used[all[i]] = true\n"                                             \
+  "      if all[i + 1] == o then mine[#mine + 1] = all[i] end\n"            \
+  "    end\n"                                                               \
+  "  end\n"                                                                 \
+  "  return taken, mine, used\n"                                            \
+  "end\n"                                                                   \
+  "local function drop_owner_if_empty(o)\n"                                 \
+  "  local _, mine = scan(o)\n"                                             \
+  "  if #mine == 0 then\n"                                                  \
+  "    redis.call('zrem', KEYS[2], o)\n"                                    \
+  "    if redis.call('zcard', KEYS[2]) == 0 then redis.call('del', KEYS[2]) end\n" \
+  "  end\n"                                                                 \
+  "  return #mine\n"                                                        \
+  "end\n"
+
+#define SEM_PRELUDE RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP SEM_HELPERS
+
+/*
+ * ARGV[1] lease ms, [2] owner, [3] fencing floor, [4] K (the caller's
+ * limit), [5] n permits wanted, [6] limit_ttl ms (how long the limit is
+ * remembered without use), [7..#ARGV-1] hint: slots wanted first, if
+ * free, [#ARGV] deadline (master us, 0 none): last, as in the lock's
+ * acquire, because each connection appends it as it writes the command
+ * (round.h). The fencing counter keeps RL_FENCE_TTL_MS (family_lua.h).
+ *
+ * Grants n more slots to the owner when n are free (the hint's free slots
+ * first, then the lowest free ones), all or none; the owner's lease
+ * becomes at least now + lease. Replies:
+ *   {1, token, held, free, slot...}  granted: token 0 when the owner
+ *                              already held slots here (it keeps its
+ *                              token); held = the owner's slots here now;
+ *                              free = slots still free; then the slots
+ *                              granted;
+ *   {0, wait_ms, free, held}   not enough free: wait_ms until the
+ *                              earliest other lease runs out (-1 if
+ *                              none);
+ *   {-3, limit}                the semaphore's limit is another K:
+ *                              nothing changed;
+ *   {-4, K}                    n < 1 or n > K: never grantable;
+ *   {-1, now_us}               the deadline had passed: nothing changed.
+ *
+ * Redis does not roll a script back when a command in it fails (an ACL
+ * user without +pexpire, say), so each key gets its TTL before anything
+ * is written to it: a key that does not exist yet is PEXPIREd first (a
+ * no-op that fails that check before anything is written), and the
+ * owner's lease is recorded before its slots.
+ */
+const char rl_fam_sem_acquire_lua[] =
+    SEM_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
+    RL_LUA_ACL_PROBE
+    "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
+    "local floor, k, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local limit_ttl = tonumber(ARGV[6])\n"
+    "local cur = redis.call('hget', KEYS[1], '" RL_SEM_LIMIT_FIELD "')\n"
+    "if cur and tonumber(cur) ~= k then return {-3, tonumber(cur)} end\n"
+    "if n < 1 or n > k then return {-4, k} end\n"
+    "reclaim()\n"
+    "local taken, mine, used = scan(owner)\n"
+    "if k - taken < n then\n"
+    "  local wait = -1\n"
+    "  local all = redis.call('zrange', KEYS[2], 0, -1, 'withscores')\n"
+    "  for i = 1, #all, 2 do\n"
+    "    if all[i] ~= owner then wait = tonumber(all[i + 1]) - now; break end\n"
+    "  end\n"
+    "  return {0, wait, k - taken, #mine}\n"
+    "end\n"
+    "local got = {}\n"
+    "for i = 7, #ARGV - 1 do\n"
+    "  local s = tonumber(ARGV[i])\n"
+    "  if #got < n and s and s >= 1 and s <= k and s == math.floor(s) then\n"
+    "    s = fmt(s)\n"
+    "    if not used[s] then used[s] = true; got[#got + 1] = s end\n"
+    "  end\n"
+    "end\n"
+    "local s = 1\n"
+    "while #got < n do\n"
+    "  local name = fmt(s)\n"
+    "  if not used[name] then used[name] = true; got[#got + 1] = name end\n"
+    "  s = s + 1\n"
+    "end\n"
+    "local e = now + lease\n"
+    "local old = tonumber(redis.call('zscore', KEYS[2], owner) or '0')\n"
+    "if old > e then e = old end\n"
+    "local hold_ms = math.max(e - now, limit_ttl)\n"
+    "if redis.call('exists', KEYS[2]) == 0 then\n"
+    "  redis.call('pexpire', KEYS[2], math.ceil(e - now))\n"
+    "end\n"
+    "redis.call('zadd', KEYS[2], fmt(e), owner)\n"
+    "keep(KEYS[2], e - now)\n"
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  redis.call('pexpire', KEYS[1], math.ceil(hold_ms))\n"
+    "end\n"
+    "for i = 1, #got do redis.call('hset', KEYS[1], got[i], owner) end\n"
+    "redis.call('hset', KEYS[1], '" RL_SEM_LIMIT_FIELD "', fmt(k))\n"
+    "keep(KEYS[1], hold_ms)\n"
+    "local token = 0\n"
+    "if #mine == 0 then token = next_token(KEYS[3], floor) end\n"
+    "local r = {1, token, #mine + n, k - taken - n}\n"
+    "for i = 1, #got do r[#r + 1] = tonumber(got[i]) end\n"
+    "return r\n";
+
+/*
+ * ARGV[1] owner, [2..] the slots to give back. Frees each listed slot that
+ * is the owner's here and leaves the others alone (a slot granted by a
+ * majority need not be the owner's on every master, and one may have run
+ * out with its lease here): so releasing is idempotent, and a release that
+ * reached some masters may be sent again. The lease is left alone (the
+ * owner's other slots keep it) and goes with the owner's last slot.
+ * Replies {freed, held, f_1, ..., f_m}: how many were freed (announced
+ * on the channel), the owner's slots left here, and per listed slot 1 if
+ * it was the owner's and is now free, else 0. Over-release is the
+ * client's to refuse: it knows which slots it holds (sem.c).
+ */
+const char rl_fam_sem_release_lua[] =
+    SEM_PRELUDE
+    "local owner = ARGV[1]\n"
+    "reclaim()\n"
+    "local r = {0, 0}\n"
+    "local freed = 0\n"
+    "for i = 2, #ARGV do\n"
+    "  local f = 0\n"
+    "  if redis.call('hget', KEYS[1], ARGV[i]) == owner then\n"
+    "    redis.call('hdel', KEYS[1], ARGV[i])\n"
+    "    freed = freed + 1\n"
+    "    f = 1\n"
+    "  end\n"
+    "  r[#r + 1] = f\n"
+    "end\n"
+    "r[1] = freed\n"
+    "r[2] = drop_owner_if_empty(owner)\n"
+    "if freed > 0 then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
+    "return r\n";
+
+/*
+ * ARGV[1] owner, [2..] slots to keep. Frees every slot of the owner here
+ * but the listed ones, and its lease when none is left. It takes back a
+ * grant whose slots the client never learnt (the master had not answered
+ * when the attempt was given up: this lands right behind it), keeping
+ * what the client holds there; with no slot listed it gives back all the
+ * owner's permits (close, a lost hold). Replies {freed, held}.
+ */
+const char rl_fam_sem_drop_lua[] =
+    SEM_PRELUDE
+    "local owner, freed = ARGV[1], 0\n"
+    "local keep_ = {}\n"
+    "for i = 2, #ARGV do keep_[ARGV[i]] = true end\n"
+    "local _, mine = scan(owner)\n"
+    "for i = 1, #mine do\n"
+    "  if not keep_[mine[i]] then\n"
+    "    redis.call('hdel', KEYS[1], mine[i])\n"
+    "    freed = freed + 1\n"
+    "  end\n"
+    "end\n"
+    "local left = drop_owner_if_empty(owner)\n"
+    "if freed > 0 then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
+    "return {freed, left}\n";
+
+/*
+ * ARGV[1] owner (may be empty). Reads only. Replies {limit (-1 when there
+ * is no limit record), free slots (-1 without a limit), taken slots, the
+ * owner's live slots, ms until the earliest lease runs out (-1 if none)}.
+ * Expired leases count as free.
+ */
+const char rl_fam_sem_available_lua[] =
+    RL_LUA_CLOCK
+    "local all = redis.call('hgetall', KEYS[1])\n"
+    "local limit, taken, mine, live = -1, 0, 0, {}\n"
+    "for i = 1, #all, 2 do\n"
+    "  if all[i] == '" RL_SEM_LIMIT_FIELD "' then\n"
+    "    limit = tonumber(all[i + 1])\n"
+    "  else\n"
+    "    local o = all[i + 1]\n"
+    "    if live[o] == nil then\n"
+    "      live[o] = tonumber(redis.call('zscore', KEYS[2], o) or '0') > now\n"
+    "    end\n"
+    "    if live[o] then\n"
+    "      taken = taken + 1\n"
+    "      if o == ARGV[1] then mine = mine + 1 end\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "local first = -1\n"
+    "local e = redis.call('zrangebyscore', KEYS[2], '(' .. string.format('%.0f', now),\n"
+    "                     '+inf', 'withscores', 'limit', 0, 1)\n"
+    "if e[2] then first = tonumber(e[2]) - now end\n"
+    "local free = -1\n"
+    "if limit >= 0 then free = limit - taken end\n"
+    "return {limit, free, taken, mine, first}\n";
+
+/* No arguments. Deletes the semaphore: every permit and the limit record
+ * (an operator's reset, e.g. to change K). Replies 1 if it existed. */
+const char rl_fam_sem_force_lua[] =
+    "if redis.call('del', KEYS[1], KEYS[2]) == 0 then return 0 end\n"
+    "redis.call('publish', KEYS[1] .. ':ch', 'reset')\n"
+    "return 1\n";

@@ -1,0 +1,629 @@
+/*
+ * Semaphores with leased permits against real masters, N = 1 and N = 3:
+ * never more than K holders (a checker over the timestamps of every hold,
+ * from threads and from processes), a SIGKILLed holder's permits back
+ * after its lease, waiters woken by the release and not by polling or
+ * lease expiry, over-release and a disagreeing K refused with nothing
+ * changed, cancel, loss, and every key with a TTL.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static rt_redis srv[3];
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* A client on the first n masters; watchdog_ms 0 keeps the default. */
+static rlock_client *open_client(int n, int64_t watchdog_ms,
+                                 int64_t retry_delay_ms) {
+  const char *m[3];
+  rlock_options o;
+  rlock_options_init(&o);
+  for (int i = 0; i < n; i++) m[i] = srv[i].url;
+  if (rt_tls_mode()) o.tls_ca_file = rt_tls()->ca;
+  o.masters = m;
+  o.nmasters = (size_t)n;
+  o.master_timeout_ms = 1000;
+  o.retry_delay_ms = retry_delay_ms;
+  o.retry_jitter_ms = retry_delay_ms / 4;
+  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
+  rlock_client *c = NULL;
+  return rlock_client_open(&c, &o) == 0 ? c : NULL;
+}
+
+static void flush_all(void) {
+  for (int i = 0; i < 3; i++) {
+    redisReply *r = rt_redis_cmd(&srv[i], "FLUSHALL");
+    if (r) freeReplyObject(r);
+  }
+}
+
+/* Every key on every master has a TTL (a key without one is a bug). */
+static int all_keys_have_ttl(int n) {
+  int ok = 1;
+  for (int i = 0; i < n; i++) {
+    redisReply *ks = rt_redis_cmd(&srv[i], "KEYS *");
+    for (size_t k = 0; ks && k < ks->elements; k++) {
+      long long p = rt_redis_int(&srv[i], "PTTL %s", ks->element[k]->str);
+      if (p <= 0 && p != -2) { /* -2: it expired since KEYS */
+        fprintf(stderr, "  key %s on master %d: PTTL %lld\n",
+                ks->element[k]->str, i, p);
+        ok = 0;
+      }
+    }
+    if (ks) freeReplyObject(ks);
+  }
+  return ok;
+}
+
+/* --- the checker ------------------------------------------------------------ */
+
+/* Holds as [enter, leave] on the monotonic clock, which every process of
+ * the machine shares. */
+#define MAX_HOLDS 4096
+typedef struct hold_log {
+  volatile int n;
+  volatile int errors;
+  volatile int last_error;
+  volatile uint64_t enter[MAX_HOLDS], leave[MAX_HOLDS];
+} hold_log;
+
+static int cmp_ev(const void *x, const void *y) {
+  const int64_t *a = x, *b = y;
+  /* By time; at one instant a leave (-1) before an enter (+1). */
+  if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  return (int)(a[1] - b[1]);
+}
+
+/* The largest number of holds that overlap at any instant. */
+static int max_overlap(const hold_log *l) {
+  int n = l->n < MAX_HOLDS ? l->n : MAX_HOLDS;
+  int64_t(*ev)[2] = malloc(sizeof *ev * 2 * (size_t)n);
+  if (ev == NULL) return -1;
+  for (int i = 0; i < n; i++) {
+    ev[2 * i][0] = (int64_t)l->enter[i];
+    ev[2 * i][1] = 1;
+    ev[2 * i + 1][0] = (int64_t)l->leave[i];
+    ev[2 * i + 1][1] = -1;
+  }
+  qsort(ev, 2 * (size_t)n, sizeof *ev, cmp_ev);
+  int cur = 0, max = 0;
+  for (int i = 0; i < 2 * n; i++) {
+    cur += (int)ev[i][1];
+    if (cur > max) max = cur;
+  }
+  free(ev);
+  return max;
+}
+
+static void log_error(hold_log *l, int rc) {
+  __atomic_add_fetch(&l->errors, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&l->last_error, rc, __ATOMIC_SEQ_CST);
+}
+
+typedef struct worker {
+  rlock_sem *sem;
+  hold_log *log;
+  int iters;
+  uint64_t stop_us;
+} worker;
+
+/* Takes one permit, holds it 1 to 4 ms, gives it back; logs the hold. */
+static void *work(void *p) {
+  worker *w = p;
+  unsigned seed = (unsigned)(uintptr_t)pthread_self() ^ (unsigned)now_us();
+  for (int i = 0; i < w->iters && now_us() < w->stop_us; i++) {
+    int rc = rlock_sem_acquire(w->sem, 1, 20000, RLOCK_WATCHDOG);
+    if (rc != 0) {
+      log_error(w->log, rc);
+      continue;
+    }
+    uint64_t t0 = now_us();
+    usleep(1000 + (unsigned)(rand_r(&seed) % 3000));
+    uint64_t t1 = now_us();
+    int k = __atomic_fetch_add(&w->log->n, 1, __ATOMIC_SEQ_CST);
+    if (k < MAX_HOLDS) {
+      w->log->enter[k] = t0;
+      w->log->leave[k] = t1;
+    }
+    rc = rlock_sem_release(w->sem, 1);
+    if (rc != 0) log_error(w->log, rc);
+  }
+  return NULL;
+}
+
+#define K 3
+
+static void run_threads(rlock_sem *sem, hold_log *log, int nthreads,
+                        int iters, int seconds) {
+  pthread_t th[16];
+  worker w = {sem, log, iters, now_us() + (uint64_t)seconds * 1000000u};
+  for (int i = 0; i < nthreads; i++) pthread_create(&th[i], NULL, work, &w);
+  for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+}
+
+static void report(const char *what, const hold_log *log, int max) {
+  fprintf(stderr, "  %s: %d holds, at most %d at once (K = %d), %d errors "
+                  "(last %d)\n", what, log->n, max, K, log->errors,
+          log->last_error);
+}
+
+/* 8 threads of two clients share a semaphore of 3 for a few seconds. */
+static void k_holders_threads(int n) {
+  flush_all();
+  rlock_client *a = open_client(n, 0, 20), *b = open_client(n, 0, 20);
+  RT_REQUIRE(a != NULL && b != NULL);
+  rlock_sem *sa, *sb;
+  RT_REQUIRE(rlock_sem_get(a, "pool", K, &sa) == 0);
+  RT_REQUIRE(rlock_sem_get(b, "pool", K, &sb) == 0);
+  hold_log *log = calloc(1, sizeof *log);
+  pthread_t t;
+  worker wb = {sb, log, 60, now_us() + 3000000u};
+  pthread_create(&t, NULL, work, &wb);
+  run_threads(sa, log, 7, 60, 3);
+  pthread_join(t, NULL);
+  int max = max_overlap(log);
+  report("threads", log, max);
+  RT_CHECK(max >= 1 && max <= K);
+  RT_CHECK(max == K); /* 8 threads: K at once does happen */
+  RT_CHECK_EQ_INT(log->errors, 0);
+  RT_CHECK(log->n >= 40);
+  int64_t avail = -1;
+  RT_CHECK_EQ_INT(rlock_sem_available(sa, &avail), 0);
+  RT_CHECK_EQ_INT(avail, K);
+  RT_CHECK(all_keys_have_ttl(n));
+  free(log);
+  rlock_sem_free(sa);
+  rlock_sem_free(sb);
+  rlock_client_close(a);
+  rlock_client_close(b);
+}
+
+static void k_holders_threads_1(void) { k_holders_threads(1); }
+static void k_holders_threads_3(void) { k_holders_threads(3); }
+
+/* 4 processes of 3 threads each, each with its own client. */
+static void k_holders_processes(int n) {
+  flush_all();
+  hold_log *log = mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  RT_REQUIRE(log != MAP_FAILED);
+  memset((void *)log, 0, sizeof *log);
+  pid_t pids[4];
+  for (int p = 0; p < 4; p++) {
+    pids[p] = fork();
+    if (pids[p] == 0) {
+      rlock_client *c = open_client(n, 0, 20);
+      rlock_sem *s;
+      if (c == NULL || rlock_sem_get(c, "procpool", K, &s) != 0) _exit(2);
+      run_threads(s, log, 3, 25, 4);
+      rlock_sem_free(s);
+      rlock_client_close(c);
+      _exit(0);
+    }
+  }
+  for (int p = 0; p < 4; p++) {
+    int st = 0;
+    RT_CHECK(waitpid(pids[p], &st, 0) == pids[p]);
+    RT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  int max = max_overlap(log);
+  report("processes", log, max);
+  RT_CHECK(max >= 1 && max <= K);
+  RT_CHECK_EQ_INT(log->errors, 0);
+  RT_CHECK(log->n >= 40);
+  RT_CHECK(all_keys_have_ttl(n));
+  munmap(log, sizeof *log);
+}
+
+static void k_holders_processes_1(void) { k_holders_processes(1); }
+static void k_holders_processes_3(void) { k_holders_processes(3); }
+
+/*
+ * A child takes all K permits with the watchdog (a 1.5 s lease, renewed)
+ * and is SIGKILLed. The permits stay taken (no one gave them back) and
+ * come back when the lease runs out: the parent's waiting acquisition gets
+ * them after the kill, within the lease and a margin.
+ */
+static void sigkill_holder(int n) {
+  flush_all();
+  int ready[2];
+  RT_REQUIRE(pipe(ready) == 0);
+  pid_t pid = fork();
+  RT_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(ready[0]);
+    rlock_client *c = open_client(n, 1500, 20);
+    rlock_sem *s;
+    if (c == NULL || rlock_sem_get(c, "crash", K, &s) != 0) _exit(2);
+    if (rlock_sem_acquire(s, K, 5000, RLOCK_WATCHDOG) != 0) _exit(3);
+    if (write(ready[1], "r", 1) != 1) _exit(4);
+    for (;;) pause(); /* renewed by the watchdog until killed */
+  }
+  close(ready[1]);
+  char x;
+  RT_REQUIRE(read(ready[0], &x, 1) == 1);
+  close(ready[0]);
+  rt_sleep_ms(1200); /* at least one renewal (every 500 ms) */
+  rlock_client *c = open_client(n, 0, 20);
+  RT_REQUIRE(c != NULL);
+  rlock_sem *s;
+  RT_REQUIRE(rlock_sem_get(c, "crash", K, &s) == 0);
+  int64_t avail = -1;
+  RT_CHECK_EQ_INT(rlock_sem_available(s, &avail), 0);
+  RT_CHECK_EQ_INT(avail, 0); /* renewed past its first lease */
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 1, 0, 10000), RLOCK_ETIMEDOUT);
+  uint64_t t_kill = now_us();
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, K, 10000, 10000), 0);
+  uint64_t waited_ms = (now_us() - t_kill) / 1000;
+  fprintf(stderr, "  permits back %" PRIu64 " ms after the kill (lease "
+                  "1500 ms)\n", waited_ms);
+  RT_CHECK(waited_ms <= 1500 + 3000);
+  int64_t held = 0;
+  RT_CHECK_EQ_INT(rlock_sem_held(s, &held), 0);
+  RT_CHECK_EQ_INT(held, K);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, K), 0);
+  RT_CHECK(all_keys_have_ttl(n));
+  rlock_sem_free(s);
+  rlock_client_close(c);
+}
+
+static void sigkill_holder_1(void) { sigkill_holder(1); }
+static void sigkill_holder_3(void) { sigkill_holder(3); }
+
+/* --- woken by the release ------------------------------------------------- */
+
+typedef struct waiter_arg {
+  rlock_sem *sem;
+  int64_t n;
+  int rc;
+  uint64_t done_us;
+} waiter_arg;
+
+static void *waiter(void *p) {
+  waiter_arg *a = p;
+  a->rc = rlock_sem_acquire(a->sem, a->n, 60000, RLOCK_WATCHDOG);
+  a->done_us = now_us();
+  return NULL;
+}
+
+static long long numsub(rt_redis *r, const char *channel) {
+  redisReply *rep = rt_redis_cmd(r, "PUBSUB NUMSUB %s", channel);
+  long long v = -1;
+  if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+    v = rep->element[1]->integer;
+  if (rep) freeReplyObject(rep);
+  return v;
+}
+
+static int subscribed_everywhere(int n, const char *channel, int ms) {
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  for (;;) {
+    int ok = 1;
+    for (int i = 0; i < n; i++)
+      if (numsub(&srv[i], channel) < 1) ok = 0;
+    if (ok) return 1;
+    if (rt_now_ms() > end) return 0;
+    rt_sleep_ms(5);
+  }
+}
+
+/*
+ * The holder's lease is the watchdog's 30 s and the waiter's client
+ * retries after 20 s: neither lets the waiter through within 5 s. Two
+ * waiters of one client wait for one permit each; the holder gives back
+ * two at once: one message wakes the first, which passes the wake on.
+ */
+static void woken_by_release(int n) {
+  flush_all();
+  rlock_client *h = open_client(n, 0, 20);
+  rlock_client *w = open_client(n, 0, 20000);
+  RT_REQUIRE(h != NULL && w != NULL);
+  rlock_sem *sh, *sw;
+  RT_REQUIRE(rlock_sem_get(h, "wake", 2, &sh) == 0);
+  RT_REQUIRE(rlock_sem_get(w, "wake", 2, &sw) == 0);
+  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
+  waiter_arg a1 = {sw, 1, -99, 0}, a2 = {sw, 1, -99, 0};
+  pthread_t t1, t2;
+  pthread_create(&t1, NULL, waiter, &a1);
+  pthread_create(&t2, NULL, waiter, &a2);
+  RT_CHECK(subscribed_everywhere(n, "rlock:{wake}:s:ch", 5000));
+  rt_sleep_ms(300);
+  rlock_metrics *m = calloc(1, sizeof *m);
+  rlock_metrics_snapshot(w, m);
+  RT_CHECK_EQ_INT(m->sem_waiters, 2);
+  RT_CHECK(a1.done_us == 0 && a2.done_us == 0);
+  uint64_t t0 = now_us();
+  RT_CHECK_EQ_INT(rlock_sem_release(sh, 2), 0);
+  pthread_join(t1, NULL);
+  pthread_join(t2, NULL);
+  uint64_t d1 = (a1.done_us - t0) / 1000, d2 = (a2.done_us - t0) / 1000;
+  fprintf(stderr, "  waiters through %" PRIu64 " and %" PRIu64
+                  " ms after the release (lease 30000, retry 20000)\n", d1, d2);
+  RT_CHECK_EQ_INT(a1.rc, 0);
+  RT_CHECK_EQ_INT(a2.rc, 0);
+  RT_CHECK(d1 < 5000 && d2 < 5000);
+  rlock_metrics_snapshot(w, m);
+  RT_CHECK_EQ_INT(m->sem_waiters, 0);
+  RT_CHECK_EQ_INT(m->sem_permits_held, 2);
+  RT_CHECK(m->sem_acquisitions >= 2);
+  free(m);
+  rlock_sem_free(sh);
+  rlock_sem_free(sw);
+  rlock_client_close(h);
+  rlock_client_close(w); /* gives its two back */
+  RT_CHECK(all_keys_have_ttl(n));
+}
+
+static void woken_by_release_1(void) { woken_by_release(1); }
+static void woken_by_release_3(void) { woken_by_release(3); }
+
+/* --- refusals ------------------------------------------------------------- */
+
+static void over_release(int n) {
+  flush_all();
+  rlock_client *c = open_client(n, 0, 20);
+  RT_REQUIRE(c != NULL);
+  rlock_sem *s;
+  RT_REQUIRE(rlock_sem_get(c, "over", 4, &s) == 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), RLOCK_ENOTOWNER); /* none held */
+  RT_REQUIRE(rlock_sem_acquire(s, 2, 0, 10000) == 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 3), RLOCK_ENOTOWNER);
+  int64_t held = -1, avail = -1;
+  RT_CHECK_EQ_INT(rlock_sem_held(s, &held), 0);
+  RT_CHECK_EQ_INT(held, 2);
+  RT_CHECK_EQ_INT(rlock_sem_available(s, &avail), 0);
+  RT_CHECK_EQ_INT(avail, 2);
+  /* Another owner's release cannot take this thread's permits. */
+  RT_CHECK_EQ_INT(rlock_sem_owner_held(s, 7, &held), 0);
+  RT_CHECK_EQ_INT(held, 0);
+  RT_CHECK_EQ_INT(rlock_sem_release_async(s, 7, 1, NULL, NULL), 0);
+  RT_CHECK_EQ_INT(rlock_sem_available(s, &avail), 0);
+  RT_CHECK_EQ_INT(avail, 2);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 1, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_sem_held(s, &held), 0);
+  RT_CHECK_EQ_INT(held, 3);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 2), 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), RLOCK_ENOTOWNER);
+  RT_CHECK_EQ_INT(rlock_sem_available(s, &avail), 0);
+  RT_CHECK_EQ_INT(avail, 4);
+  /* Bad arguments, refused before anything is sent. */
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 0, 0, 10000), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 5, 0, 10000), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 1, -5, 10000), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 1, 0, 0), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 0), RLOCK_EINVAL);
+  rlock_sem *bad = NULL;
+  RT_CHECK_EQ_INT(rlock_sem_get(c, "over", 0, &bad), RLOCK_EINVAL);
+  RT_CHECK_EQ_INT(rlock_sem_get(c, "ov{er", 2, &bad), RLOCK_EINVAL);
+  RT_CHECK(bad == NULL);
+  RT_CHECK(all_keys_have_ttl(n));
+  rlock_sem_free(s);
+  rlock_client_close(c);
+}
+
+static void over_release_1(void) { over_release(1); }
+static void over_release_3(void) { over_release(3); }
+
+/* Two clients that disagree about K: the second is told the stored limit
+ * and changes nothing, until an operator resets the semaphore. */
+static void k_disagreement(int n) {
+  flush_all();
+  rlock_client *a = open_client(n, 0, 20), *b = open_client(n, 0, 20);
+  RT_REQUIRE(a != NULL && b != NULL);
+  rlock_sem *s3, *s4;
+  RT_REQUIRE(rlock_sem_get(a, "limit", 3, &s3) == 0);
+  RT_REQUIRE(rlock_sem_get(b, "limit", 4, &s4) == 0);
+  RT_REQUIRE(rlock_sem_acquire(s3, 2, 0, 10000) == 0);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s4, 1, 1000, 10000), RLOCK_ECONFLICT);
+  char why[256] = "";
+  rlock_client_last_error(b, why, sizeof why);
+  fprintf(stderr, "  %s\n", why);
+  RT_CHECK(strstr(why, "limit of 3") != NULL);
+  RT_CHECK(strstr(why, "this handle's is 4") != NULL);
+  int64_t v = -1;
+  RT_CHECK_EQ_INT(rlock_sem_available(s4, &v), RLOCK_ECONFLICT);
+  RT_CHECK_EQ_INT(rlock_sem_held(s4, &v), 0);
+  RT_CHECK_EQ_INT(v, 0);
+  RT_CHECK_EQ_INT(rlock_sem_available(s3, &v), 0);
+  RT_CHECK_EQ_INT(v, 1); /* unchanged */
+  RT_CHECK(strcmp(rlock_strerror(RLOCK_ECONFLICT), "unknown error") != 0);
+  /* The operator's reset forgets the limit (and A's permits: lost). */
+  RT_CHECK_EQ_INT(rlock_sem_reset(s4), 0);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s4, 4, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s3, 2), RLOCK_ELOST);
+  RT_CHECK_EQ_INT(rlock_sem_release(s4, 4), 0);
+  RT_CHECK(all_keys_have_ttl(n));
+  rlock_sem_free(s3);
+  rlock_sem_free(s4);
+  rlock_client_close(a);
+  rlock_client_close(b);
+}
+
+static void k_disagreement_1(void) { k_disagreement(1); }
+static void k_disagreement_3(void) { k_disagreement(3); }
+
+/* --- async, cancel, loss ----------------------------------------------- */
+
+static atomic_int async_rc = -99, async_calls;
+static void on_async(rlock_sem *sem, int status, void *arg) {
+  (void)sem;
+  (void)arg;
+  async_rc = status;
+  atomic_fetch_add(&async_calls, 1);
+}
+
+static int wait_calls(int want, int ms) {
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  while (atomic_load(&async_calls) < want) {
+    if (rt_now_ms() > end) return 0;
+    rt_sleep_ms(2);
+  }
+  return 1;
+}
+
+static void async_cancel(void) {
+  flush_all();
+  rlock_client *c = open_client(3, 0, 20);
+  RT_REQUIRE(c != NULL);
+  rlock_sem *s;
+  RT_REQUIRE(rlock_sem_get(c, "async", 2, &s) == 0);
+  async_calls = 0;
+  RT_REQUIRE(rlock_sem_acquire_async(s, 1, 2, 0, RLOCK_WATCHDOG, on_async,
+                                     NULL) == 0);
+  RT_REQUIRE(wait_calls(1, 5000));
+  RT_CHECK_EQ_INT(async_rc, 0);
+  uint64_t tok = 0;
+  RT_CHECK_EQ_INT(rlock_sem_owner_fencing_token(s, 1, &tok), 0);
+  RT_CHECK(tok > 0);
+  /* Owner 2 waits; a second acquisition of owner 2 in flight is refused;
+   * a cancel ends the first. */
+  RT_REQUIRE(rlock_sem_acquire_async(s, 2, 1, RLOCK_WAIT_FOREVER, 10000,
+                                     on_async, NULL) == 0);
+  RT_REQUIRE(rlock_sem_acquire_async(s, 2, 1, 0, 10000, on_async, NULL) ==
+             0);
+  RT_REQUIRE(wait_calls(2, 5000));
+  RT_CHECK_EQ_INT(async_rc, RLOCK_EINVAL);
+  RT_CHECK(subscribed_everywhere(3, "rlock:{async}:s:ch", 5000));
+  RT_CHECK_EQ_INT(rlock_sem_cancel_async(s, 2), 0);
+  RT_REQUIRE(wait_calls(3, 5000));
+  RT_CHECK_EQ_INT(async_rc, RLOCK_ECANCELED);
+  RT_CHECK_EQ_INT(rlock_sem_cancel_async(s, 2), RLOCK_ENOTOWNER);
+  RT_CHECK_EQ_INT(rlock_sem_release_async(s, 1, 2, on_async, NULL), 0);
+  RT_REQUIRE(wait_calls(4, 5000));
+  RT_CHECK_EQ_INT(async_rc, 0);
+  int64_t v = -1;
+  RT_CHECK_EQ_INT(rlock_sem_available(s, &v), 0);
+  RT_CHECK_EQ_INT(v, 2);
+  RT_CHECK_EQ_INT(rlock_sem_owner_held(s, 2, &v), 0);
+  RT_CHECK_EQ_INT(v, 0);
+  RT_CHECK(all_keys_have_ttl(3));
+  rlock_sem_free(s);
+  rlock_client_close(c);
+}
+
+static atomic_int lost_calls;
+static _Atomic uint64_t lost_owner;
+static void on_lost(rlock_sem *sem, uint64_t owner, int is_thread,
+                    void *arg) {
+  (void)sem;
+  (void)is_thread;
+  (void)arg;
+  lost_owner = owner;
+  atomic_fetch_add(&lost_calls, 1);
+}
+
+/* A reset takes a watchdog holder's permits away: its next renewal finds
+ * them gone, the owner is told once, and its release says RLOCK_ELOST. */
+static void lost_on_reset(void) {
+  flush_all();
+  rlock_client *c = open_client(3, 900, 20);
+  RT_REQUIRE(c != NULL);
+  rlock_sem *s;
+  RT_REQUIRE(rlock_sem_get(c, "lose", 2, &s) == 0);
+  rlock_sem_set_lost_cb(s, on_lost, NULL);
+  lost_calls = 0;
+  RT_REQUIRE(rlock_sem_acquire(s, 2, 0, RLOCK_WATCHDOG) == 0);
+  rt_sleep_ms(700); /* renewed past its first 900 ms lease */
+  int64_t v = -1;
+  RT_CHECK_EQ_INT(rlock_sem_held(s, &v), 0);
+  RT_CHECK_EQ_INT(v, 2);
+  RT_CHECK_EQ_INT(rlock_sem_reset(s), 0);
+  uint64_t end = rt_now_ms() + 5000;
+  while (lost_calls == 0 && rt_now_ms() < end) rt_sleep_ms(10);
+  RT_CHECK_EQ_INT(lost_calls, 1);
+  RT_CHECK_EQ_INT(lost_owner, rlock_thread_id());
+  RT_CHECK_EQ_INT(rlock_sem_held(s, &v), 0);
+  RT_CHECK_EQ_INT(v, 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), RLOCK_ELOST);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), RLOCK_ENOTOWNER);
+  rlock_metrics *m = calloc(1, sizeof *m);
+  rlock_metrics_snapshot(c, m);
+  RT_CHECK_EQ_INT(m->sem_permits_lost, 2);
+  RT_CHECK_EQ_INT(m->sem_permits_held, 0);
+  free(m);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 2, 0, 10000), 0);
+  RT_CHECK(all_keys_have_ttl(3));
+  rlock_sem_free(s);
+  rlock_client_close(c);
+}
+
+/*
+ * N = 3 with one master paused (SIGSTOP) for part of the run: the two
+ * others are a majority, so the threads go on, and the checker still sees
+ * at most K holders; when it resumes, nothing it granted late is kept.
+ */
+static void k_holders_master_paused(void) {
+  flush_all();
+  rlock_client *a = open_client(3, 0, 20);
+  RT_REQUIRE(a != NULL);
+  rlock_sem *s;
+  RT_REQUIRE(rlock_sem_get(a, "paused", K, &s) == 0);
+  hold_log *log = calloc(1, sizeof *log);
+  pthread_t th[6];
+  worker w = {s, log, 40, now_us() + 4000000u};
+  for (int i = 0; i < 6; i++) pthread_create(&th[i], NULL, work, &w);
+  rt_sleep_ms(500);
+  RT_CHECK(rt_redis_pause(&srv[2]) == 0);
+  rt_sleep_ms(2000);
+  RT_CHECK(rt_redis_resume(&srv[2]) == 0);
+  for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
+  int max = max_overlap(log);
+  report("master paused", log, max);
+  RT_CHECK(max >= 1 && max <= K);
+  RT_CHECK_EQ_INT(log->errors, 0);
+  RT_CHECK(log->n >= 20);
+  int64_t avail = -1;
+  RT_CHECK_EQ_INT(rlock_sem_available(s, &avail), 0);
+  RT_CHECK_EQ_INT(avail, K);
+  free(log);
+  rlock_sem_free(s);
+  rlock_client_close(a);
+  /* What the paused master granted late was given back. */
+  rt_sleep_ms(300);
+  long long taken = rt_redis_int(&srv[2], "HLEN rlock:{paused}:s");
+  RT_CHECK(taken <= 1); /* the limit record, no slot */
+  RT_CHECK(all_keys_have_ttl(3));
+}
+
+int main(int argc, char **argv) {
+  if (rt_redis_start_many(srv, 3) != 0) return 1;
+  static const rt_test tests[] = {
+      {"k_holders_threads_1", k_holders_threads_1},
+      {"k_holders_threads_3", k_holders_threads_3},
+      {"k_holders_processes_1", k_holders_processes_1},
+      {"k_holders_processes_3", k_holders_processes_3},
+      {"sigkill_holder_1", sigkill_holder_1},
+      {"sigkill_holder_3", sigkill_holder_3},
+      {"woken_by_release_1", woken_by_release_1},
+      {"woken_by_release_3", woken_by_release_3},
+      {"over_release_1", over_release_1},
+      {"over_release_3", over_release_3},
+      {"k_disagreement_1", k_disagreement_1},
+      {"k_disagreement_3", k_disagreement_3},
+      {"async_cancel", async_cancel},
+      {"lost_on_reset", lost_on_reset},
+      {"k_holders_master_paused", k_holders_master_paused},
+  };
+  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+  rt_redis_stop_many(srv, 3);
+  return rc;
+}
