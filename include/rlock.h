@@ -153,7 +153,14 @@ typedef struct rlock_options {
    * serves its slot, redirects (MOVED, ASK), TRYAGAIN and CLUSTERDOWN are
    * followed within master_timeout_ms, waiters listen on the slot's shard
    * channel, and the watchdog batches renewals per node. README,
-   * "Redis Cluster", says what a failover or a migration may cost.
+   * "Redis Cluster", says what a failover or a migration may cost. The
+   * lock family is not yet supported on a cluster master: while any
+   * master of a client is a cluster, rlock_get_fair, rlock_get_read,
+   * rlock_get_write, rlock_sem_get, rlock_latch_get, rlock_lock_all and
+   * rlock_unlock_all (and their _async forms) return RLOCK_EINVAL and
+   * rlock_client_last_error says so (for example "fair locks are not yet
+   * supported on a redis-cluster:// master"); rlock_get and every call on
+   * its handles work. Sentinel masters take every kind.
    *   "redis-sentinel://[[user]:password@]host[:port]/service
    *      [?sentinel=host[:port]&...&sentinel_user=U&sentinel_password=P
    *       &db=N]"                        (a Sentinel group's master)

@@ -818,8 +818,73 @@ static void replica_acks_on_cluster(void) {
   rlock_client_close(c);
 }
 
+/* The text of rlock_client_last_error. */
+static void last_error(rlock_client *c, char *buf, size_t size) {
+  buf[0] = '\0';
+  rlock_client_last_error(c, buf, size);
+}
+
+/*
+ * The lock family is refused on a cluster master, not half-run: each
+ * kind's handle (fair, read, write, semaphore, latch) and rlock_lock_all
+ * fail with RLOCK_EINVAL and rlock_client_last_error says which kind is
+ * not supported on a redis-cluster:// master; nothing is written on any
+ * node; the reentrant lock of the same name still works on that client.
+ */
+static void family_refused(void) {
+  rlock_client *c = open_cluster(0);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  char err[300];
+  rlock *l = (rlock *)&err; /* must be reset to NULL by a refusal */
+  RT_CHECK_EQ_INT(rlock_get_fair(c, "fam", &l), RLOCK_EINVAL);
+  RT_CHECK(l == NULL);
+  last_error(c, err, sizeof err);
+  fprintf(stderr, "  last error: %s\n", err);
+  RT_CHECK(strstr(err, "fair locks are not yet supported on a "
+                       "redis-cluster:// master") != NULL);
+  RT_CHECK_EQ_INT(rlock_get_read(c, "fam", &l), RLOCK_EINVAL);
+  last_error(c, err, sizeof err);
+  RT_CHECK(strstr(err, "read-write locks are not yet supported") != NULL);
+  RT_CHECK_EQ_INT(rlock_get_write(c, "fam", &l), RLOCK_EINVAL);
+  rlock_sem *sem = NULL;
+  RT_CHECK_EQ_INT(rlock_sem_get(c, "fam", 2, &sem), RLOCK_EINVAL);
+  RT_CHECK(sem == NULL);
+  last_error(c, err, sizeof err);
+  RT_CHECK(strstr(err, "semaphores are not yet supported") != NULL);
+  rlock_latch *latch = NULL;
+  RT_CHECK_EQ_INT(rlock_latch_get(c, "fam", &latch), RLOCK_EINVAL);
+  RT_CHECK(latch == NULL);
+  last_error(c, err, sizeof err);
+  RT_CHECK(strstr(err, "latches are not yet supported") != NULL);
+  rlock *two[2] = {NULL, NULL};
+  RT_REQUIRE(rlock_get(c, "fam", &two[0]) == 0);
+  RT_REQUIRE(rlock_get(c, "fam2", &two[1]) == 0);
+  RT_CHECK_EQ_INT(rlock_lock_all(two, 2, 0, 10000), RLOCK_EINVAL);
+  last_error(c, err, sizeof err);
+  RT_CHECK(strstr(err, "several locks at once are not yet supported") !=
+           NULL);
+  /* Nothing written: each key's node (the only one that may have it). */
+  static const char *const keys[] = {"rlock:{fam}", "rlock:{fam2}",
+                                     "rlock:{fam}:s", "rlock:{fam}:l",
+                                     "rlock:{fam}:q", "rlock:{fam}:w"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    int owner = owner_of(keys[i]);
+    RT_REQUIRE(owner >= 0);
+    RT_CHECK_EQ_INT(exists_on(owner, keys[i]), 0);
+  }
+  /* The plain lock of the name works. */
+  RT_CHECK_EQ_INT(rlock_lock(two[0], 10000), 0);
+  RT_CHECK_EQ_INT(exists_on(owner_of("rlock:{fam}"), "rlock:{fam}"), 1);
+  RT_CHECK_EQ_INT(rlock_unlock(two[0]), 0);
+  rlock_free(two[0]);
+  rlock_free(two[1]);
+  rlock_client_close(c);
+}
+
 static rt_test tests[] = {
     {"lock_on_its_node", lock_on_its_node},
+    {"family_refused", family_refused},
     {"spread_over_primaries", spread_over_primaries},
     {"watchdog_batches_per_node", watchdog_batches_per_node},
     {"pubsub_wakeup", pubsub_wakeup},
