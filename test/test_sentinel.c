@@ -416,6 +416,59 @@ static void test_basics(void) {
   rlock_client_close(c);
 }
 
+/*
+ * The lock family through a Sentinel master (one node behind rl_master):
+ * a fair lock taken by one client is refused to another, whose waiter is
+ * woken by the unlock well within its wait; a semaphore of one permit
+ * taken by one client is refused to the other until it is released. The
+ * keys are on the data server the sentinels name.
+ */
+static void test_family(void) {
+  RT_REQUIRE(up);
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  rlock_client *a = sclient(0, 0), *b = sclient(0, 0);
+  RT_REQUIRE(a != NULL && b != NULL);
+  rlock *fa = NULL, *fb = NULL;
+  RT_REQUIRE(rlock_get_fair(a, "sfair", &fa) == 0);
+  RT_REQUIRE(rlock_get_fair(b, "sfair", &fb) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(fa, 0, 20000), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&S.data[m], "EXISTS rlock:{sfair}"), 1);
+  RT_CHECK_EQ_INT(rlock_trylock(fb, 0, 20000), RLOCK_ETIMEDOUT);
+  /* The lease is 20 s: only the unlock frees the waiter within the
+   * bound below. */
+  waiter w;
+  waiter_start(&w, fb, 30000);
+  rt_sleep_ms(500);
+  uint64_t t_unlock = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(fa), 0);
+  pthread_join(w.th, NULL);
+  RT_CHECK_EQ_INT(w.rc, 0);
+  fprintf(stderr, "  fair waiter woken %llu ms after the unlock\n",
+          (unsigned long long)(w.done_ms - t_unlock));
+  RT_CHECK(w.done_ms - t_unlock < 10000);
+  RT_CHECK_EQ_INT(rt_redis_int(&S.data[m], "EXISTS rlock:{sfair}"), 0);
+  rlock_free(fa);
+  rlock_free(fb);
+
+  rlock_sem *sa = NULL, *sb = NULL;
+  RT_REQUIRE(rlock_sem_get(a, "ssem", 1, &sa) == 0);
+  RT_REQUIRE(rlock_sem_get(b, "ssem", 1, &sb) == 0);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(sa, 1, 0, 20000), 0);
+  int64_t held = 0;
+  RT_CHECK_EQ_INT(rlock_sem_held(sa, &held), 0);
+  RT_CHECK_EQ_INT(held, 1);
+  RT_CHECK_EQ_INT(rt_redis_int(&S.data[m], "EXISTS rlock:{ssem}:s"), 1);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(sb, 1, 0, 20000), RLOCK_ETIMEDOUT);
+  RT_CHECK_EQ_INT(rlock_sem_release(sa, 1), 0);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(sb, 1, 0, 20000), 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(sb, 1), 0);
+  rlock_sem_free(sa);
+  rlock_sem_free(sb);
+  rlock_client_close(b);
+  rlock_client_close(a);
+}
+
 /* Opens a client on url and waits for it: the status of
  * rlock_client_wait_ready, and the text of the master's error (or of the
  * client's last error) in why. */
@@ -995,6 +1048,7 @@ static void test_old_master_shunned(void) {
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"basics", test_basics},
+      {"family", test_family},
       {"config_errors", test_config_errors},
       {"role_checked", test_role_checked},
       {"readonly_demoted", test_readonly_demoted},
