@@ -77,11 +77,12 @@ fail:
  * at least one key; any other durable script always writes. */
 static int reply_wrote(int script, const redisReply *r) {
   if (r->type == REDIS_REPLY_ERROR) return 0;
-  if (script == RL_SCRIPT_ACQUIRE)
+  int d = rl_script_durable(script);
+  if (d == RL_DURABLE_GRANT)
     return r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
            r->element[0]->type == REDIS_REPLY_INTEGER &&
            r->element[0]->integer == 1;
-  if (script == RL_SCRIPT_RENEW || script == RL_SCRIPT_RENEW_NODE) {
+  if (d == RL_DURABLE_RENEW) {
     if (r->type != REDIS_REPLY_ARRAY) return 1;
     for (size_t i = 0; i < r->elements; i++)
       if (r->element[i]->type == REDIS_REPLY_INTEGER &&
@@ -133,10 +134,14 @@ static void note_unacked(ack *a, rl_conn *node) {
   rl_master_log(m, node, RLOCK_LOG_WARN,
                 "a %s was not acknowledged by replicas (%s): its vote does "
                 "not count%s%s",
-                a->script == RL_SCRIPT_ACQUIRE   ? "grant"
-                : a->script == RL_SCRIPT_RENEW   ? "renewal"
-                                                 : "fencing write-back",
-                why, a->script == RL_SCRIPT_ACQUIRE ? ", the grant is undone" : "",
+                rl_script_durable(a->script) == RL_DURABLE_GRANT ? "grant"
+                : rl_script_durable(a->script) == RL_DURABLE_RENEW
+                    ? "renewal"
+                    : "fencing write-back",
+                why,
+                rl_script_durable(a->script) == RL_DURABLE_GRANT
+                    ? ", the grant is undone"
+                    : "",
                 more);
   m->ack_log_ms = now;
   m->ack_log_skipped = 0;

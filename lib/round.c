@@ -269,10 +269,7 @@ static int send_to(rl_round *r, int i) {
   }
   c->no_resend = r->args.no_resend;
   c->clocked = r->clocked;
-  c->durable = r->args.script == RL_SCRIPT_ACQUIRE ||
-               r->args.script == RL_SCRIPT_RENEW ||
-               r->args.script == RL_SCRIPT_RENEW_NODE ||
-               r->args.script == RL_SCRIPT_FENCE_MAX;
+  c->durable = rl_script_durable(r->args.script) != 0;
   c->encode = encode;
   c->cb = on_cmd;
   c->data = r;

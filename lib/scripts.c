@@ -309,6 +309,27 @@ static void prepare(void) {
   }
 }
 
+int rl_script_durable(int id) {
+  switch (id) {
+  case RL_SCRIPT_ACQUIRE:
+  case RL_FAM(RL_FAM_FAIR_ACQUIRE):
+  case RL_FAM(RL_FAM_RW_READ_ACQUIRE):
+  case RL_FAM(RL_FAM_RW_WRITE_ACQUIRE):
+  case RL_FAM(RL_FAM_SEM_ACQUIRE):
+  case RL_FAM(RL_FAM_MULTI_ACQUIRE):
+  case RL_FAM(RL_FAM_MULTI_ACQUIRE_XSLOT):
+    return RL_DURABLE_GRANT;
+  case RL_SCRIPT_RENEW:
+  case RL_SCRIPT_RENEW_NODE:
+  case RL_FAM(RL_FAM_LEASE_RENEW):
+    return RL_DURABLE_RENEW;
+  case RL_SCRIPT_FENCE_MAX:
+    return RL_DURABLE_WRITE;
+  default:
+    return 0;
+  }
+}
+
 rl_script_id rl_script_shard(rl_script_id id) {
   pthread_once(&once, prepare);
   if (id >= RL_SCRIPT_COUNT || shard_bodies[id] == NULL) return id;

@@ -72,6 +72,15 @@ rl_script_id rl_script_shard(rl_script_id id);
  * masters for now (family.c, rl_family_refused). */
 int rl_script_loaded_on(int id, int cluster);
 
+/* What a script is for replica acknowledgement (master_ack.c): 0 not
+ * durable; RL_DURABLE_GRANT an acquisition of any kind (its reply's first
+ * element is 1 when it granted: the reentrant lock's, and the family's
+ * acquire-type replies); RL_DURABLE_RENEW a batched renewal (an array of
+ * 1 renewed / 0 gone per key: renew, its node form, lease_renew);
+ * RL_DURABLE_WRITE a write that always writes (fencing write-back). */
+enum { RL_DURABLE_GRANT = 1, RL_DURABLE_RENEW, RL_DURABLE_WRITE };
+int rl_script_durable(int id);
+
 /* Any id below RL_SCRIPT_ALL. */
 const char *rl_script_body(rl_script_id id);
 /* 40 hex digits, computed on first use. */

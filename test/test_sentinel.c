@@ -469,6 +469,59 @@ static void test_family(void) {
   rlock_client_close(a);
 }
 
+/*
+ * Replica acknowledgement covers the family's grants too. With
+ * replica_acks = 2 a fair lock and a semaphore permit are granted while
+ * both replicas are up; with one replica paused, neither grant is
+ * acknowledged, so neither counts: the calls fail, the master keeps
+ * nothing of them (the fair lock's hash, the permit's lease), and the
+ * master's unacked count grows.
+ */
+static void test_family_unacked(void) {
+  RT_REQUIRE(up);
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  int ra, rb;
+  replicas_of(m, &ra, &rb);
+  rlock_client *c = sclient(2, 200);
+  RT_REQUIRE(c != NULL);
+  rlock *f = NULL;
+  rlock_sem *s = NULL;
+  RT_REQUIRE(rlock_get_fair(c, "sfu", &f) == 0);
+  RT_REQUIRE(rlock_sem_get(c, "ssu", 1, &s) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(f, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(f), 0);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 1, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), 0);
+  uint64_t before = mmetrics(c).unacked;
+
+  RT_REQUIRE(rt_sentinel_pause(&S, ra) == 0);
+  int rc = rlock_trylock(f, 0, 10000);
+  fprintf(stderr, "  fair trylock, one replica paused: %d\n", rc);
+  RT_CHECK(rc != 0);
+  RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(f), 0);
+  RT_CHECK(key_gone(&S.data[m], "sfu"));
+  uint64_t mid = mmetrics(c).unacked;
+  RT_CHECK(mid > before);
+  rc = rlock_sem_acquire(s, 1, 0, 10000);
+  fprintf(stderr, "  semaphore acquire, one replica paused: %d\n", rc);
+  RT_CHECK(rc != 0);
+  int64_t held = -1;
+  RT_CHECK_EQ_INT(rlock_sem_held(s, &held), 0);
+  RT_CHECK_EQ_INT(held, 0);
+  long long leases = -1;
+  for (uint64_t end = rt_now_ms() + 3000; rt_now_ms() < end;
+       rt_sleep_ms(10))
+    if ((leases = rt_redis_int(&S.data[m], "ZCARD rlock:{ssu}:s:t")) == 0)
+      break;
+  RT_CHECK_EQ_INT(leases, 0);
+  RT_CHECK(mmetrics(c).unacked > mid);
+  rt_sentinel_resume(&S, ra);
+  rlock_free(f);
+  rlock_sem_free(s);
+  rlock_client_close(c);
+}
+
 /* Opens a client on url and waits for it: the status of
  * rlock_client_wait_ready, and the text of the master's error (or of the
  * client's last error) in why. */
@@ -1049,6 +1102,7 @@ int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"basics", test_basics},
       {"family", test_family},
+      {"family_unacked", test_family_unacked},
       {"config_errors", test_config_errors},
       {"role_checked", test_role_checked},
       {"readonly_demoted", test_readonly_demoted},
