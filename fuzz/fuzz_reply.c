@@ -23,7 +23,13 @@ static void make_fake(void) {
   fake = calloc(1, sizeof *fake);
   rlock_options_init(&fake->opts);
   fake->nmasters = 3;
-  fake->conns = calloc(3, sizeof *fake->conns); /* all down: sends fail */
+  /* Masters never started: every send fails. */
+  fake->masters = calloc(3, sizeof *fake->masters);
+  static rl_master_url url;
+  rl_master_url_parse("127.0.0.1:1", &url, NULL);
+  for (int i = 0; i < 3; i++)
+    fake->masters[i] = rl_master_new(&url, uv_default_loop(), &fake->conn_cfg,
+                                     i);
   uv_mutex_init(&fake->errmu);
   rl_holds_init(&fake->holds);
 }

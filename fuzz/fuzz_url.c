@@ -36,10 +36,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *m[2] = {s, "127.0.0.1:6379"};
   o.masters = m;
   o.nmasters = 2;
-  rl_url urls[2];
+  static rl_master_url urls[2], mu;
   int orc = rl_options_check(&o, urls);
   if (orc != 0 && orc != RLOCK_EINVAL) abort();
-  if ((orc == 0) != (rc == 0)) abort();
+  /* The masters list takes every form of master the one parser takes. */
+  int mrc = rl_master_url_parse(s, &mu, NULL);
+  if (mrc == 0 && mu.kind == 0 && rc != 0) abort();
+  if (mrc == 0 && mu.kind != 0 && (mu.topo.naddrs < 1 || rc == 0)) abort();
+  if (orc == 0 && mrc != 0) abort();
+  if (mrc != 0 && rc == 0) abort();
   (void)rl_name_check(s);
   free(s);
   return 0;

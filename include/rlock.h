@@ -6,7 +6,8 @@
  * thread, or a client id and a caller-chosen 64-bit owner for the async
  * API) and whose value is the owner's reentry count; the key's TTL is the
  * lease. It is taken by quorum over N independent Redis masters (the
- * Redlock algorithm; N = 1 is the ordinary single-instance lock), and every
+ * Redlock algorithm; N = 1 is the ordinary single-instance lock; a master
+ * may be a whole Redis Cluster), and every
  * first acquisition carries a fencing token that grows from one holder to
  * the next, so that a storage layer can reject a holder whose lease ran out
  * while it was paused.
@@ -144,6 +145,33 @@ typedef struct rlock_options {
    *   "redis://[[user]:password@]host[:port][/db]"
    *   "rediss://[[user]:password@]host[:port][/db]"  (TLS; see tls_*)
    *   "unix://[[user]:password@]/path/to/socket[?db=N]"
+   *   "redis-cluster://[[user]:password@]host[:port][?seed=host[:port]&...]"
+   *   "rediss-cluster://..."                          (a cluster over TLS)
+   * A cluster URL names a Redis Cluster (7.0 or later) by one seed node or
+   * more (seed= adds seeds, so the URL holds no comma); the whole cluster
+   * is one master with one vote: each lock goes to the primary that
+   * serves its slot, redirects (MOVED, ASK), TRYAGAIN and CLUSTERDOWN are
+   * followed within master_timeout_ms, waiters listen on the slot's shard
+   * channel, and the watchdog batches renewals per node. README,
+   * "Redis Cluster", says what a failover or a migration may cost. The
+   * lock family is not yet supported on a cluster master: while any
+   * master of a client is a cluster, rlock_get_fair, rlock_get_read,
+   * rlock_get_write, rlock_sem_get, rlock_latch_get, rlock_lock_all and
+   * rlock_unlock_all (and their _async forms) return RLOCK_EINVAL and
+   * rlock_client_last_error says so (for example "fair locks are not yet
+   * supported on a redis-cluster:// master"); rlock_get and every call on
+   * its handles work. Sentinel masters take every kind.
+   *   "redis-sentinel://[[user]:password@]host[:port]/service
+   *      [?sentinel=host[:port]&...&sentinel_user=U&sentinel_password=P
+   *       &db=N]"                        (a Sentinel group's master)
+   *   "rediss-sentinel://..."            (TLS to sentinels and servers)
+   * A Sentinel master is one master, one vote, whose server is whatever
+   * a majority of the sentinels that answer name (port 26379 by default;
+   * more sentinels with sentinel=); rlock checks ROLE on it, follows
+   * failovers (+switch-master), and never reconnects to a server without
+   * asking the sentinels again. The userinfo and db are the servers';
+   * sentinel_user= and sentinel_password= authenticate to the sentinels
+   * (none by default). The servers' ACL rule needs +role.
    * With a user, rlock authenticates as that ACL user (AUTH user
    * password); with a password alone, as the default user (AUTH
    * password). A user or password may be percent-encoded (%40 for '@',
@@ -266,6 +294,39 @@ typedef struct rlock_options {
   const char *tls_key_file;
   const char *tls_server_name;
   int tls_insecure;
+  /*
+   * Replica acknowledgement of grants (Redisson's WAIT after each grant).
+   * With replica_acks = n > 0, every acquisition, every renewal that
+   * extends a lock's validity (the watchdog's and rlock_extend's) and
+   * every fencing write-back is followed, on the same connection and in
+   * the same write, by WAIT n replica_ack_timeout_ms, and a master's
+   * answer counts toward the quorum only if it came within the master
+   * timeout and WAIT said, within replica_ack_timeout_ms more, that at
+   * least n of its replicas have it. A grant with fewer is treated as a
+   * grant that came too late: it does not count, and it is undone (or,
+   * if the acquisition won on other masters, kept with the hold and
+   * released with it, like any late grant); it is counted in
+   * rlock_master_metrics.unacked and logged. An answer that wrote
+   * nothing (the lock is held by another) needs no acknowledgement.
+   *
+   * What it buys: a grant that counted is on n replicas of its master,
+   * so a failover to one of them keeps it, and a stale master that a
+   * client still writes to (paused through a failover) has no replicas
+   * left to acknowledge anything. What it does not: Sentinel promotes the
+   * replica it thinks most up to date, not necessarily one of the n, so
+   * only n = every replica makes every promotion keep every counted
+   * grant (and then one replica down refuses every grant until it is
+   * back); and a promoted replica expires the lock by its own wall clock
+   * (expirations replicate as absolute times), so a replica whose clock
+   * runs ahead shortens the lease. It narrows the failover window; it
+   * does not close it: fencing tokens still decide (README, "Sentinel").
+   * The masters' ACL rule needs +wait. 0 (the default): off. At most 64.
+   * replica_ack_timeout_ms: 1 to 60000, default 100; used only when
+   * replica_acks > 0. The masters' deadline for these commands is
+   * master_timeout_ms + replica_ack_timeout_ms.
+   */
+  int replica_acks;
+  int64_t replica_ack_timeout_ms;
   /*
    * Fair locks and the write side of read-write locks: a waiter keeps its
    * place in the masters' queues only while it shows it is alive, which
@@ -859,6 +920,12 @@ typedef struct rlock_master_metrics {
   char error[160];     /* why the connection is not up: the master's last
                           connection, TLS or handshake error; "" while it
                           is up */
+  uint64_t unacked;    /* grants, renewals and fencing write-backs that
+                          did not count for want of replica
+                          acknowledgement (replica_acks) */
+  uint64_t failovers;  /* Sentinel masters: failovers followed (the
+                          master the sentinels name moved, and rlock
+                          moved with it) */
 } rlock_master_metrics;
 
 typedef struct rlock_metrics {
@@ -879,6 +946,8 @@ typedef struct rlock_metrics {
   rlock_histogram hold;          /* first acquisition to release or loss */
   size_t nmasters;
   rlock_master_metrics masters[RLOCK_METRICS_MASTERS];
+  uint64_t grants_unacked;       /* the masters' unacked, summed */
+  uint64_t failovers;            /* the masters' failovers, summed */
   /* acquisitions by the kind of handle, in the order of rlock_kind()'s
    * names: lock, fair, read, write. */
   uint64_t acquisitions_by_kind[RLOCK_KINDS];
@@ -910,9 +979,11 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * rlock_locks_lost_total, rlock_locks_held, rlock_waiters,
  * rlock_wait_seconds and rlock_hold_seconds (histograms), and per master
  * rlock_master_up, rlock_master_timeouts_total, rlock_master_errors_total,
- * rlock_master_reconnects_total, rlock_master_restarts_total, labelled
- * master="<index>",address="<host:port>"; and for the lock family
- * rlock_sem_acquisitions_total, rlock_sem_acquire_failures_total,
+ * rlock_master_reconnects_total, rlock_master_restarts_total,
+ * rlock_master_grants_unacked_total, rlock_master_failovers_total,
+ * labelled master="<index>",address="<host:port>"; their sums
+ * rlock_grants_unacked_total and rlock_failovers_total; and for the lock
+ * family rlock_sem_acquisitions_total, rlock_sem_acquire_failures_total,
  * rlock_sem_releases_total, rlock_sem_permits_lost_total,
  * rlock_sem_permits_held, rlock_sem_waiters, rlock_latch_count_downs_total,
  * rlock_latch_opened_total, rlock_latch_waiters and

@@ -33,7 +33,9 @@ static void client_free(rl_client *c) {
   rl_quarantine_free(c);
   rl_holds_free(&c->holds);
   rl_holds_free(&c->pending);
-  free(c->conns);
+  for (int i = 0; c->masters != NULL && i < c->nmasters; i++)
+    if (c->masters[i] != NULL) rl_master_free(c->masters[i]);
+  free(c->masters);
   free(c->prefix);
   free(c->tls_server_name);
   rl_tls_ctx_free(c->tls);
@@ -158,7 +160,7 @@ static void on_async(uv_async_t *a) {
   /* Not when this batch carries the close: the connections close right
    * after, and a grant written now would be left behind for its lease. */
   if (!c->shut_down && !close)
-    for (int i = 0; i < c->nmasters; i++) rl_conn_flush(&c->conns[i]);
+    for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
   if (close) shutdown_loop_side(c);
 }
 
@@ -168,13 +170,13 @@ static void on_handle_closed(rl_client *c) {
 
 static void on_async_closed(uv_handle_t *h) { on_handle_closed(h->data); }
 
-static void on_conn_closed(rl_conn *conn) { on_handle_closed(conn->data); }
+static void on_master_closed(rl_master *m) { on_handle_closed(m->data); }
 
 static void close_connections(rl_client *c) {
   /* Undos of acquisitions in flight and releases are queued: write them
    * before the sockets close, or the masters keep those grants. */
-  for (int i = 0; i < c->nmasters; i++) rl_conn_flush(&c->conns[i]);
-  for (int i = 0; i < c->nmasters; i++) rl_conn_close(&c->conns[i]);
+  for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
+  for (int i = 0; i < c->nmasters; i++) rl_master_close(c->masters[i]);
   uv_close((uv_handle_t *)&c->async, on_async_closed);
 }
 
@@ -198,30 +200,33 @@ static void shutdown_loop_side(rl_client *c) {
    * leases; the release rounds end within the master timeout. The holds
    * are dropped (their wheel entries cancelled) before the wheel goes. */
   rl_release_all(c, close_connections);
+  rl_renew_close(c);
   rl_watchdog_close(&c->watchdog, on_async_closed);
 }
 
-static void conn_log(rl_conn *conn, int level, const char *msg) {
-  rl_client *c = conn->data;
-  if (conn->url.kind == RL_URL_UNIX)
-    rl_log(c, level, "master %s: %s", conn->url.path, msg);
-  else if (strchr(conn->url.host, ':') != NULL)
-    rl_log(c, level, "master [%s]:%d: %s", conn->url.host, conn->url.port,
-           msg);
-  else
-    rl_log(c, level, "master %s:%d: %s", conn->url.host, conn->url.port, msg);
+static void master_log(rl_master *m, rl_conn *node, int level,
+                       const char *msg) {
+  rl_client *c = m->data;
+  char addr[300];
+  if (node == NULL || m->kind == RL_MASTER_SINGLE) {
+    rl_log(c, level, "master %s: %s", m->name, msg);
+    return;
+  }
+  rl_node_address(node, addr, sizeof addr);
+  rl_log(c, level, "master %s, node %s: %s", m->name, addr, msg);
 }
 
 /* Keeps the counts rlock_client_wait_ready waits on, and the restart
  * records' view of which connections are live (quarantine.c). */
-static void conn_on_state(rl_conn *conn, int state) {
-  rl_client *c = conn->data;
-  rl_quarantine_on_state(conn, state);
+static void master_on_state(rl_master *m, rl_conn *node, int state) {
+  rl_client *c = m->data;
+  rl_quarantine_on_state(m, node, state);
   int ready = 0, refused = 0;
   for (int i = 0; i < c->nmasters; i++) {
-    if (c->conns[i].state == RL_CONN_READY)
+    if (c->masters[i] == NULL) continue;
+    if (rl_master_ready(c->masters[i]))
       ready++;
-    else if (c->conns[i].refused)
+    else if (rl_master_refused(c->masters[i]))
       refused++;
   }
   uv_mutex_lock(&c->readymu);
@@ -233,9 +238,10 @@ static void conn_on_state(rl_conn *conn, int state) {
 
 /* A master refused the handshake, or TLS failed: the caller learns it
  * from rlock_client_last_error (once per change of text). */
-static void conn_on_error(rl_conn *conn, const char *text, int refused,
-                          int tls) {
-  if (refused || tls) rl_client_note_error(conn->data, text, strlen(text));
+static void master_on_error(rl_master *m, rl_conn *node, const char *text,
+                            int refused, int tls) {
+  (void)node;
+  if (refused || tls) rl_client_note_error(m->data, text, strlen(text));
 }
 
 typedef struct thread_start {
@@ -278,8 +284,8 @@ static int client_init(rl_client *c, const rlock_options *opts) {
   c->opts.tls_server_name = NULL;
   c->prefix = strdup(opts->key_prefix);
   c->nmasters = (int)opts->nmasters;
-  c->conns = calloc(opts->nmasters, sizeof *c->conns);
-  if (c->prefix == NULL || c->conns == NULL) return RLOCK_ENOMEM;
+  c->masters = calloc(opts->nmasters, sizeof *c->masters);
+  if (c->prefix == NULL || c->masters == NULL) return RLOCK_ENOMEM;
   if (opts->tls_server_name != NULL &&
       (c->tls_server_name = strdup(opts->tls_server_name)) == NULL)
     return RLOCK_ENOMEM;
@@ -301,10 +307,10 @@ static int client_init(rl_client *c, const rlock_options *opts) {
  * bad file is an error at open either way). 0, or RLOCK_EINVAL with the
  * reason for rlock_open_error. */
 static int tls_init(rl_client *c, const rlock_options *opts,
-                    const rl_url *urls) {
+                    const rl_master_url *urls) {
   int any = opts->tls_ca_file || opts->tls_ca_dir || opts->tls_cert_file ||
             opts->tls_key_file;
-  for (size_t i = 0; i < opts->nmasters; i++) any |= urls[i].tls;
+  for (size_t i = 0; i < opts->nmasters; i++) any |= urls[i].url.tls;
   if (!any) return 0;
   rl_tls_config cfg = {opts->tls_ca_file, opts->tls_ca_dir,
                        opts->tls_cert_file, opts->tls_key_file,
@@ -336,18 +342,27 @@ fail_errmu:
   return RLOCK_ENOMEM;
 }
 
-static void start_connections(rl_client *c, const rl_url *urls) {
+/* Makes the masters (before anything else can fail). 0 or RLOCK_ENOMEM. */
+static int make_masters(rl_client *c, const rl_master_url *urls) {
   for (int i = 0; i < c->nmasters; i++) {
-    rl_conn *conn = &c->conns[i];
-    conn->data = c;
-    conn->on_info = rl_quarantine_on_info;
-    conn->on_state = conn_on_state;
-    conn->on_error = conn_on_error;
-    conn->on_log = conn_log;
-    conn->on_closed = on_conn_closed;
-    /* The mutex init is the only failure, and glibc's cannot fail. */
-    rl_conn_start(conn, c->loop, &urls[i], &c->conn_cfg);
+    rl_master *m = rl_master_new(&urls[i], c->loop, &c->conn_cfg, i);
+    if (m == NULL) return RLOCK_ENOMEM;
+    m->data = c;
+    m->acks = c->opts.replica_acks;
+    m->ack_timeout_ms = (uint64_t)c->opts.replica_ack_timeout_ms;
+    m->on_node_info = rl_quarantine_on_info;
+    m->on_node_state = master_on_state;
+    m->on_error = master_on_error;
+    m->on_log = master_log;
+    m->on_closed = on_master_closed;
+    c->masters[i] = m;
   }
+  return 0;
+}
+
+static void start_connections(rl_client *c) {
+  /* The mutex init is the only failure, and glibc's cannot fail. */
+  for (int i = 0; i < c->nmasters; i++) rl_master_start(c->masters[i]);
 }
 
 static int open_client(rlock_client **out, const rlock_options *opts) {
@@ -358,14 +373,14 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   *out = NULL;
   if (opts == NULL || opts->nmasters == 0 || opts->nmasters > RL_MAX_MASTERS)
     return rl_options_check(opts, NULL);
-  rl_url *urls = calloc(opts->nmasters, sizeof *urls);
+  rl_master_url *urls = calloc(opts->nmasters, sizeof *urls);
   if (urls == NULL) {
     rl_open_error("out of memory");
     return RLOCK_ENOMEM;
   }
   int rc = rl_options_check(opts, urls);
   for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
-    rc = rl_url_resolve(&urls[i]);
+    rc = rl_master_url_resolve(&urls[i]);
   if (rc == 0) rc = rl_masters_check_unique(opts, urls);
   if (rc != 0) goto fail_urls;
   rl_client *c = calloc(1, sizeof *c);
@@ -384,7 +399,7 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   c->loop = c->own_thread ? &c->own_loop : opts->loop;
   c->loop_thread = uv_thread_self();
   uint64_t period = (uint64_t)c->opts.watchdog_timeout_ms / 3;
-  if (rl_quarantine_init(c, urls) != 0 ||
+  if (make_masters(c, urls) != 0 || rl_quarantine_init(c, urls) != 0 ||
       rl_watchdog_init(&c->watchdog, c->loop, period,
                        (size_t)c->opts.watchdog_batch, rl_renew_due,
                        c) != 0) {
@@ -394,7 +409,7 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   c->watchdog.timer.data = c;
   uv_async_init(c->loop, &c->async, on_async);
   c->async.data = c;
-  start_connections(c, urls);
+  start_connections(c);
   free(urls);
   c->handles_open = 2 + c->nmasters; /* async, watchdog timer, conns */
   atomic_init(&c->refs, 2); /* the opener, and the open handles */

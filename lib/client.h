@@ -13,6 +13,7 @@
 
 #include "conn.h"
 #include "holds.h"
+#include "master.h"
 #include "list.h"
 #include "metrics.h"
 #include "rlock.h"
@@ -118,7 +119,7 @@ struct rlock_client {
   char *prefix;
   rlock_options opts; /* masters and key_prefix not kept */
   int nmasters;
-  rl_conn *conns;
+  rl_master **masters; /* master.h: each one server, or a cluster */
   rl_conn_config conn_cfg;
   rl_tls_ctx *tls;          /* for rediss:// masters, or NULL */
   char *tls_server_name;    /* a copy of the option, or NULL */
@@ -163,6 +164,7 @@ struct rlock_client {
   int handles_open;
   int detached; /* closed from its own loop thread */
   struct rl_pubsub *pubsub; /* pubsub/: made on the first wait */
+  struct rl_renew_groups *renew_groups; /* renew.c: batches by node */
   struct rl_family *family; /* family.c: semaphore holds and their
                                watchdog, made on first use */
 };

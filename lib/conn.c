@@ -149,6 +149,15 @@ static rl_cmd *internal_new(rl_conn *conn, int kind, rl_cmd_cb cb, int argc,
  * clock's coarseness (a few ms, by which the master's deadline may fall
  * after the timer's: a grant in between is a late grant, undone). */
 static void start_deadline(const rl_conn *conn, rl_cmd *cmd) {
+  if (cmd->fixed_until_us != 0) {
+    /* The loop's clock is at or before now: the timer fires at or before
+     * the deadline the master is told. */
+    int64_t left_us = cmd->fixed_until_us - rl_conn_now_us();
+    uint64_t left_ms = left_us > 0 ? (uint64_t)(left_us / 1000) : 0;
+    cmd->deadline = uv_now(conn->loop) + left_ms;
+    cmd->until_us = cmd->fixed_until_us;
+    return;
+  }
   uint64_t t = conn->cfg->command_timeout_ms;
   if (t == 0) {
     cmd->deadline = 0;
@@ -204,8 +213,8 @@ static void complete_all(rl_conn *conn, int waiting_status) {
 }
 
 static int send_cmd(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
-                    int script, int no_resend, int clocked, rl_cmd_cb cb,
-                    void *data, int idx) {
+                    int script, int no_resend, int clocked, int64_t until_us,
+                    rl_cmd_cb cb, void *data, int idx) {
   int waits = conn->state == RL_CONN_HANDSHAKE ||
               (conn->state == RL_CONN_CONNECTING && conn->first);
   if (conn->state != RL_CONN_READY && !waits)
@@ -217,6 +226,7 @@ static int send_cmd(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
   cmd->script = script;
   cmd->no_resend = no_resend;
   cmd->clocked = clocked;
+  cmd->fixed_until_us = until_us;
   cmd->nbufs = nbufs;
   memcpy(cmd->bufs, bufs, sizeof bufs[0] * nbufs);
   if (waits) {
@@ -233,13 +243,34 @@ static int send_cmd(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
 int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
                  int script, int no_resend, rl_cmd_cb cb, void *data,
                  int idx) {
-  return send_cmd(conn, bufs, nbufs, script, no_resend, 0, cb, data, idx);
+  return send_cmd(conn, bufs, nbufs, script, no_resend, 0, 0, cb, data, idx);
 }
 
 int rl_conn_send_clocked(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
                          int script, int no_resend, rl_cmd_cb cb, void *data,
                          int idx) {
-  return send_cmd(conn, bufs, nbufs, script, no_resend, 1, cb, data, idx);
+  return send_cmd(conn, bufs, nbufs, script, no_resend, 1, 0, cb, data, idx);
+}
+
+int rl_conn_send_until(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                       int script, int no_resend, int clocked,
+                       int64_t until_us, rl_cmd_cb cb, void *data, int idx) {
+  return send_cmd(conn, bufs, nbufs, script, no_resend, clocked != 0,
+                  until_us, cb, data, idx);
+}
+
+int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                     const char *channel, size_t len, int unsubscribe,
+                     rl_cmd_cb cb, void *data, int idx) {
+  int rc = send_cmd(conn, bufs, nbufs, -1, 1, 0, 0, cb, data, idx);
+  if (rc != 0) return rc;
+  /* The command just queued is the last of its list. */
+  rl_list *l = conn->state == RL_CONN_READY ? &conn->unsent : &conn->waiting;
+  rl_cmd *cmd = rl_container_of(l->prev, rl_cmd, node);
+  cmd->sub_channel = channel;
+  cmd->sub_channel_len = len;
+  cmd->sub_unsubscribe = unsubscribe;
+  return 0;
 }
 
 /* A clocked command's last argument, as it is written now: its deadline
@@ -470,7 +501,8 @@ static int build_handshake(rl_conn *conn, hs_buf *b) {
   /* Every script is loaded before any command that uses it, so EVALSHA
    * finds it (the owner's extra commands too), and NOSCRIPT only follows
    * a SCRIPT FLUSH. */
-  for (int s = 0; s < RL_SCRIPT_COUNT; s++) {
+  for (int s = 0; s < RL_SCRIPT_ALL; s++) {
+    if (!rl_script_loaded_on(s, conn->cfg->cluster)) continue;
     const char *body = rl_script_body((rl_script_id)s);
     rc |= hs_add(conn, b, K_SCRIPT, s, 3,
                  (const char *[]){"SCRIPT", "LOAD", body},
@@ -547,14 +579,26 @@ static int is_noscript(const redisReply *r) {
          memcmp(r->str, "NOSCRIPT", 8) == 0;
 }
 
-/* A message a subscriber connection did not ask for. */
-static int is_message(const redisReply *r) {
+/* Something a subscriber connection did not ask for: a message, or an
+ * unsubscribe the server sent by itself, which is told from the reply to
+ * an UNSUBSCRIBE by the oldest command waiting (conn.h). */
+static int is_push(const rl_conn *conn, const redisReply *r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) return 0;
-  const redisReply *k = r->element[0];
+  const redisReply *k = r->element[0], *ch = r->element[1];
   if (k->type != REDIS_REPLY_STRING) return 0;
-  return strcasecmp(k->str, "message") == 0 ||
-         strcasecmp(k->str, "pmessage") == 0 ||
-         strcasecmp(k->str, "smessage") == 0;
+  if (strcasecmp(k->str, "message") == 0 ||
+      strcasecmp(k->str, "pmessage") == 0 ||
+      strcasecmp(k->str, "smessage") == 0)
+    return 1;
+  if (strcasecmp(k->str, "unsubscribe") != 0 &&
+      strcasecmp(k->str, "sunsubscribe") != 0)
+    return 0;
+  if (rl_list_empty(&conn->pending)) return 1;
+  const rl_cmd *head = rl_container_of(conn->pending.next, rl_cmd, node);
+  if (head->kind != K_USER || !head->sub_unsubscribe) return 1;
+  if (ch->type != REDIS_REPLY_STRING) return 0;
+  return !(head->sub_channel_len == (size_t)ch->len &&
+           memcmp(head->sub_channel, ch->str, (size_t)ch->len) == 0);
 }
 
 /* Writes SCRIPT LOAD, then cmd again. 0, or -1 when out of memory. */
@@ -573,7 +617,7 @@ static int resend_after_load(rl_conn *conn, rl_cmd *cmd) {
 
 /* Hands one reply to its command (or to on_push) and frees it. */
 static void deliver(rl_conn *conn, redisReply *r) {
-  if (conn->cfg->mode == RL_CONN_SUBSCRIBER && is_message(r)) {
+  if (conn->cfg->mode == RL_CONN_SUBSCRIBER && is_push(conn, r)) {
     if (conn->on_push) conn->on_push(conn, r);
     freeReplyObject(r);
     return;

@@ -102,6 +102,12 @@ struct rl_cmd {
                     appended at each write */
   int64_t until_us; /* on rl_conn_now_us's clock: deadline's start plus
                        the command timeout; 0 for none */
+  int64_t fixed_until_us; /* rl_conn_send_until: the deadline given, or 0 */
+  /* A subscriber connection's UNSUBSCRIBE: the channel, to tell its reply
+   * from the same words pushed unasked (rl_conn_send_sub). */
+  const char *sub_channel;
+  size_t sub_channel_len;
+  int sub_unsubscribe;
   rl_cmd_cb cb;
   void *data;
   int idx;
@@ -116,6 +122,7 @@ typedef struct rl_conn_config {
   const char *client_name;     /* CLIENT SETNAME; NULL for none */
   rl_tls_ctx *tls;             /* for rediss:// masters */
   const char *tls_server_name; /* NULL: the URL's host */
+  int cluster;                 /* a cluster node: its scripts' forms too */
 } rl_conn_config;
 
 /*
@@ -175,6 +182,9 @@ struct rl_conn {
   rl_conn_extra_cb extra_cb;
   void *extra_data;
 
+  /* The master the connection serves (master.h), or NULL. */
+  struct rl_master *master;
+
   /* Hooks for the owner; each optional, set before rl_conn_start. */
   void *data;
   /* Called on every change of state. */
@@ -185,7 +195,10 @@ struct rl_conn {
   /* A failed connection attempt: refused is 1 when the master refused the
    * handshake, tls 1 when TLS failed. Called once per change of text. */
   void (*on_error)(rl_conn *conn, const char *text, int refused, int tls);
-  /* Subscriber mode: a message (["message", channel, payload]). */
+  /* Subscriber mode: a message (["message", channel, payload], or
+   * "smessage", "pmessage"), or an unsubscribe no command asked for
+   * (["sunsubscribe", channel, count]: a cluster node dropped a shard
+   * channel whose slot left it). */
   void (*on_push)(rl_conn *conn, const redisReply *msg);
   /* Connection events for the owner's log. */
   void (*on_log)(rl_conn *conn, int level, const char *msg);
@@ -229,6 +242,31 @@ int rl_conn_send(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
 int rl_conn_send_clocked(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
                          int script, int no_resend, rl_cmd_cb cb, void *data,
                          int idx);
+
+/*
+ * rl_conn_send (clocked 0) or rl_conn_send_clocked (clocked 1) with the
+ * command's deadline given: until_us on rl_conn_now_us's clock instead of
+ * now plus command_timeout_ms (0: that default). A command routed through
+ * redirects keeps its first attempt's deadline this way, and a clocked
+ * one tells the master that same deadline, in its own clock. A deadline
+ * already past times the command out at once (it is still written: its
+ * reply is LATE).
+ */
+int rl_conn_send_until(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                       int script, int no_resend, int clocked,
+                       int64_t until_us, rl_cmd_cb cb, void *data, int idx);
+
+/*
+ * Subscriber mode: sends a SUBSCRIBE-like (unsubscribe 0) or
+ * UNSUBSCRIBE-like (unsubscribe 1) command of one channel, fire-and-forget
+ * and without a deadline. The channel (valid until the callback) lets the
+ * reply to an UNSUBSCRIBE be told from an unsubscribe the server pushes by
+ * itself: a ["sunsubscribe", channel, n] is this command's reply only when
+ * this command is the oldest one waiting, else it goes to on_push.
+ */
+int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
+                     const char *channel, size_t len, int unsubscribe,
+                     rl_cmd_cb cb, void *data, int idx);
 
 /* Writes the commands sent since the last write now. */
 void rl_conn_flush(rl_conn *conn);

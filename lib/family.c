@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "master.h"
 #include "metrics.h"
 #include "options.h"
 #include "pubsub.h"
@@ -25,6 +26,20 @@
 #include "waitq.h"
 
 /* --- per-client state ----------------------------------------------------- */
+
+int rl_family_refused(rl_client *c, const char *what) {
+  for (int i = 0; i < c->nmasters; i++) {
+    if (c->masters[i]->kind != RL_MASTER_CLUSTER) continue;
+    char text[200];
+    int n = snprintf(text, sizeof text,
+                     "%s are not yet supported on a redis-cluster:// master "
+                     "(masters[%d])",
+                     what, i);
+    rl_client_note_error(c, text, (size_t)n);
+    return RLOCK_EINVAL;
+  }
+  return 0;
+}
 
 rl_family *rl_family_get(rl_client *c) {
   if (c->family != NULL) return c->family;

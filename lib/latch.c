@@ -73,6 +73,8 @@ int rlock_latch_get(rlock_client *client, const char *name,
   if (out == NULL) return RLOCK_EINVAL;
   *out = NULL;
   if (client == NULL) return RLOCK_EINVAL;
+  int refused = rl_family_refused(client, "latches");
+  if (refused != 0) return refused;
   rlock_latch *l = calloc(1, sizeof *l);
   if (l == NULL) return RLOCK_ENOMEM;
   int rc = rl_object_new(client, name, ":l", &l->obj);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family.h"
 #include "kind.h"
 #include "options.h"
 #include "util.h"
@@ -35,6 +36,11 @@ static int get_kind(rlock_client *c, const char *name, const rl_kind *kind,
   if (out == NULL) return RLOCK_EINVAL;
   *out = NULL;
   if (c == NULL || rl_name_check(name) != 0) return RLOCK_EINVAL;
+  if (kind != &rl_kind_lock) {
+    int rc = rl_family_refused(
+        c, kind == &rl_kind_fair ? "fair locks" : "read-write locks");
+    if (rc != 0) return rc;
+  }
   rlock *lock = calloc(1, sizeof *lock);
   if (lock == NULL) return RLOCK_ENOMEM;
   size_t base = strlen(c->prefix) + strlen(name) + 2, size = 0;

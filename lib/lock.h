@@ -44,6 +44,8 @@ void rl_hold_lost(rl_client *c, rl_hold *h);
 /* The watchdog's renewal routine (renew.c): renews due holds, arg is the
  * client. */
 void rl_renew_due(rl_wheel_node **due, size_t n, void *arg);
+/* Close: stops the grouping of renewals by node (renew.c). */
+void rl_renew_close(rl_client *c);
 
 /* Close: releases every lock the client holds, in batches, then calls
  * done (at once when it holds none). Holds are dropped. */

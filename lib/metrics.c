@@ -77,24 +77,15 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   m->latch_waiters = LOAD(s->latch_waiters);
   m->lock_all_acquisitions = LOAD(s->lock_all_acquisitions);
   m->nmasters = (size_t)c->nmasters;
-  for (int i = 0; i < c->nmasters && i < RLOCK_METRICS_MASTERS; i++) {
-    rl_conn *cn = &c->conns[i];
-    rlock_master_metrics *mm = &m->masters[i];
-    if (cn->url.kind == RL_URL_UNIX)
-      snprintf(mm->address, sizeof mm->address, "%.200s", cn->url.path);
-    else if (strchr(cn->url.host, ':') != NULL)
-      snprintf(mm->address, sizeof mm->address, "[%.255s]:%d", cn->url.host,
-               cn->url.port);
-    else
-      snprintf(mm->address, sizeof mm->address, "%.255s:%d", cn->url.host,
-               cn->url.port);
-    mm->up = LOAD(cn->up);
-    mm->timeouts = LOAD(cn->timeouts);
-    mm->errors = LOAD(cn->errors);
-    uint64_t connects = LOAD(cn->connects);
-    mm->reconnects = connects > 0 ? connects - 1 : 0;
-    mm->restarts = LOAD(cn->restarts);
-    rl_conn_error_text(cn, mm->error, sizeof mm->error);
+  for (int i = 0; i < c->nmasters; i++) {
+    uint64_t unacked = atomic_load(&c->masters[i]->unacked);
+    uint64_t failovers = atomic_load(&c->masters[i]->failovers);
+    m->grants_unacked += unacked;
+    m->failovers += failovers;
+    if (i >= RLOCK_METRICS_MASTERS) continue;
+    rl_master_metrics(c->masters[i], &m->masters[i]);
+    m->masters[i].unacked = unacked;
+    m->masters[i].failovers = failovers;
   }
   return 0;
 }
@@ -149,6 +140,8 @@ static void per_master(out *o, const rlock_metrics *m, const char *name,
                  : which == 1 ? mm->timeouts
                  : which == 2 ? mm->errors
                  : which == 3 ? mm->reconnects
+                 : which == 5 ? mm->unacked
+                 : which == 6 ? mm->failovers
                               : mm->restarts;
     put(o, "%s{master=\"%zu\",address=\"", name, i);
     for (const char *p = mm->address; *p; p++) /* label escaping */
@@ -208,6 +201,16 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
              "Connections after the first.", 3);
   per_master(&o, &m, "rlock_master_restarts_total", "counter",
              "Restarts noticed (run_id changed).", 4);
+  counter(&o, "rlock_grants_unacked_total",
+          "Grants, renewals and fencing write-backs that did not count for "
+          "want of replica acknowledgement.", m.grants_unacked);
+  counter(&o, "rlock_failovers_total",
+          "Sentinel failovers followed.", m.failovers);
+  per_master(&o, &m, "rlock_master_grants_unacked_total", "counter",
+             "Grants, renewals and fencing write-backs not acknowledged by "
+             "enough replicas.", 5);
+  per_master(&o, &m, "rlock_master_failovers_total", "counter",
+             "Sentinel failovers followed.", 6);
   counter(&o, "rlock_sem_acquisitions_total",
           "Successful semaphore acquisitions.", m.sem_acquisitions);
   counter(&o, "rlock_sem_acquire_failures_total",

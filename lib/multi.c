@@ -285,6 +285,10 @@ static void multi_end(rl_req *req, int status) {
 
 static int init(rl_multi_req *mr, int op, rlock *const *locks, size_t n) {
   memset(mr, 0, sizeof *mr);
+  if (locks != NULL && n > 0 && locks[0] != NULL) {
+    int rc = rl_family_refused(locks[0]->client, "several locks at once");
+    if (rc != 0) return rc;
+  }
   mr->op = op;
   mr->req.end = multi_end;
   mr->req.start = op == RL_MULTI_LOCK     ? rl_multi_acquire_start

@@ -56,6 +56,7 @@ void rlock_options_init(rlock_options *o) {
   o->restart_quarantine_ms = RLOCK_QUARANTINE_AUTO;
   o->max_lease_ms = RL_DEFAULT_MAX_LEASE_MS;
   o->log_level = RLOCK_LOG_INFO;
+  o->replica_ack_timeout_ms = 100;
   o->waiter_alive_ms = RLOCK_WAITER_ALIVE_AUTO;
   o->sem_limit_ttl_ms = 86400000;
   o->latch_ttl_ms = 86400000;
@@ -102,7 +103,7 @@ static int tls_options_check(const rlock_options *o) {
   return 0;
 }
 
-int rl_options_check(const rlock_options *o, rl_url *urls) {
+int rl_options_check(const rlock_options *o, rl_master_url *urls) {
   if (o == NULL) REFUSE("options: NULL");
   if (o->masters == NULL || o->nmasters == 0)
     REFUSE("masters: none given (at least one is needed)");
@@ -167,12 +168,43 @@ int rl_options_check(const rlock_options *o, rl_url *urls) {
            "4 * master_timeout_ms (%lld)..86400000",
            (long long)o->waiter_alive_ms, (long long)(4 * o->master_timeout_ms));
   if (tls_options_check(o) != 0) return RLOCK_EINVAL;
+  if (o->replica_acks < 0 || o->replica_acks > RL_REPLICA_ACKS_MAX)
+    REFUSE("replica_acks: %d, not in 0..%d", o->replica_acks,
+           RL_REPLICA_ACKS_MAX);
+  /* WAIT 0 would wait for ever: a timeout is needed, and it delays every
+   * grant by up to that much, so it must be short against the lease. */
+  if (o->replica_acks > 0 && (o->replica_ack_timeout_ms < 1 ||
+                              o->replica_ack_timeout_ms > 60000))
+    REFUSE("replica_ack_timeout_ms: %lld, not in 1..60000",
+           (long long)o->replica_ack_timeout_ms);
   for (size_t i = 0; i < o->nmasters; i++) {
     const char *why = "invalid";
-    if (rl_url_parse_why(o->masters[i], &urls[i], &why) != 0)
+    if (rl_master_url_parse(o->masters[i], &urls[i], &why) != 0)
       REFUSE("masters[%zu] \"%.200s\": %s", i,
              o->masters[i] ? o->masters[i] : "(NULL)", why);
+    if (urls[i].kind != 0 && !rl_master_kind_supported(urls[i].kind))
+      REFUSE("masters[%zu] \"%.200s\": %s masters are not supported yet", i,
+             o->masters[i],
+             urls[i].kind == RL_TOPO_CLUSTER ? "cluster" : "Sentinel");
   }
+  return 0;
+}
+
+int rl_master_kind_supported(int kind) {
+  return kind == 0 || kind == RL_TOPO_SENTINEL || kind == RL_TOPO_CLUSTER;
+}
+
+int rl_master_url_resolve(rl_master_url *m) {
+  if (m->kind == 0) return rl_url_resolve(&m->url);
+  for (int k = 0; k < m->topo.naddrs; k++) {
+    rl_url u;
+    rl_master_url_node(m, m->topo.addr[k].host, m->topo.addr[k].port, &u);
+    int rc = rl_url_resolve(&u);
+    if (rc != 0) return rc;
+    snprintf(m->topo.addr[k].numeric, sizeof m->topo.addr[k].numeric, "%s",
+             u.host);
+  }
+  rl_master_url_seed(m, 0, &m->url);
   return 0;
 }
 
@@ -228,7 +260,9 @@ void rl_url_canonical(const rl_url *u, char *buf, size_t size) {
 /* A master as its user wrote it, without the password. */
 static void display(const char *s, char *buf, size_t size) {
   rl_url u;
-  if (s == NULL || rl_url_parse(s, &u) != 0)
+  if (s != NULL && rl_topo_url_is(s))
+    snprintf(buf, size, "%.*s", (int)strcspn(s, "@?"), s);
+  else if (s == NULL || rl_url_parse(s, &u) != 0)
     snprintf(buf, size, "?");
   else if (u.kind == RL_URL_UNIX)
     snprintf(buf, size, "unix://%.200s", u.path);
@@ -237,12 +271,24 @@ static void display(const char *s, char *buf, size_t size) {
              u.host, u.port);
 }
 
-int rl_masters_check_unique(const rlock_options *o, const rl_url *urls) {
-  char a[RL_URL_HOST_MAX + 120], b[sizeof a];
+/* A master's identity for that check: its address, and for a Sentinel
+ * group the service too (one set of sentinels may watch several masters,
+ * which are then different servers; their run_ids tell if not). */
+static void master_canonical(const rl_master_url *u, char *buf, size_t size) {
+  rl_url_canonical(&u->url, buf, size);
+  if (u->kind == RL_TOPO_SENTINEL) {
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, "/%s", u->topo.service);
+  }
+}
+
+int rl_masters_check_unique(const rlock_options *o,
+                            const rl_master_url *urls) {
+  char a[RL_URL_HOST_MAX + 400], b[sizeof a];
   for (size_t i = 0; i < o->nmasters; i++) {
-    rl_url_canonical(&urls[i], a, sizeof a);
+    master_canonical(&urls[i], a, sizeof a);
     for (size_t j = 0; j < i; j++) {
-      rl_url_canonical(&urls[j], b, sizeof b);
+      master_canonical(&urls[j], b, sizeof b);
       if (strcmp(a, b) != 0) continue;
       char dj[300], di[300];
       display(o->masters[j], dj, sizeof dj);

@@ -16,17 +16,27 @@
 #define RL_LEASE_MAX_MS (30LL * 86400000LL)
 #define RL_DEFAULT_MAX_LEASE_MS 60000
 
+/* The most replicas a grant may be made to wait for (rlock_options). */
+#define RL_REPLICA_ACKS_MAX 64
+
 /* Checks opts and parses the masters into urls[opts->nmasters] (host names
  * still unresolved). 0 or RLOCK_EINVAL. */
-int rl_options_check(const rlock_options *opts, rl_url *urls);
+int rl_options_check(const rlock_options *opts, rl_master_url *urls);
+
+/* 1 if masters of that kind (rl_master_url.kind) can be opened. */
+int rl_master_kind_supported(int kind);
 
 /* Replaces a host name in u by a numeric address. 0 or RLOCK_ENOTFOUND. */
 int rl_url_resolve(rl_url *u);
+/* The same for every address of a master (a cluster's seeds too). */
+int rl_master_url_resolve(rl_master_url *m);
 
 /* Refuses two masters that are one server once resolved (same numeric
- * address and port, or same socket path): a quorum must count servers,
- * not addresses. 0 or RLOCK_EINVAL, with both entries named. */
-int rl_masters_check_unique(const rlock_options *opts, const rl_url *urls);
+ * address and port, or same socket path; a cluster by its first seed): a
+ * quorum must count servers, not addresses. 0 or RLOCK_EINVAL, with both
+ * entries named. */
+int rl_masters_check_unique(const rlock_options *opts,
+                            const rl_master_url *urls);
 
 /* The one spelling of a resolved master's address ("host:port",
  * "[v6]:port" or "unix:/real/path"), for comparisons and records. */

@@ -29,32 +29,23 @@ static void on_pubsub_closed(void *data) {
 
 static void on_pubsub_log(void *data, int idx, int level, const char *msg) {
   rl_client *c = data;
-  const rl_url *u = &c->conns[idx].url;
   if (level > RLOCK_LOG_WARN) return; /* connects: the command log says */
-  if (u->kind == RL_URL_UNIX)
-    rl_log(c, level, "master %s (subscriber): %s", u->path, msg);
-  else
-    rl_log(c, level, "master %s:%d (subscriber): %s", u->host, u->port, msg);
+  rl_log(c, level, "master %s (subscriber): %s", c->masters[idx]->name, msg);
 }
 
 /* The client's pub/sub state, made (and connecting) on first use. */
 static rl_pubsub *pubsub_of(rl_client *c) {
   if (c->pubsub != NULL) return c->pubsub;
-  rl_url *urls = malloc(sizeof *urls * (size_t)c->nmasters);
-  if (urls == NULL) return NULL;
-  for (int i = 0; i < c->nmasters; i++) urls[i] = c->conns[i].url;
   rl_pubsub_config cfg = {
       .loop = c->loop,
       .n = c->nmasters,
-      .urls = urls,
-      .conn = c->conn_cfg,
+      .masters = c->masters,
       .event_window_ms = (uint64_t)c->opts.master_timeout_ms,
       .data = c,
       .log = on_pubsub_log,
       .closed = on_pubsub_closed,
   };
   c->pubsub = rl_pubsub_new(&cfg);
-  free(urls);
   /* The whole of pub/sub counts as one of the client's open handles, so
    * that the client outlives its close. */
   if (c->pubsub != NULL) c->handles_open++;

@@ -73,16 +73,29 @@ typedef struct qmaster {
   uint64_t until_ms;      /* quarantined until then (monotonic ms) */
 } qmaster;
 
+/* A node of a master whose server changes (a cluster's), as this client
+ * saw it: by connection, and by address for a connection made anew. */
+typedef struct qnode {
+  const rl_conn *conn;
+  char addr[ADDR_MAX];
+  char run_id[RUNID_MAX];
+  uint64_t until_ms; /* quarantined until then (monotonic ms) */
+} qnode;
+
 typedef struct rl_quarantine {
   int n;
   char key[RL_PREFIX_MAX + 16];
   qmaster *m;
   rec *recs; /* n * n: recs[k * n + i] is what master k says of master i */
+  qnode *nodes;
+  size_t nnodes;
+  int dup_logged; /* duplicate_in_round said so once */
 } rl_quarantine;
 
 static int set_handshakes(rl_client *c);
+static rl_conn *single_conn(rl_client *c, int k);
 
-int rl_quarantine_init(rl_client *c, const rl_url *urls) {
+int rl_quarantine_init(rl_client *c, const rl_master_url *urls) {
   int n = c->nmasters;
   rl_quarantine *q = calloc(1, sizeof *q);
   if (q == NULL) return RLOCK_ENOMEM;
@@ -97,7 +110,7 @@ int rl_quarantine_init(rl_client *c, const rl_url *urls) {
   }
   snprintf(q->key, sizeof q->key, "%srun_ids", c->prefix);
   for (int i = 0; i < n; i++)
-    rl_url_canonical(&urls[i], q->m[i].addr, sizeof q->m[i].addr);
+    rl_url_canonical(&urls[i].url, q->m[i].addr, sizeof q->m[i].addr);
   c->quarantine = q;
   if (set_handshakes(c) != 0) {
     rl_quarantine_free(c);
@@ -111,10 +124,14 @@ void rl_quarantine_free(rl_client *c) {
   if (q == NULL) return;
   /* Closed connections freed theirs; never started ones (a failed open)
    * still have it. */
-  for (int k = 0; k < c->nmasters; k++)
-    rl_conn_set_handshake_extra(&c->conns[k], NULL, 0, 0, NULL, NULL);
+  for (int k = 0; k < c->nmasters; k++) {
+    rl_conn *conn = single_conn(c, k);
+    if (conn != NULL)
+      rl_conn_set_handshake_extra(conn, NULL, 0, 0, NULL, NULL);
+  }
   free(q->m);
   free(q->recs);
+  free(q->nodes);
   free(q);
   c->quarantine = NULL;
 }
@@ -126,9 +143,18 @@ uint64_t rl_quarantine_length(const rl_client *c) {
   return (uint64_t)(w > l ? w : l);
 }
 
-static int conn_index(const rl_conn *conn) {
-  rl_client *c = conn->data;
-  return (int)(conn - c->conns);
+/* The master of a connection (one of a single master's). */
+static int conn_index(const rl_conn *conn) { return conn->master->idx; }
+
+/* Master k's connection when it is a single server (whose restart records
+ * the masters keep), else NULL: a cluster's nodes are judged each by what
+ * this client saw of it (node_info). */
+static rl_conn *single_conn(rl_client *c, int k) {
+  rl_conn *conn = NULL;
+  if (c->masters[k] == NULL || c->masters[k]->kind != RL_MASTER_SINGLE)
+    return NULL;
+  rl_master_primaries(c->masters[k], &conn, 1);
+  return conn;
 }
 
 /* Decides whether master i restarted, from what this client saw and from
@@ -146,7 +172,7 @@ static void evaluate(rl_client *c, int i) {
   }
   if (!seen) return;
   m->restarted = 1;
-  atomic_fetch_add(&c->conns[i].restarts, 1);
+  atomic_fetch_add(&c->masters[i]->restarts, 1);
   uint64_t len = rl_quarantine_length(c);
   uint64_t left = m->uptime_ms < len ? len - m->uptime_ms : 0;
   m->until_ms = left > 0 ? m->info_ms + left : 0;
@@ -270,8 +296,9 @@ static int set_handshakes(rl_client *c) {
   if (resp != NULL) {
     size_t n = rl_resp_write(resp, argc, argv, len);
     for (int k = 0; k < c->nmasters; k++)
-      if (c->conns[k].state != RL_CONN_CLOSED)
-        rc |= rl_conn_set_handshake_extra(&c->conns[k], resp, n, 1,
+      if (single_conn(c, k) != NULL &&
+          single_conn(c, k)->state != RL_CONN_CLOSED)
+        rc |= rl_conn_set_handshake_extra(single_conn(c, k), resp, n, 1,
                                           on_handshake_records, c);
   }
   free(resp);
@@ -286,23 +313,82 @@ static void refresh_handshakes(rl_client *c) {
    * the records (the first command, set at open, cannot be lost). */
 }
 
-void rl_quarantine_on_state(rl_conn *conn, int state) {
-  rl_client *c = conn->data;
+static qnode *node_find(rl_quarantine *q, const rl_conn *conn) {
+  for (size_t k = 0; k < q->nnodes; k++)
+    if (q->nodes[k].conn == conn) return &q->nodes[k];
+  return NULL;
+}
+
+/*
+ * A node of a master whose server changes (a cluster's) said who it is.
+ * Such a node has no restart records (they are kept per single master),
+ * so only what this client saw counts: the same address answering with
+ * another run_id and an uptime below the quarantine. A replica promoted
+ * by a failover was not restarted: its run_id is new at that address but
+ * its uptime is long, so nothing is left to wait. A fresh cluster is
+ * usable at once.
+ */
+static void node_info(rl_client *c, rl_master *m, rl_conn *node,
+                      const char *run_id, uint64_t uptime_ms) {
+  rl_quarantine *q = c->quarantine;
+  char addr[ADDR_MAX];
+  rl_node_address(node, addr, sizeof addr);
+  qnode *n = node_find(q, node);
+  for (size_t k = 0; n == NULL && k < q->nnodes; k++)
+    if (strcmp(q->nodes[k].addr, addr) == 0) n = &q->nodes[k];
+  if (n == NULL) {
+    qnode *more = realloc(q->nodes, (q->nnodes + 1) * sizeof *more);
+    if (more == NULL) return; /* out of memory: nothing known of it */
+    q->nodes = more;
+    n = &q->nodes[q->nnodes++];
+    memset(n, 0, sizeof *n);
+    snprintf(n->addr, sizeof n->addr, "%s", addr);
+  }
+  n->conn = node;
+  if (n->run_id[0] != '\0' && strcmp(n->run_id, run_id) != 0) {
+    uint64_t len = rl_quarantine_length(c);
+    uint64_t left = uptime_ms < len ? len - uptime_ms : 0;
+    atomic_fetch_add(&m->restarts, 1);
+    n->until_ms = left > 0 ? rl_now_ms() + left : 0;
+    if (left > 0)
+      rl_log(c, RLOCK_LOG_WARN,
+             "master %s: node %s restarted (run_id %s is new): its grants do "
+             "not count for %llu ms",
+             m->name, addr, run_id, (unsigned long long)left);
+  }
+  snprintf(n->run_id, sizeof n->run_id, "%s", run_id);
+}
+
+int rl_node_quarantined(rl_client *c, int idx, const rl_conn *node) {
+  rl_quarantine *q = c->quarantine;
+  if (q == NULL || node == NULL) return 0;
+  if (c->masters[idx]->kind == RL_MASTER_SINGLE) return 0; /* by index */
+  qnode *n = node_find(q, node);
+  return n != NULL && n->until_ms != 0 && rl_now_ms() < n->until_ms;
+}
+
+void rl_quarantine_on_state(rl_master *mm, rl_conn *node, int state) {
+  rl_client *c = mm->data;
   rl_quarantine *q = c->quarantine;
   if (q == NULL || state == RL_CONN_HANDSHAKE || state == RL_CONN_READY)
     return;
-  qmaster *m = &q->m[conn_index(conn)];
+  if (node == NULL || mm->kind != RL_MASTER_SINGLE) return; /* by node */
+  qmaster *m = &q->m[conn_index(node)];
   if (!m->current) return;
   m->current = 0; /* its run_id may be stale by the next connection */
   refresh_handshakes(c);
 }
 
-void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
+void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
                            uint64_t uptime_ms) {
-  rl_client *c = conn->data;
+  rl_client *c = mm->data;
   rl_quarantine *q = c->quarantine;
   if (q == NULL) return;
-  int i = conn_index(conn);
+  if (mm->kind != RL_MASTER_SINGLE) {
+    node_info(c, mm, node, run_id, uptime_ms);
+    return;
+  }
+  int i = conn_index(node);
   qmaster *m = &q->m[i];
   m->current = 1;
   if (strcmp(m->run_id, run_id) != 0) {
@@ -332,7 +418,8 @@ void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
    * this one's does. */
   refresh_handshakes(c);
   for (int k = 0; k < q->n; k++)
-    if (k != i && q->m[k].current) send_records(c, k);
+    if (k != i && q->m[k].current && single_conn(c, k) != NULL)
+      send_records(c, k);
   send_records(c, i);
 }
 
@@ -346,9 +433,48 @@ int rl_master_duplicate(rl_client *c, int idx) {
   rl_quarantine *q = c->quarantine;
   if (q == NULL || q->m[idx].run_id[0] == '\0') return 0;
   for (int j = 0; j < idx; j++)
-    if (rl_conn_ready(&c->conns[j]) &&
+    if (rl_master_ready(c->masters[j]) &&
         strcmp(q->m[j].run_id, q->m[idx].run_id) == 0)
       return 1;
+  return 0;
+}
+
+/* The run_id of the server that answered for master i in a round: a
+ * single master's, or a cluster node's as its handshake said; NULL when
+ * not known. */
+static const char *answered_run_id(rl_client *c, const rl_round *r, int i) {
+  rl_quarantine *q = c->quarantine;
+  if (c->masters[i]->kind == RL_MASTER_SINGLE)
+    return q->m[i].run_id[0] != '\0' ? q->m[i].run_id : NULL;
+  qnode *n = node_find(q, r->slot[i].answered);
+  return n != NULL && n->run_id[0] != '\0' ? n->run_id : NULL;
+}
+
+/* 1 if the server that answered for master i also answered, in this
+ * round, for an earlier master, and one of the two is a master whose
+ * server changes (a cluster node given as a master of its own too, say):
+ * that server's votes count once. Two single masters are compared by
+ * rl_master_duplicate. */
+static int duplicate_in_round(rl_client *c, const rl_round *r, int i) {
+  if (c->quarantine == NULL) return 0;
+  const char *id = answered_run_id(c, r, i);
+  if (id == NULL) return 0;
+  for (int j = 0; j < i; j++) {
+    const rl_round_slot *o = &r->slot[j];
+    if (o->vote != RL_VOTE_YES && o->vote != RL_VOTE_NO) continue;
+    if (c->masters[i]->kind == RL_MASTER_SINGLE &&
+        c->masters[j]->kind == RL_MASTER_SINGLE)
+      continue;
+    const char *other = answered_run_id(c, r, j);
+    if (other != NULL && strcmp(other, id) == 0) {
+      if (!c->quarantine->dup_logged++)
+        rl_log(c, RLOCK_LOG_ERROR,
+             "masters[%d] and masters[%d] answered from the same server "
+             "(run_id %s): its votes count once",
+             j, i, id);
+      return 1;
+    }
+  }
   return 0;
 }
 
@@ -357,9 +483,9 @@ int rl_votes_settle(rl_round *r, int grants) {
   for (int i = 0; i < r->n; i++) {
     rl_round_slot *sl = &r->slot[i];
     if (sl->vote != RL_VOTE_YES && sl->vote != RL_VOTE_NO) continue;
-    int drop = rl_master_duplicate(c, i) ||
+    int drop = rl_master_duplicate(c, i) || duplicate_in_round(c, r, i) ||
                (grants && sl->vote == RL_VOTE_YES &&
-                rl_master_quarantined(c, i));
+                (rl_master_quarantined(c, i) || sl->node_quarantined));
     if (!drop) continue;
     if (sl->vote == RL_VOTE_YES)
       r->yes--;

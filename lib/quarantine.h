@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "master.h"
 #include "round.h"
 #include "url.h"
 
@@ -18,7 +19,7 @@ struct rlock_client;
 /* Sets up the client's records of its masters (c->quarantine), whose
  * resolved addresses are urls[c->nmasters], and the records command of
  * their handshakes (before the connections start). 0 or RLOCK_ENOMEM. */
-int rl_quarantine_init(struct rlock_client *c, const rl_url *urls);
+int rl_quarantine_init(struct rlock_client *c, const rl_master_url *urls);
 void rl_quarantine_free(struct rlock_client *c);
 
 /* The quarantine length in ms: restart_quarantine_ms, or with
@@ -26,14 +27,23 @@ void rl_quarantine_free(struct rlock_client *c);
  * max_lease_ms. */
 uint64_t rl_quarantine_length(const struct rlock_client *c);
 
-/* Connection hooks (wired in client.c): a connection changed state (one
- * that went down no longer vouches for its run_id); a connection's
- * handshake reported the server's run_id and uptime. The records
- * themselves are read in every handshake (rl_conn_set_handshake_extra,
- * set up by rl_quarantine_init), before any lock reply on it. */
-void rl_quarantine_on_state(rl_conn *conn, int state);
-void rl_quarantine_on_info(rl_conn *conn, const char *run_id,
+/* Master hooks (wired in client.c): a node's command connection changed
+ * state (a single master's that went down no longer vouches for its
+ * run_id); a node's handshake reported the server's run_id and uptime.
+ * A single master's restart records are read in every handshake of its
+ * connection (rl_conn_set_handshake_extra, set up by rl_quarantine_init),
+ * before any lock reply on it; a cluster's nodes are judged each by what
+ * this client saw of it (a known address answering with a new run_id and
+ * a short uptime). */
+void rl_quarantine_on_state(rl_master *m, rl_conn *node, int state);
+void rl_quarantine_on_info(rl_master *m, rl_conn *node, const char *run_id,
                            uint64_t uptime_ms);
+
+/* 1 if node, which just answered for master idx, is in restart quarantine
+ * (for masters whose server changes; a single master's quarantine is
+ * rl_master_quarantined's, judged when the round is decided). */
+int rl_node_quarantined(struct rlock_client *c, int idx,
+                        const rl_conn *node);
 
 /* 1 while master idx restarted less than the quarantine ago. */
 int rl_master_quarantined(struct rlock_client *c, int idx);

@@ -16,6 +16,7 @@
 #include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
+#include "slot.h"
 
 static int classify_unlock(rl_round *r, int i, const redisReply *rep) {
   if (rep->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
@@ -136,44 +137,94 @@ void rl_force_start(rl_req *req) {
 
 /* --- release on close ---------------------------------------------------- */
 
+/* A master's answer to a release batch: the count of a server (plain
+ * form), or per key 1, 0 or an error text (a cluster node's form, which
+ * could not touch a key whose slot it no longer has: those keys are
+ * released again alone, routed by their slot). */
 static int classify_any(rl_round *r, int i, const redisReply *rep) {
-  (void)r;
-  (void)i;
-  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
+  if (rep->type == REDIS_REPLY_INTEGER) return RL_VOTE_YES;
+  if (rep->type != REDIS_REPLY_ARRAY) return RL_VOTE_FAIL;
+  int *unhandled = r->data;
+  const rl_argv *a = &r->args;
+  if (a->argc < 3) return RL_VOTE_FAIL;
+  size_t n = (size_t)(a->argc - 3) / 2; /* EVALSHA sha n keys owners */
+  if (rep->elements != n) return RL_VOTE_FAIL;
+  for (size_t k = 0; k < n && unhandled != NULL; k++)
+    if (rep->element[k]->type != REDIS_REPLY_INTEGER) {
+      unhandled[k] = 1;
+      (void)i;
+    }
+  return RL_VOTE_YES;
 }
+
+static void send_release(rl_client *c, rl_hold *const *hs, const char *const
+                         *keys, const size_t *keylens, const char *const
+                         *owners, const size_t *ownerlens, size_t n,
+                         rl_conn *const *nodes);
 
 static void release_round_done(rl_round *r) {
   rl_client *c = r->client;
   if (!rl_votes_settle(r, 0)) return;
+  int *unhandled = r->data;
+  const rl_argv *a = &r->args;
+  size_t n = (size_t)(a->argc - 3) / 2;
+  for (size_t k = 0; k < n && unhandled != NULL; k++)
+    if (unhandled[k])
+      send_release(c, NULL, &a->argv[3 + k], &a->argvlen[3 + k],
+                   &a->argv[3 + n + k], &a->argvlen[3 + n + k], 1, NULL);
   if (--c->releasing == 0) c->release_done(c);
 }
 
-const rl_round_ops rl_release_ops = {classify_any, release_round_done,
-                                         NULL, NULL};
+static void release_free(rl_round *r) { free(r->data); }
 
-static void send_release(rl_client *c, rl_hold **hs, size_t n) {
-  size_t argc = 2 + 2 * n;
+const rl_round_ops rl_release_ops = {classify_any, release_round_done,
+                                     NULL, release_free};
+
+/* Sends one release round for n locks (holds, or names): to the nodes
+ * given (a batch grouped by node), or routed by the first key's slot. */
+static void send_release(rl_client *c, rl_hold *const *hs, const char *const
+                         *keys, const size_t *keylens, const char *const
+                         *owners, const size_t *ownerlens, size_t n,
+                         rl_conn *const *nodes) {
+  size_t argc = 3 + 2 * n;
   const char **argv = malloc(argc * sizeof *argv);
   size_t *len = malloc(argc * sizeof *len);
+  int *unhandled = nodes != NULL ? calloc(n, sizeof *unhandled) : NULL;
   rl_round *r = NULL;
   char nkeys[24];
   if (argv != NULL && len != NULL) {
+    /* EVALSHA sha n keys owners; a cluster node's form has 0 keys and the
+     * same arguments after it (scripts.c). */
     argv[0] = NULL;
     len[0] = 0;
-    argv[1] = nkeys;
-    len[1] = (size_t)snprintf(nkeys, sizeof nkeys, "%zu", n);
+    argv[1] = "0";
+    len[1] = 1;
+    argv[2] = nkeys;
+    len[2] = (size_t)snprintf(nkeys, sizeof nkeys, "%zu", n);
     for (size_t k = 0; k < n; k++) {
-      argv[2 + k] = hs[k]->key;
-      len[2 + k] = hs[k]->keylen;
-      argv[2 + n + k] = hs[k]->owner;
-      len[2 + n + k] = hs[k]->ownerlen;
+      argv[3 + k] = hs ? hs[k]->key : keys[k];
+      len[3 + k] = hs ? hs[k]->keylen : keylens[k];
+      argv[3 + n + k] = hs ? hs[k]->owner : owners[k];
+      len[3 + n + k] = hs ? hs[k]->ownerlen : ownerlens[k];
     }
-    r = rl_round_new(c, &rl_release_ops, NULL, RL_SCRIPT_RELEASE, (int)argc,
-                     argv, len);
+    argv[1] = NULL; /* the plain form: without the "0" */
+    r = rl_round_new(c, &rl_release_ops, unhandled, RL_SCRIPT_RELEASE,
+                     (int)argc - 1, argv + 1, len + 1);
+    argv[1] = "0";
+    if (r != NULL && nodes != NULL &&
+        rl_round_pin(r, nodes, RL_SCRIPT_RELEASE_NODE, (int)argc, argv,
+                     len) != 0) {
+      rl_round_discard(r); /* frees unhandled */
+      r = NULL;
+      unhandled = NULL;
+    }
   }
   free(argv);
   free(len);
-  if (r == NULL) return; /* out of memory: these expire with their lease */
+  if (r == NULL) { /* out of memory: these expire with their lease */
+    free(unhandled);
+    return;
+  }
   r->wait_all = 1; /* bounded by the master timeout */
   r->args.no_resend = 1; /* at close: a lock not released expires */
   c->releasing++;
@@ -198,26 +249,85 @@ static void send_kind_release(rl_client *c, const rl_hold *h) {
   rl_round_send(r);
 }
 
-void rl_release_all(rl_client *c, void (*done)(rl_client *c)) {
-  size_t per = (size_t)c->opts.watchdog_batch, n = 0;
-  rl_hold **batch = malloc(per * sizeof *batch);
-  c->release_done = done;
-  c->releasing = 1; /* until every round is sent */
-  for (size_t b = 0; batch != NULL && b < c->holds.nbuckets; b++)
+/* The holds to release, grouped as the watchdog's batches are: by the
+ * nodes they go to when a master has more than one (renew.c). */
+typedef struct rgroup {
+  rl_conn *nodes[RL_MAX_MASTERS];
+  rl_hold **hs;
+  size_t n;
+} rgroup;
+
+static int multi_node(const rl_client *c) {
+  for (int i = 0; i < c->nmasters; i++)
+    if (c->masters[i]->kind == RL_MASTER_CLUSTER) return 1;
+  return 0;
+}
+
+static void release_by_node(rl_client *c, size_t per) {
+  rgroup *g = NULL;
+  size_t ng = 0;
+  rl_conn *nodes[RL_MAX_MASTERS] = {0};
+  size_t sz = sizeof nodes[0] * (size_t)c->nmasters;
+  for (size_t b = 0; b < c->holds.nbuckets; b++)
     for (rl_hold *h = c->holds.buckets[b]; h; h = h->hnext) {
       if (h->lost) continue;
       if (h->lock != NULL && h->lock->kind != &rl_kind_lock) {
         send_kind_release(c, h);
         continue;
       }
-      batch[n++] = h;
-      if (n == per) {
-        send_release(c, batch, n);
-        n = 0;
+      int slot = rl_slot_of(h->key, h->keylen);
+      for (int i = 0; i < c->nmasters; i++)
+        nodes[i] = rl_master_node_of(c->masters[i], slot);
+      size_t k = 0;
+      while (k < ng && memcmp(g[k].nodes, nodes, sz) != 0) k++;
+      if (k == ng) {
+        rgroup *more = realloc(g, (ng + 1) * sizeof *g);
+        if (more == NULL) continue; /* expires with its lease */
+        g = more;
+        memcpy(g[ng].nodes, nodes, sz);
+        g[ng].hs = malloc(per * sizeof *g[ng].hs);
+        g[ng].n = 0;
+        if (g[ng].hs == NULL) continue;
+        ng++;
+      }
+      g[k].hs[g[k].n++] = h;
+      if (g[k].n == per) {
+        send_release(c, g[k].hs, NULL, NULL, NULL, NULL, per, g[k].nodes);
+        g[k].n = 0;
       }
     }
-  if (n > 0) send_release(c, batch, n);
-  free(batch);
+  for (size_t k = 0; k < ng; k++) {
+    if (g[k].n > 0)
+      send_release(c, g[k].hs, NULL, NULL, NULL, NULL, g[k].n, g[k].nodes);
+    free(g[k].hs);
+  }
+  free(g);
+}
+
+void rl_release_all(rl_client *c, void (*done)(rl_client *c)) {
+  size_t per = (size_t)c->opts.watchdog_batch, n = 0;
+  c->release_done = done;
+  c->releasing = 1; /* until every round is sent */
+  if (multi_node(c)) {
+    release_by_node(c, per);
+  } else {
+    rl_hold **batch = malloc(per * sizeof *batch);
+    for (size_t b = 0; batch != NULL && b < c->holds.nbuckets; b++)
+      for (rl_hold *h = c->holds.buckets[b]; h; h = h->hnext) {
+        if (h->lost) continue;
+        if (h->lock != NULL && h->lock->kind != &rl_kind_lock) {
+          send_kind_release(c, h);
+          continue;
+        }
+        batch[n++] = h;
+        if (n == per) {
+          send_release(c, batch, NULL, NULL, NULL, NULL, n, NULL);
+          n = 0;
+        }
+      }
+    if (n > 0) send_release(c, batch, NULL, NULL, NULL, NULL, n, NULL);
+    free(batch);
+  }
   /* The rounds copied what they send; the holds can go now. */
   for (size_t b = 0; b < c->holds.nbuckets; b++)
     while (c->holds.buckets[b] != NULL)

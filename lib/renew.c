@@ -12,36 +12,56 @@
  * after. A renewal that finds the owner gone on so many masters that no
  * majority can hold it declares it lost at once.
  *
+ * Batches by node. A cluster master serves each lock from the node of its
+ * slot, and a script runs on one node, so when a master has more than one
+ * node the due holds of a tick are grouped by the nodes they go to (one
+ * per master) and each group is sent in batches of watchdog_batch, pinned
+ * to those nodes; grouping across the watchdog's calls of one tick keeps
+ * batches full rather than cut into one piece per node per call. A
+ * cluster node runs the batch with the keys as arguments
+ * (RL_SCRIPT_RENEW_NODE), and answers per key; a key it could not touch
+ * (its slot moved, the cluster is down) is renewed again at once alone,
+ * routed by its slot, which follows MOVED and ASK.
+ *
  * Each kind renews with its own script (kind.h): locks, fair locks and
  * write holds are hashes renewed by the renew script, read holds are
- * entries of an expiry zset renewed by lease_renew; a tick's due holds go
- * out in one batch per script and master.
+ * entries of an expiry zset renewed by lease_renew; the due holds of a
+ * tick go out in one batch per script and master, or, with a cluster
+ * master (reentrant locks only), per node as above.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kind.h"
 #include "lock.h"
+#include "master.h"
 #include "ops.h"
 #include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
+#include "slot.h"
 #include "util.h"
 
 /* A batch: its holds' generations, and per master and hold what the
- * master said (1 renewed, 2 no longer the owner's), counted when the round
- * is decided, once it is known which masters' votes count. */
+ * master said (1 renewed, 2 no longer the owner's, 3 not handled: a
+ * cluster node without that key), counted when the round is decided, once
+ * it is known which masters' votes count. */
 typedef struct batch {
   size_t n;
+  int routed; /* one key, routed by its slot: never rerouted again */
   size_t per;    /* keys per hold: 1, or 2 (the hold key and its pair) */
   uint64_t *gen;
   uint8_t *said; /* r->n * n, made on the first answer */
 } batch;
 
+enum { SAID_RENEWED = 1, SAID_GONE = 2, SAID_UNHANDLED = 3 };
+
 /* Argument positions: EVALSHA sha numkeys keys (per per hold) lease
  * owner1..ownern */
 #define KEY_ARG(b, k) (3 + (b)->per * (k))
 #define OWNER_ARG(b, k) (3 + (b)->n * (b)->per + 1 + (k))
+
+static void renew_routed(rl_client *c, rl_hold *h);
 
 static int classify_renew(rl_round *r, int i, const redisReply *rep) {
   batch *b = r->data;
@@ -50,12 +70,19 @@ static int classify_renew(rl_round *r, int i, const redisReply *rep) {
     return RL_VOTE_FAIL;
   for (size_t k = 0; k < b->n; k++) {
     const redisReply *e = rep->element[k];
-    if (e->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
+    if (e->type != REDIS_REPLY_INTEGER && e->type != REDIS_REPLY_STRING &&
+        e->type != REDIS_REPLY_STATUS && e->type != REDIS_REPLY_ERROR)
+      return RL_VOTE_FAIL;
   }
   if (b->said == NULL && (b->said = calloc((size_t)r->n, b->n)) == NULL)
     return RL_VOTE_FAIL;
-  for (size_t k = 0; k < b->n; k++)
-    b->said[(size_t)i * b->n + k] = rep->element[k]->integer == 1 ? 1 : 2;
+  for (size_t k = 0; k < b->n; k++) {
+    const redisReply *e = rep->element[k];
+    b->said[(size_t)i * b->n + k] = e->type != REDIS_REPLY_INTEGER
+                                        ? SAID_UNHANDLED
+                                    : e->integer == 1 ? SAID_RENEWED
+                                                      : SAID_GONE;
+  }
   return RL_VOTE_YES;
 }
 
@@ -69,6 +96,7 @@ static void renew_done(rl_round *r) {
   uint64_t now = rl_now_ms();
   int fresh = lease - (int64_t)(now - r->t_start) - drift > 0;
   uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
+  if (c->opts.replica_acks > 0) mt += (uint64_t)c->opts.replica_ack_timeout_ms;
   for (size_t k = 0; k < b->n; k++) {
     const rl_argv *a = &r->args;
     size_t ki = KEY_ARG(b, k), oi = OWNER_ARG(b, k);
@@ -76,13 +104,14 @@ static void renew_done(rl_round *r) {
                                a->argv[oi], a->argvlen[oi]);
     if (h == NULL || h->gen != b->gen[k] || h->lost || h->wd.armed)
       continue; /* released, replaced, or already re-armed */
-    int ones = 0, zeros = 0;
+    int ones = 0, zeros = 0, unhandled = 0;
     for (int i = 0; i < r->n && b->said != NULL; i++) {
       if (r->slot[i].vote != RL_VOTE_YES) continue;
       uint8_t said = b->said[(size_t)i * b->n + k];
-      ones += said == 1;
-      zeros += said == 2;
-      if (said == 2) h->masters &= ~(1ull << i); /* gone there */
+      ones += said == SAID_RENEWED;
+      zeros += said == SAID_GONE;
+      unhandled += said == SAID_UNHANDLED;
+      if (said == SAID_GONE) h->masters &= ~(1ull << i); /* gone there */
     }
     if (ones >= r->quorum && fresh) {
       RL_ADD(c->metrics.renewals, 1);
@@ -92,6 +121,10 @@ static void renew_done(rl_round *r) {
     }
     if (zeros > r->n - r->quorum) {
       rl_hold_lost(c, h); /* the owner is gone from too many masters */
+      continue;
+    }
+    if (unhandled > 0 && !b->routed && fresh) {
+      renew_routed(c, h); /* where its slot is now */
       continue;
     }
     RL_ADD(c->metrics.renewal_failures, 1);
@@ -126,41 +159,62 @@ void *rl_renew_batch_new(size_t n) {
   return b;
 }
 
-/* One batch of n due holds that share a renew script. */
-static void renew_batch(rl_client *c, rl_hold **hs, size_t n, int script,
-                        int pair) {
+/* Sends one renewal round for n holds that share a renew script (with
+ * pair, each hold's key and the key after it in its handle's vector): to
+ * every master's node in nodes (a batch grouped by node, reentrant locks
+ * only), or, with nodes NULL, routed by the slot of the first key (one
+ * key, or every master a single server). */
+static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
+                       int pair, rl_conn *const *nodes, int routed) {
   size_t per = pair ? 2 : 1;
   size_t argc = 2 + per * n + 1 + n;
   batch *b = rl_renew_batch_new(n);
-  const char **argv = malloc(argc * sizeof *argv);
-  size_t *len = malloc(argc * sizeof *len);
+  const char **argv = malloc((argc + 1) * sizeof *argv);
+  size_t *len = malloc((argc + 1) * sizeof *len);
   char lease[24], nkeys[24];
   rl_round *r = NULL;
   if (b != NULL && argv != NULL && len != NULL) {
+    b->routed = routed;
     b->per = per;
     int ll = snprintf(lease, sizeof lease, "%lld",
                       (long long)c->opts.watchdog_timeout_ms);
     int nl = snprintf(nkeys, sizeof nkeys, "%zu", per * n);
+    /* EVALSHA sha nkeys keys lease owner1..ownern; a cluster node's form
+     * has 0 keys and the same arguments after it (scripts.c). */
     argv[0] = NULL;
     len[0] = 0;
-    argv[1] = nkeys;
-    len[1] = (size_t)nl;
+    argv[1] = "0";
+    len[1] = 1;
+    argv[2] = nkeys;
+    len[2] = (size_t)nl;
     for (size_t k = 0; k < n; k++) {
       rl_hold *h = hs[k];
-      argv[2 + per * k] = h->key;
-      len[2 + per * k] = h->keylen;
+      argv[3 + per * k] = h->key;
+      len[3 + per * k] = h->keylen;
       if (pair) { /* the key after the hold key in the handle's vector */
         int hk = h->lock->kind->hold;
-        argv[3 + per * k] = h->lock->keys[hk + 1];
-        len[3 + per * k] = h->lock->keylens[hk + 1];
+        argv[4 + per * k] = h->lock->keys[hk + 1];
+        len[4 + per * k] = h->lock->keylens[hk + 1];
       }
-      argv[3 + per * n + k] = h->owner;
-      len[3 + per * n + k] = h->ownerlen;
+      argv[4 + per * n + k] = h->owner;
+      len[4 + per * n + k] = h->ownerlen;
       b->gen[k] = h->gen;
     }
-    argv[2 + per * n] = lease;
-    len[2 + per * n] = (size_t)ll;
-    r = rl_round_new(c, &rl_renew_ops, b, script, (int)argc, argv, len);
+    argv[3 + per * n] = lease;
+    len[3 + per * n] = (size_t)ll;
+    argv[1] = NULL; /* the plain form: without the "0" */
+    r = rl_round_new(c, &rl_renew_ops, b, script, (int)argc, argv + 1,
+                     len + 1);
+    argv[1] = "0";
+    /* Pinned batches (a cluster's) hold reentrant locks only: their node
+     * form is RL_SCRIPT_RENEW_NODE, keys as arguments. */
+    if (r != NULL && nodes != NULL &&
+        rl_round_pin(r, nodes, RL_SCRIPT_RENEW_NODE, (int)argc + 1, argv,
+                     len) != 0) {
+      rl_round_discard(r); /* frees b */
+      r = NULL;
+      b = NULL;
+    }
   }
   free(argv);
   free(len);
@@ -181,16 +235,15 @@ static const rl_kind *kind_of(const rl_hold *h) {
   return h->lock != NULL ? h->lock->kind : &rl_kind_lock;
 }
 
-void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
-  rl_client *c = arg;
-  rl_hold **hs = malloc(n * sizeof *hs);
-  if (hs == NULL) {
-    for (size_t k = 0; k < n; k++) rl_watchdog_arm(&c->watchdog, due[k], 100);
-    return;
-  }
-  for (size_t k = 0; k < n; k++) hs[k] = rl_container_of(due[k], rl_hold, wd);
-  /* One batch per renew script: the holds of that script are moved to
-   * the front of what is left, then sent. */
+static void renew_routed(rl_client *c, rl_hold *h) {
+  const rl_kind *k = kind_of(h);
+  send_batch(c, &h, 1, k->renew, k->renew_pair, NULL, 1);
+}
+
+/* One batch per renew script: the holds of that script are moved to the
+ * front of what is left, then sent, routed by the first key's slot (every
+ * master a single server). */
+static void renew_by_kind(rl_client *c, rl_hold **hs, size_t n) {
   size_t done = 0;
   while (done < n) {
     const rl_kind *kind = kind_of(hs[done]);
@@ -201,8 +254,197 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
       hs[m++] = hs[k];
       hs[k] = t;
     }
-    renew_batch(c, hs + done, m - done, kind->renew, kind->renew_pair);
+    send_batch(c, hs + done, m - done, kind->renew, kind->renew_pair, NULL,
+               0);
     done = m;
   }
+}
+
+/* --- grouping by node -------------------------------------------------------- */
+
+/* A hold waiting in a group: by name, not by pointer, since it may be
+ * released before its group is sent (the flush runs later in the loop's
+ * turn); the name is in the groups' arena. */
+typedef struct entry {
+  uint64_t gen;
+  size_t off;
+  uint32_t keylen, ownerlen;
+} entry;
+
+typedef struct group {
+  rl_conn **nodes; /* one per master */
+  entry *e;
+  size_t n;
+} group;
+
+typedef struct rl_renew_groups {
+  /* Sends what the tick grouped, in the same turn of the loop. An idle
+   * handle, not a prepare one: a prepare callback runs after the loop
+   * decided how long to block, so the connections' own flushes it would
+   * start (prepare handles too) would wait for the next event, which
+   * might be no earlier than the next watchdog tick, or never while every
+   * hold is in flight and the wheel is empty. */
+  uv_idle_t flush;
+  rl_client *c;
+  group *g;
+  size_t ng, cap;
+  char *arena;
+  size_t used, size;
+} rl_renew_groups;
+
+/* Sends a group's holds that are still held, as one batch. */
+static void send_group(rl_renew_groups *rg, group *g) {
+  rl_client *c = rg->c;
+  rl_hold **hs = malloc((g->n > 0 ? g->n : 1) * sizeof *hs);
+  size_t m = 0;
+  for (size_t k = 0; k < g->n; k++) {
+    const entry *e = &g->e[k];
+    const char *key = rg->arena + e->off;
+    rl_hold *h = rl_holds_find(&c->holds, key, e->keylen, key + e->keylen,
+                               e->ownerlen);
+    if (h == NULL || h->gen != e->gen || h->lost || h->wd.armed) continue;
+    if (hs != NULL)
+      hs[m++] = h;
+    else /* out of memory: soon again, alone */
+      rl_watchdog_arm(&c->watchdog, &h->wd, 100);
+  }
+  g->n = 0;
+  if (m > 0) send_batch(c, hs, m, RL_SCRIPT_RENEW, 0, g->nodes, 0);
   free(hs);
+}
+
+static void flush_all(rl_renew_groups *rg) {
+  for (size_t i = 0; i < rg->ng; i++) send_group(rg, &rg->g[i]);
+  rg->used = 0;
+}
+
+static void on_groups_flush(uv_idle_t *p) {
+  uv_idle_stop(p);
+  flush_all(p->data);
+}
+
+static void on_groups_closed(uv_handle_t *h) {
+  rl_renew_groups *rg = h->data;
+  rl_client *c = rg->c;
+  for (size_t i = 0; i < rg->ng; i++) {
+    free(rg->g[i].nodes);
+    free(rg->g[i].e);
+  }
+  free(rg->g);
+  free(rg->arena);
+  free(rg);
+  if (--c->handles_open == 0) rl_client_unref(c);
+}
+
+void rl_renew_close(rl_client *c) {
+  rl_renew_groups *rg = c->renew_groups;
+  if (rg == NULL) return;
+  c->renew_groups = NULL;
+  uv_close((uv_handle_t *)&rg->flush, on_groups_closed);
+}
+
+static rl_renew_groups *groups_of(rl_client *c) {
+  if (c->renew_groups != NULL) return c->renew_groups;
+  rl_renew_groups *rg = calloc(1, sizeof *rg);
+  if (rg == NULL) return NULL;
+  rg->c = c;
+  uv_idle_init(c->loop, &rg->flush);
+  rg->flush.data = rg;
+  c->handles_open++;
+  c->renew_groups = rg;
+  return rg;
+}
+
+/* The group of holds that go to these nodes, made if needed. */
+static group *group_for(rl_renew_groups *rg, rl_conn **nodes, int nm,
+                        size_t per) {
+  size_t sz = sizeof *nodes * (size_t)nm;
+  for (size_t i = 0; i < rg->ng; i++)
+    if (memcmp(rg->g[i].nodes, nodes, sz) == 0) return &rg->g[i];
+  if (rg->ng == rg->cap) {
+    size_t cap = rg->cap ? rg->cap * 2 : 8;
+    group *g = realloc(rg->g, cap * sizeof *g);
+    if (g == NULL) return NULL;
+    rg->g = g;
+    rg->cap = cap;
+  }
+  group *g = &rg->g[rg->ng];
+  g->nodes = malloc(sz);
+  g->e = malloc(per * sizeof *g->e);
+  g->n = 0;
+  if (g->nodes == NULL || g->e == NULL) {
+    free(g->nodes);
+    free(g->e);
+    return NULL;
+  }
+  memcpy(g->nodes, nodes, sz);
+  rg->ng++;
+  return g;
+}
+
+/* Adds a hold to a group by name. 0, or -1 when out of memory. */
+static int group_add(rl_renew_groups *rg, group *g, const rl_hold *h) {
+  size_t need = h->keylen + h->ownerlen;
+  if (rg->used + need > rg->size) {
+    size_t size = rg->size ? rg->size * 2 : 65536;
+    while (size < rg->used + need) size *= 2;
+    char *a = realloc(rg->arena, size);
+    if (a == NULL) return -1;
+    rg->arena = a;
+    rg->size = size;
+  }
+  entry *e = &g->e[g->n++];
+  e->gen = h->gen;
+  e->off = rg->used;
+  e->keylen = (uint32_t)h->keylen;
+  e->ownerlen = (uint32_t)h->ownerlen;
+  memcpy(rg->arena + rg->used, h->key, h->keylen);
+  memcpy(rg->arena + rg->used + h->keylen, h->owner, h->ownerlen);
+  rg->used += need;
+  return 0;
+}
+
+/* 1 if some master has more than one node (a cluster). */
+static int by_node(const rl_client *c) {
+  for (int i = 0; i < c->nmasters; i++)
+    if (c->masters[i]->kind == RL_MASTER_CLUSTER) return 1;
+  return 0;
+}
+
+void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
+  rl_client *c = arg;
+  size_t per = (size_t)c->opts.watchdog_batch;
+  rl_renew_groups *rg = by_node(c) ? groups_of(c) : NULL;
+  rl_hold **hs = malloc(n * sizeof *hs);
+  if (hs == NULL) {
+    for (size_t k = 0; k < n; k++) rl_watchdog_arm(&c->watchdog, due[k], 100);
+    return;
+  }
+  for (size_t k = 0; k < n; k++) hs[k] = rl_container_of(due[k], rl_hold, wd);
+  if (rg == NULL) {
+    renew_by_kind(c, hs, n);
+    free(hs);
+    return;
+  }
+  rl_conn *nodes[RL_MAX_MASTERS];
+  for (size_t k = 0; k < n; k++) {
+    if (kind_of(hs[k]) != &rl_kind_lock) {
+      /* Only the reentrant lock is offered on cluster masters (family.c
+       * refuses the other kinds there); any other hold goes alone,
+       * routed by its slot. */
+      renew_by_kind(c, hs + k, 1);
+      continue;
+    }
+    int slot = rl_slot_of(hs[k]->key, hs[k]->keylen);
+    for (int i = 0; i < c->nmasters; i++)
+      nodes[i] = rl_master_node_of(c->masters[i], slot);
+    group *g = group_for(rg, nodes, c->nmasters, per);
+    if (g == NULL || group_add(rg, g, hs[k]) != 0) {
+      rl_watchdog_arm(&c->watchdog, &hs[k]->wd, 100);
+      continue;
+    }
+    if (g->n == per) send_group(rg, g);
+  }
+  free(hs);
+  uv_idle_start(&rg->flush, on_groups_flush);
 }

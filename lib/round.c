@@ -2,7 +2,11 @@
  * Quorum round bookkeeping; see round.h for what a round is. The command
  * is formatted once and the same bytes go to every master (the connection
  * takes an array of buffers, so that a part that differs per master can
- * be added without copying the rest).
+ * be added without copying the rest: a cluster node runs the shard form
+ * of a script that publishes, whose SHA replaces the one in the bytes).
+ * Each master decides where its command goes (master.h): the round gives
+ * it the slot of the command's first key, or, for a batch grouped by
+ * node, the node.
  *
  * A master that refused its connection's handshake (a wrong password, a
  * database it does not have) answers every command with that refusal:
@@ -16,11 +20,26 @@
 
 #include "client.h"
 #include "ops.h"
+#include "quarantine.h"
 #include "resp.h"
 #include "scripts.h"
+#include "slot.h"
 #include "util.h"
 
 const char rl_arg_master_deadline[] = "<master deadline>";
+
+/* The slot of a command's first key: an EVALSHA's first declared key, or
+ * a plain command's first argument; RL_MCMD_ANY_SLOT for a script that
+ * declares none. */
+static int command_slot(const rl_argv *a) {
+  if (a->script >= 0) {
+    if (a->argc < 4 || (a->argvlen[2] == 1 && a->argv[2][0] == '0'))
+      return RL_MCMD_ANY_SLOT;
+    return rl_slot_of(a->argv[3], a->argvlen[3]);
+  }
+  return a->argc >= 2 ? rl_slot_of(a->argv[1], a->argvlen[1])
+                      : RL_MCMD_ANY_SLOT;
+}
 
 rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
                        void *data, int script, int argc, const char **argv,
@@ -74,19 +93,65 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
    * a connection appends). */
   r->wire =
       uv_buf_init(s, (unsigned)rl_resp_write_head(s, clocked, j, av, al));
+  if (script >= 0) {
+    /* "*N\r\n$7\r\nEVALSHA\r\n$40\r\n" comes before the SHA. */
+    const char *sha = memchr(s, '\n', r->wire.len);
+    r->sha_off = (size_t)(sha - s) + 1 + 13 + 5;
+  }
+  r->key_slot = command_slot(&r->args);
   return r;
+}
+
+int rl_round_pin(rl_round *r, rl_conn *const *nodes, int node_script,
+                 int node_argc, const char **node_argv,
+                 const size_t *node_argvlen) {
+  size_t npin = sizeof(rl_conn *) * (size_t)r->n;
+  const char **av = malloc(sizeof *av * (size_t)(node_argc + 1));
+  size_t *al = malloc(sizeof *al * (size_t)(node_argc + 1));
+  if (av == NULL || al == NULL) {
+    free(av);
+    free(al);
+    return RLOCK_ENOMEM;
+  }
+  int j = 0;
+  av[j] = "EVALSHA";
+  al[j++] = 7;
+  av[j] = rl_script_sha((rl_script_id)node_script);
+  al[j++] = 40;
+  for (int i = 0; i < node_argc; i++) {
+    if (node_argv[i] == NULL) continue;
+    av[j] = node_argv[i];
+    al[j++] = node_argvlen[i];
+  }
+  size_t wlen = rl_resp_size(j, av, al);
+  char *p = malloc(npin + wlen);
+  if (p == NULL) {
+    free(av);
+    free(al);
+    return RLOCK_ENOMEM;
+  }
+  r->pinned = (rl_conn **)(void *)p;
+  memcpy(r->pinned, nodes, npin);
+  r->node_wire = uv_buf_init(p + npin, (unsigned)rl_resp_write(p + npin, j,
+                                                               av, al));
+  r->node_script = node_script;
+  free(av);
+  free(al);
+  return 0;
+}
+
+static void round_free(rl_round *r) {
+  if (r->ops && r->ops->release) r->ops->release(r);
+  free(r->pinned); /* with node_wire */
+  free(r);
 }
 
 static void maybe_free(rl_round *r) {
   if (r->refs > 0 || !r->decided) return;
-  if (r->ops && r->ops->release) r->ops->release(r);
-  free(r);
+  round_free(r);
 }
 
-void rl_round_discard(rl_round *r) {
-  if (r->ops && r->ops->release) r->ops->release(r);
-  free(r);
-}
+void rl_round_discard(rl_round *r) { round_free(r); }
 
 static void decide(rl_round *r, int outcome) {
   r->decided = 1;
@@ -115,14 +180,21 @@ static void count(rl_round *r, int vote) {
 
 /* A master that refused the handshake: an error reply, whose text the
  * connection kept (and counted). */
-static void note_refusal(rl_round *r, int i) {
-  char text[sizeof r->client->conns[i].err];
-  memcpy(text, r->client->conns[i].err, sizeof text);
+static void note_refusal(rl_round *r, int i, const rl_conn *node) {
+  char text[sizeof node->err];
+  if (node != NULL) {
+    memcpy(text, node->err, sizeof text);
+  } else {
+    rlock_master_metrics mm;
+    rl_master_metrics(r->client->masters[i], &mm);
+    snprintf(text, sizeof text, "%s", mm.error);
+  }
   r->slot[i].error_reply = 1;
   rl_client_note_error(r->client, text, strlen(text));
 }
 
-static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
+static void on_cmd(rl_mcmd *cmd, rl_conn *node, redisReply *reply,
+                   int status) {
   rl_round *r = cmd->data;
   int i = cmd->idx;
   rl_round_slot *sl = &r->slot[i];
@@ -139,13 +211,15 @@ static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
   if (sl->vote == RL_VOTE_PENDING && !r->decided) {
     int vote = RL_VOTE_FAIL;
     if (status == RL_CMD_REFUSED) {
-      note_refusal(r, i);
+      note_refusal(r, i, node);
     } else if (reply != NULL) {
       if (reply->type == REDIS_REPLY_ERROR) {
         sl->error_reply = 1;
-        r->client->conns[i].errors++;
+        rl_master_count_error(r->client->masters[i], node);
         rl_client_note_error(r->client, reply->str, reply->len);
       } else {
+        sl->node_quarantined = rl_node_quarantined(r->client, i, node);
+        sl->answered = node;
         vote = r->ops->classify(r, i, reply);
       }
     }
@@ -159,14 +233,48 @@ static void on_cmd(rl_cmd *cmd, redisReply *reply, int status) {
   maybe_free(r);
 }
 
-/* Sends to master i; 0, or the connection's refusal. */
+/* The command's bytes for a node of the given flavor (master.h). */
+static unsigned encode(rl_mcmd *c, int flavor, uv_buf_t *bufs, int *script) {
+  rl_round *r = c->data;
+  int s = r->args.script;
+  if (flavor == RL_FLAVOR_CLUSTER && r->pinned != NULL) {
+    bufs[0] = r->node_wire;
+    *script = r->node_script;
+    return 1;
+  }
+  int v = s >= 0 && flavor == RL_FLAVOR_CLUSTER
+              ? (int)rl_script_shard((rl_script_id)s)
+              : s;
+  *script = v;
+  if (v == s) {
+    bufs[0] = r->wire;
+    return 1;
+  }
+  /* The same bytes around another SHA of the same length. */
+  bufs[0] = uv_buf_init(r->wire.base, (unsigned)r->sha_off);
+  bufs[1] = uv_buf_init((char *)rl_script_sha((rl_script_id)v), 40);
+  bufs[2] = uv_buf_init(r->wire.base + r->sha_off + 40,
+                        (unsigned)(r->wire.len - r->sha_off - 40));
+  return 3;
+}
+
+/* Sends to master i; 0, or the master's refusal. */
 static int send_to(rl_round *r, int i) {
-  rl_conn *conn = &r->client->conns[i];
-  int rc = r->clocked ? rl_conn_send_clocked(conn, &r->wire, 1,
-                                             r->args.script,
-                                             r->args.no_resend, on_cmd, r, i)
-                      : rl_conn_send(conn, &r->wire, 1, r->args.script,
-                                     r->args.no_resend, on_cmd, r, i);
+  rl_mcmd *c = &r->slot[i].cmd;
+  c->slot = r->key_slot;
+  c->node = NULL;
+  if (r->pinned != NULL) {
+    c->node = r->pinned[i];
+    if (c->node == NULL) return RL_CONN_EDOWN;
+  }
+  c->no_resend = r->args.no_resend;
+  c->clocked = r->clocked;
+  c->durable = rl_script_durable(r->args.script) != 0;
+  c->encode = encode;
+  c->cb = on_cmd;
+  c->data = r;
+  c->idx = i;
+  int rc = rl_master_send(r->client->masters[i], c);
   if (rc == 0) r->refs++;
   return rc;
 }
@@ -176,7 +284,7 @@ void rl_round_send(rl_round *r) {
   for (int i = 0; i < r->n; i++) {
     int rc = send_to(r, i);
     if (rc != 0) {
-      if (rc == RL_CONN_EREFUSED) note_refusal(r, i);
+      if (rc == RL_CONN_EREFUSED) note_refusal(r, i, NULL);
       r->slot[i].vote = RL_VOTE_FAIL;
       count(r, RL_VOTE_FAIL);
     }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "master.h"
 
 struct rlock_client;
 typedef struct rl_round rl_round;
@@ -43,7 +44,12 @@ typedef struct rl_round_slot {
   int timed_out;
   int error_reply; /* the master answered with an error reply */
   int granted;     /* operation-specific: acquire got a grant here */
+  int node_quarantined; /* the node that answered was in restart
+                           quarantine then (kinds whose server changes;
+                           a single master's is judged by its index) */
+  const struct rl_conn *answered; /* the node whose reply was counted */
   int64_t v[3];    /* operation-specific values parsed from the reply */
+  rl_mcmd cmd;     /* the command to this master */
 } rl_round_slot;
 
 typedef struct rl_round_ops {
@@ -72,7 +78,15 @@ struct rl_round {
   int refs;    /* commands still owed a final callback, + 1 until sent */
   uint64_t t_start, t_decided; /* monotonic ms */
   uv_buf_t wire; /* the formatted command, shared by all masters */
+  size_t sha_off; /* EVALSHA: where the script's SHA is in wire */
   int clocked;   /* the connection appends a master-clock deadline */
+  int key_slot;  /* the slot of its first key (routing), or
+                    RL_MCMD_ANY_SLOT */
+  /* A batch grouped by node (rl_round_pin): per master, the node it goes
+   * to, and the form cluster nodes run (keys in ARGV), or NULL. */
+  rl_conn **pinned;
+  uv_buf_t node_wire;
+  int node_script;
   rl_argv args;
   rl_round_slot slot[];
 };
@@ -97,6 +111,17 @@ extern const char rl_arg_master_deadline[];
 rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
                        void *data, int script, int argc, const char **argv,
                        const size_t *argvlen);
+
+/*
+ * Makes r a batch grouped by node: master i's command goes to nodes[i] (as
+ * rl_master_node_of gave it in this loop turn; NULL: that master fails),
+ * unrouted. For cluster nodes, whose scripts cannot declare keys of
+ * several slots, it runs node_script with node_argv instead (argv as for
+ * rl_round_new, the keys passed as arguments). 0, or RLOCK_ENOMEM.
+ */
+int rl_round_pin(rl_round *r, rl_conn *const *nodes, int node_script,
+                 int node_argc, const char **node_argv,
+                 const size_t *node_argvlen);
 
 /* Sends to every master and takes the round's own reference away; the
  * round may be decided (and done run) before this returns, if too few

@@ -21,6 +21,7 @@
 #include "scripts.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sha1.h"
@@ -196,27 +197,161 @@ static const char record_lua[] =
     "if #ARGV > 1 then redis.call('pexpire', KEYS[1], ARGV[1]) end\n"
     "return redis.call('hgetall', KEYS[1])\n";
 
+/* The batches of a cluster node (TOPOLOGY.md section 6). Declared keys
+ * cannot span slots even with allow-cross-slot-keys (only undeclared
+ * ones may, on one node), so the keys are arguments; a key the node does
+ * not have (another node's, or one already migrated away) fails the call
+ * that touches it, which pcall turns into that key's answer (the error's
+ * text) instead of ending the script halfway. Each key's work is
+ * idempotent, so a batch that ran in part can be sent again.
+ *
+ * ARGV[1] n, ARGV[2..n+1] lock hashes, ARGV[n+2] lease ms, ARGV[n+3..]
+ * their owners (renew.c's layout with the key count first). Replies per
+ * key 1 renewed, 0 no longer the owner's, or an error text (not handled
+ * here). */
+static const char renew_node_lua[] =
+    "#!lua flags=allow-cross-slot-keys\n"
+    "local n = tonumber(ARGV[1])\n"
+    "local lease = tonumber(ARGV[n + 2])\n"
+    "local r = {}\n"
+    "for i = 1, n do\n"
+    "  local key, owner = ARGV[i + 1], ARGV[n + 2 + i]\n"
+    "  local e = redis.pcall('hexists', key, owner)\n"
+    "  if type(e) == 'table' then\n"
+    "    r[i] = tostring(e.err)\n"
+    "  elseif e == 1 then\n"
+    "    local t = redis.pcall('pttl', key)\n"
+    "    if type(t) == 'number' and t < lease then\n"
+    "      redis.pcall('pexpire', key, lease)\n"
+    "    end\n"
+    "    r[i] = 1\n"
+    "  else\n"
+    "    r[i] = 0\n"
+    "  end\n"
+    "end\n"
+    "return r\n";
+
+/* ARGV[1] n, ARGV[2..n+1] lock hashes, ARGV[n+2..] their owners (the
+ * release layout with the key count first). Deletes each lock its owner
+ * still holds and publishes the unlock message on its shard channel.
+ * Replies per key 1 released, 0 not the owner's, or an error text. */
+static const char release_node_lua[] =
+    "#!lua flags=allow-cross-slot-keys\n"
+    "local n = tonumber(ARGV[1])\n"
+    "local r = {}\n"
+    "for i = 1, n do\n"
+    "  local key, owner = ARGV[i + 1], ARGV[n + 1 + i]\n"
+    "  local e = redis.pcall('hexists', key, owner)\n"
+    "  if type(e) == 'table' then\n"
+    "    r[i] = tostring(e.err)\n"
+    "  elseif e == 1 then\n"
+    "    redis.pcall('del', key)\n"
+    "    redis.pcall('spublish', key .. ':ch', '0')\n"
+    "    r[i] = 1\n"
+    "  else\n"
+    "    r[i] = 0\n"
+    "  end\n"
+    "end\n"
+    "return r\n";
+
 static const char *const bodies[RL_SCRIPT_FAMILY] = {
     acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua,
-    release_lua, undo_lua, record_lua};
+    release_lua, undo_lua, record_lua, renew_node_lua, release_node_lua};
 
-static char shas[RL_SCRIPT_FAMILY][41];
-static pthread_once_t shas_once = PTHREAD_ONCE_INIT;
-
-static void compute_shas(void) {
-  for (int i = 0; i < RL_SCRIPT_FAMILY; i++)
-    rl_sha1_hex(bodies[i], strlen(bodies[i]), shas[i]);
+/* Cluster nodes only: a server before 7.0 does not know the shebang. */
+static int cluster_only(int id) {
+  return id == RL_SCRIPT_RENEW_NODE || id == RL_SCRIPT_RELEASE_NODE;
 }
 
-const char *rl_script_body(rl_script_id id) {
+/* The shard forms: the same text with SPUBLISH for PUBLISH, made once.
+ * NULL where a script publishes nothing. */
+static const char *shard_bodies[RL_SCRIPT_COUNT];
+static char shas[RL_SCRIPT_ALL][41];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static char *shard_form(const char *body) {
+  static const char from[] = "redis.call('publish'";
+  static const char to[] = "redis.call('spublish'";
+  size_t n = 0;
+  for (const char *p = body; (p = strstr(p, from)) != NULL; p++) n++;
+  if (n == 0) return NULL;
+  char *out = malloc(strlen(body) + n + 1), *o = out;
+  if (out == NULL) abort(); /* at load time, once: nothing to fall back to */
+  for (const char *p = body;;) {
+    const char *q = strstr(p, from);
+    if (q == NULL) {
+      strcpy(o, p);
+      break;
+    }
+    memcpy(o, p, (size_t)(q - p));
+    o += q - p;
+    memcpy(o, to, sizeof to - 1);
+    o += sizeof to - 1;
+    p = q + sizeof from - 1;
+  }
+  return out;
+}
+
+/* The plain form of any script of the one table. */
+static const char *plain_body(int id) {
   if (id >= RL_SCRIPT_FAMILY)
     return rl_fam_script_body((rl_fam_script_id)(id - RL_SCRIPT_FAMILY));
   return bodies[id];
 }
 
+static void prepare(void) {
+  for (int i = 0; i < RL_SCRIPT_COUNT; i++) {
+    const char *p = plain_body(i);
+    rl_sha1_hex(p, strlen(p), shas[i]);
+    shard_bodies[i] = shard_form(p);
+    const char *b = shard_bodies[i] ? shard_bodies[i] : p;
+    rl_sha1_hex(b, strlen(b), shas[RL_SCRIPT_COUNT + i]);
+  }
+}
+
+int rl_script_durable(int id) {
+  switch (id) {
+  case RL_SCRIPT_ACQUIRE:
+  case RL_FAM(RL_FAM_FAIR_ACQUIRE):
+  case RL_FAM(RL_FAM_RW_READ_ACQUIRE):
+  case RL_FAM(RL_FAM_RW_WRITE_ACQUIRE):
+  case RL_FAM(RL_FAM_SEM_ACQUIRE):
+  case RL_FAM(RL_FAM_MULTI_ACQUIRE):
+  case RL_FAM(RL_FAM_MULTI_ACQUIRE_XSLOT):
+    return RL_DURABLE_GRANT;
+  case RL_SCRIPT_RENEW:
+  case RL_SCRIPT_RENEW_NODE:
+  case RL_FAM(RL_FAM_LEASE_RENEW):
+    return RL_DURABLE_RENEW;
+  case RL_SCRIPT_FENCE_MAX:
+    return RL_DURABLE_WRITE;
+  default:
+    return 0;
+  }
+}
+
+rl_script_id rl_script_shard(rl_script_id id) {
+  pthread_once(&once, prepare);
+  if (id >= RL_SCRIPT_COUNT || shard_bodies[id] == NULL) return id;
+  return (rl_script_id)(RL_SCRIPT_COUNT + id);
+}
+
+int rl_script_loaded_on(int id, int cluster) {
+  pthread_once(&once, prepare);
+  if (id < RL_SCRIPT_FAMILY) return cluster || !cluster_only(id);
+  if (id < RL_SCRIPT_COUNT) return !cluster;
+  return cluster && id < RL_SCRIPT_COUNT + RL_SCRIPT_FAMILY &&
+         shard_bodies[id - RL_SCRIPT_COUNT] != NULL;
+}
+
+const char *rl_script_body(rl_script_id id) {
+  pthread_once(&once, prepare);
+  if (id < RL_SCRIPT_COUNT) return plain_body(id);
+  const char *b = shard_bodies[id - RL_SCRIPT_COUNT];
+  return b ? b : plain_body(id - RL_SCRIPT_COUNT);
+}
+
 const char *rl_script_sha(rl_script_id id) {
-  if (id >= RL_SCRIPT_FAMILY)
-    return rl_fam_script_sha((rl_fam_script_id)(id - RL_SCRIPT_FAMILY));
-  pthread_once(&shas_once, compute_shas);
+  pthread_once(&once, prepare);
   return shas[id];
 }

@@ -24,12 +24,21 @@ typedef enum rl_script_id {
   RL_SCRIPT_RELEASE,
   RL_SCRIPT_UNDO,
   RL_SCRIPT_RECORD,
+  /* Watchdog renewal and release on close, batched by cluster node: the
+   * keys are arguments (a script cannot declare keys of several slots)
+   * and each is touched under pcall. Loaded on cluster nodes only. */
+  RL_SCRIPT_RENEW_NODE,
+  RL_SCRIPT_RELEASE_NODE,
   RL_SCRIPT_FAMILY, /* the family's first: RL_FAM(RL_FAM_...) */
   RL_SCRIPT_COUNT = RL_SCRIPT_FAMILY + RL_FAM_SCRIPT_COUNT
 } rl_script_id;
 
 /* The rl_script_id of a family script. */
 #define RL_FAM(id) ((int)RL_SCRIPT_FAMILY + (int)(id))
+
+/* Ids from RL_SCRIPT_COUNT on are the shard forms of the scripts that
+ * publish (rl_script_shard), up to RL_SCRIPT_ALL. */
+#define RL_SCRIPT_ALL (2 * RL_SCRIPT_COUNT)
 
 /* Replies of the acquire script: {1, token, count, existed} or
  * {0, holder_pttl}; a holder_pttl of RL_ACQUIRE_LATE means the request's
@@ -49,6 +58,30 @@ enum {
 /* How long the restart records outlive the last client that wrote them. */
 #define RL_RECORDS_TTL_MS (7 * 86400000LL)
 
+/* The form of a script that cluster nodes run: the one that publishes
+ * with SPUBLISH (a shard channel, heard on the lock's node only) where
+ * the script publishes with PUBLISH (broadcast to every node); the script
+ * itself when it publishes nothing. */
+rl_script_id rl_script_shard(rl_script_id id);
+
+/* 1 if a connection loads script id in its handshake: on a plain or
+ * Sentinel master (cluster 0) every script but the cluster-only ones; on
+ * a cluster node (cluster 1) the reentrant lock's scripts, the
+ * cluster-only ones and their shard forms. The lock family's scripts are
+ * not loaded on cluster nodes: the family kinds are refused on cluster
+ * masters for now (family.c, rl_family_refused). */
+int rl_script_loaded_on(int id, int cluster);
+
+/* What a script is for replica acknowledgement (master_ack.c): 0 not
+ * durable; RL_DURABLE_GRANT an acquisition of any kind (its reply's first
+ * element is 1 when it granted: the reentrant lock's, and the family's
+ * acquire-type replies); RL_DURABLE_RENEW a batched renewal (an array of
+ * 1 renewed / 0 gone per key: renew, its node form, lease_renew);
+ * RL_DURABLE_WRITE a write that always writes (fencing write-back). */
+enum { RL_DURABLE_GRANT = 1, RL_DURABLE_RENEW, RL_DURABLE_WRITE };
+int rl_script_durable(int id);
+
+/* Any id below RL_SCRIPT_ALL. */
 const char *rl_script_body(rl_script_id id);
 /* 40 hex digits, computed on first use. */
 const char *rl_script_sha(rl_script_id id);

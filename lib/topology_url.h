@@ -31,8 +31,8 @@
  *
  * Parsing is pure (no resolution, no allocation) and strict: an unknown
  * option, a repeated one, or an address given twice is an error, so that
- * a typo fails at open. Written to be merged into url.c, whose helpers it
- * duplicates for now.
+ * a typo fails at open. The parser is url.c's, which every master form
+ * goes through (rl_master_url_parse in url.h).
  */
 #ifndef RL_TOPOLOGY_URL_H
 #define RL_TOPOLOGY_URL_H
@@ -48,6 +48,7 @@ enum { RL_TOPO_CLUSTER = 1, RL_TOPO_SENTINEL = 2 };
 typedef struct rl_topo_addr {
   char host[RL_TOPO_HOST_MAX]; /* as written, without IPv6 brackets */
   int port;
+  char numeric[RL_TOPO_HOST_MAX]; /* host resolved at open; "" before */
 } rl_topo_addr;
 
 typedef struct rl_topo_url {

@@ -1,15 +1,23 @@
 /*
- * Subscriber connections and channel subscriptions.
+ * Channel subscriptions.
  *
- * Each master gets a second connection (lib/conn.c in subscriber mode),
- * made when the client first waits, that sends only SUBSCRIBE and
- * UNSUBSCRIBE after its handshake: a connection in subscribed mode takes
- * nothing else, and keeping subscriptions off the command connections
- * keeps a flood of messages from delaying lock replies. Messages arrive
- * at any time and go to one dispatcher, which finds the channel by name
- * in the table, so a message for a channel already freed is simply not
- * found. Replies to SUBSCRIBE and UNSUBSCRIBE come in order, each to its
- * own command.
+ * Each master keeps subscriber connections apart from its command
+ * connections (master.h: one for a single server, one per node of a
+ * cluster, made when the client first waits), which send only SUBSCRIBE
+ * and UNSUBSCRIBE after their handshake (SSUBSCRIBE and SUNSUBSCRIBE on a
+ * cluster, where unlock messages go to the shard of the lock's slot): a
+ * connection in subscribed mode takes nothing else, and keeping
+ * subscriptions off the command connections keeps a flood of messages
+ * from delaying lock replies. Messages arrive at any time and go to one
+ * dispatcher, which finds the channel by name in the table, so a message
+ * for a channel already freed is simply not found. Replies to SUBSCRIBE
+ * and UNSUBSCRIBE come in order, each to its own command.
+ *
+ * A subscription ends without being asked when its connection goes down,
+ * and, on a cluster, when the channel's slot leaves the node (the node
+ * pushes an unsubscribe): the channel is then subscribed again where the
+ * master now routes it, and that acknowledgement counts as an event like
+ * any restored subscription (below), so waiters try again.
  *
  * Confirmation. A waiter that subscribes tries once more after the
  * subscription is confirmed, because an unlock between its failed attempt
@@ -83,6 +91,7 @@ static void chan_free(rl_chan *ch) {
   while (*p != ch) p = &(*p)->next;
   *p = ch->next;
   ps->nchans--;
+  free(ch->where);
   free(ch);
 }
 
@@ -94,46 +103,44 @@ static void chan_maybe_free(rl_chan *ch) {
 
 /* --- subscribing ------------------------------------------------------------ */
 
-/* A SUBSCRIBE or UNSUBSCRIBE in flight: its bytes, which the connection
- * writes from here, and the channel it is for. */
+/* A SUBSCRIBE or UNSUBSCRIBE in flight, and the channel it is for. */
 typedef struct sub_cmd {
+  rl_msub s;
   rl_chan *ch;
-  int unsubscribe;
-  uv_buf_t buf;
-  char bytes[];
+  int idx;
 } sub_cmd;
 
-static void on_sub_reply(rl_cmd *cmd, redisReply *rep, int status);
+static void on_sub_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
+                         int status);
 
-static int send_cmd(rl_sub *s, rl_chan *ch, int unsubscribe) {
-  if (s->conn.state != RL_CONN_READY) return -1;
-  const char *argv[] = {unsubscribe ? "UNSUBSCRIBE" : "SUBSCRIBE", ch->name};
-  size_t len[] = {unsubscribe ? 11u : 9u, ch->len};
-  size_t size = rl_resp_size(2, argv, len);
-  sub_cmd *sc = malloc(sizeof *sc + size);
+static int send_cmd(rl_pubsub *ps, int i, rl_chan *ch, int unsubscribe) {
+  sub_cmd *sc = calloc(1, sizeof *sc);
   if (sc == NULL) return -1;
   sc->ch = ch;
-  sc->unsubscribe = unsubscribe;
-  sc->buf = uv_buf_init(sc->bytes, (unsigned)rl_resp_write(sc->bytes, 2,
-                                                            argv, len));
-  if (rl_conn_send(&s->conn, &sc->buf, 1, -1, 1, on_sub_reply, sc,
-                   s->idx) != 0) {
+  sc->idx = i;
+  sc->s.channel = ch->name;
+  sc->s.len = ch->len;
+  sc->s.unsubscribe = unsubscribe;
+  sc->s.where = unsubscribe ? ch->where[i] : NULL;
+  sc->s.cb = on_sub_reply;
+  sc->s.data = sc;
+  if (rl_master_sub_send(ps->masters[i], &sc->s) != 0) {
     free(sc);
     return -1;
   }
   return 0;
 }
 
-/* Sends what connection i needs for ch, if nothing is in flight there. */
+/* Sends what master i needs for ch, if nothing is in flight there. */
 static void chan_sync_one(rl_chan *ch, int i) {
   rl_pubsub *ps = ch->ps;
   uint64_t bit = 1ull << i;
   if (ps->closing) return;
   if ((ch->sending | ch->leaving) & bit) return;
   if (ch->refs > 0 && !(ch->acked & bit)) {
-    if (send_cmd(&ps->subs[i], ch, 0) == 0) ch->sending |= bit;
+    if (send_cmd(ps, i, ch, 0) == 0) ch->sending |= bit;
   } else if (ch->refs == 0 && (ch->acked & bit)) {
-    if (send_cmd(&ps->subs[i], ch, 1) == 0) {
+    if (send_cmd(ps, i, ch, 1) == 0) {
       ch->acked &= ~bit;
       ch->leaving |= bit;
     }
@@ -154,7 +161,7 @@ static void chan_check(rl_chan *ch) {
   if (ch->refs == 0 || ch->confirmed || ch->acked == 0) return;
   int ready = 0;
   for (int i = 0; i < ps->n; i++)
-    if (ps->subs[i].conn.state == RL_CONN_READY) ready++;
+    if (rl_master_sub_up(ps->masters[i], ch->name, ch->len)) ready++;
   int need = ready >= ps->quorum ? ps->quorum : (ready > 0 ? ready : 1);
   if (popcount64(ch->acked) < need) return;
   ch->confirmed = 1;
@@ -172,6 +179,11 @@ rl_chan *rl_chan_ref(rl_pubsub *ps, const char *name, size_t len) {
   if (ch == NULL) {
     ch = calloc(1, sizeof *ch + len + 1);
     if (ch == NULL) return NULL;
+    ch->where = calloc((size_t)ps->n, sizeof *ch->where);
+    if (ch->where == NULL) {
+      free(ch);
+      return NULL;
+    }
     ch->ps = ps;
     ch->len = len;
     memcpy(ch->name, name, len);
@@ -197,96 +209,128 @@ void rl_chan_unref(rl_chan *ch) {
   chan_maybe_free(ch);
 }
 
-/* The reply to one SUBSCRIBE or UNSUBSCRIBE of connection cmd->idx. */
-static void on_sub_reply(rl_cmd *cmd, redisReply *rep, int status) {
-  sub_cmd *sc = cmd->data;
+/* The reply to one SUBSCRIBE or UNSUBSCRIBE of master sc->idx. */
+static void on_sub_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
+                         int status) {
+  sub_cmd *sc = s->data;
   rl_chan *ch = sc->ch;
-  int unsubscribe = sc->unsubscribe;
+  int i = sc->idx, unsubscribe = s->unsubscribe;
   free(sc);
-  if (status != RL_CMD_REPLY && status != RL_CMD_LATE) {
-    /* The connection dropped: the channel's bits were cleared with it
-     * (forget_conn), or the client is closing. */
-    return;
-  }
   rl_pubsub *ps = ch->ps;
-  int i = cmd->idx;
   uint64_t bit = 1ull << i;
-  if (!unsubscribe) {
-    ch->sending &= ~bit;
-    if (rep->type == REDIS_REPLY_ERROR) {
-      /* Refused (an ACL user without this channel): waiters of this
-       * master sleep to the holder's PTTL instead. */
-      if (ps->cfg.log) ps->cfg.log(ps->cfg.data, i, RLOCK_LOG_WARN, rep->str);
-      chan_maybe_free(ch);
-      return;
-    }
-    ch->acked |= bit;
-    int restored = (ch->ever & bit) != 0;
-    ch->ever |= bit;
-    if (ch->refs == 0) {
-      chan_sync_one(ch, i); /* nobody waits any more: unsubscribe */
-      return;
-    }
-    if (restored && ch->confirmed) {
-      rl_chan_event(ch, -1);
-      return;
-    }
-    chan_check(ch);
-  } else {
+  if (unsubscribe) {
     ch->leaving &= ~bit;
+    ch->where[i] = NULL;
     chan_sync_one(ch, i); /* a waiter may have come meanwhile */
     chan_maybe_free(ch);
-  }
-}
-
-/* Messages: ["message", channel, payload]. */
-static void on_push(rl_conn *conn, const redisReply *msg) {
-  rl_sub *s = conn->data;
-  const redisReply *kind = msg->element[0], *name = msg->element[1];
-  if (name->type != REDIS_REPLY_STRING ||
-      strcasecmp(kind->str, "message") != 0)
     return;
-  rl_chan *ch = chan_find(s->ps, name->str, (size_t)name->len);
-  if (ch != NULL && ch->refs > 0) rl_chan_event(ch, s->idx);
+  }
+  ch->sending &= ~bit;
+  if (status == RL_CMD_DROPPED || rep == NULL) {
+    /* Never confirmed (the connection dropped, or the client is closing):
+     * try again where the master routes it now, if anywhere. */
+    chan_sync_one(ch, i);
+    chan_maybe_free(ch);
+    return;
+  }
+  if (rep->type == REDIS_REPLY_ERROR) {
+    /* Refused (an ACL user without this channel): waiters of this
+     * master sleep to the holder's PTTL instead. */
+    if (ps->cfg.log) ps->cfg.log(ps->cfg.data, i, RLOCK_LOG_WARN, rep->str);
+    chan_maybe_free(ch);
+    return;
+  }
+  ch->acked |= bit;
+  ch->where[i] = where;
+  int restored = (ch->ever & bit) != 0;
+  ch->ever |= bit;
+  if (ch->refs == 0) {
+    chan_sync_one(ch, i); /* nobody waits any more: unsubscribe */
+    return;
+  }
+  if (restored && ch->confirmed) {
+    rl_chan_event(ch, -1);
+    return;
+  }
+  chan_check(ch);
 }
 
-/* --- connections ------------------------------------------------------------ */
+/* --- what the masters say ------------------------------------------------------ */
 
-/* Connection i is gone: it has no subscription any more. */
-static void forget_conn(rl_pubsub *ps, int i) {
+static void on_message(void *data, rl_master *m, const char *name,
+                       size_t len) {
+  rl_chan *ch = chan_find(data, name, len);
+  if (ch != NULL && ch->refs > 0) rl_chan_event(ch, m->idx);
+}
+
+/* A subscription ended on where without being asked. */
+static void on_dropped(void *data, rl_master *m, rl_conn *where,
+                       const char *name, size_t len) {
+  rl_pubsub *ps = data;
+  rl_chan *ch = chan_find(ps, name, len);
+  int i = m->idx;
+  uint64_t bit = 1ull << i;
+  if (ch == NULL || !(ch->acked & bit) || ch->where[i] != where) return;
+  ch->acked &= ~bit;
+  ch->where[i] = NULL;
+  if (ps->cfg.log)
+    ps->cfg.log(ps->cfg.data, i, RLOCK_LOG_INFO,
+                "a subscription was dropped by the server (its slot moved): "
+                "subscribing again");
+  chan_sync_one(ch, i);
+  chan_maybe_free(ch);
+}
+
+/* A subscriber connection of master m is gone, and what it had with it. */
+static void on_down(void *data, rl_master *m, rl_conn *where) {
+  rl_pubsub *ps = data;
+  int i = m->idx;
   uint64_t bit = 1ull << i;
   for (size_t b = 0; b < ps->nbuckets; b++) {
     rl_chan *ch = ps->buckets[b];
     while (ch != NULL) {
       rl_chan *next = ch->next;
-      ch->sending &= ~bit;
-      ch->acked &= ~bit;
-      ch->leaving &= ~bit;
-      chan_maybe_free(ch);
+      if ((ch->acked & bit) && ch->where[i] == where) {
+        ch->acked &= ~bit;
+        ch->where[i] = NULL;
+        chan_maybe_free(ch);
+      }
       ch = next;
     }
   }
+  check_all(ps); /* fewer connections up may be enough now */
 }
 
-static void on_sub_state(rl_conn *conn, int state) {
-  rl_sub *s = conn->data;
-  rl_pubsub *ps = s->ps;
+/* Master m may subscribe where it could not, or elsewhere: every channel
+ * is brought in line with its waiters. */
+static void on_resync(void *data, rl_master *m) {
+  rl_pubsub *ps = data;
+  int i = m->idx;
+  uint64_t bit = 1ull << i;
   if (ps->closing) return;
-  if (state == RL_CONN_READY) {
-    for (size_t b = 0; b < ps->nbuckets; b++)
-      for (rl_chan *ch = ps->buckets[b]; ch != NULL; ch = ch->next)
-        chan_sync_one(ch, s->idx);
-    check_all(ps);
-  } else if (state == RL_CONN_DOWN) {
-    forget_conn(ps, s->idx);
-    check_all(ps); /* fewer connections up may be enough now */
-  }
+  for (size_t b = 0; b < ps->nbuckets; b++)
+    for (rl_chan *ch = ps->buckets[b]; ch != NULL; ch = ch->next) {
+      if ((ch->acked & bit) && ch->refs > 0 &&
+          ch->where[i] != rl_master_sub_where(m, ch->name, ch->len)) {
+        /* Its slot moved without the old node saying so (yet): it is
+         * subscribed again where the slot is now. */
+        ch->acked &= ~bit;
+        ch->where[i] = NULL;
+      }
+      chan_sync_one(ch, i);
+    }
+  check_all(ps);
 }
 
-static void on_sub_log(rl_conn *conn, int level, const char *msg) {
-  rl_sub *s = conn->data;
-  if (s->ps->cfg.log) s->ps->cfg.log(s->ps->cfg.data, s->idx, level, msg);
+static void on_log(void *data, rl_master *m, int level, const char *msg) {
+  rl_pubsub *ps = data;
+  if (ps->cfg.log) ps->cfg.log(ps->cfg.data, m->idx, level, msg);
 }
+
+static void on_closed(void *data, rl_master *m);
+
+static const rl_master_sub_hooks hooks = {on_message, on_dropped, on_down,
+                                          on_resync,  on_log,     on_closed};
 
 /* --- lifecycle ------------------------------------------------------------- */
 
@@ -294,61 +338,48 @@ rl_pubsub *rl_pubsub_new(const rl_pubsub_config *cfg) {
   rl_pubsub *ps = calloc(1, sizeof *ps);
   if (ps == NULL) return NULL;
   ps->cfg = *cfg;
-  ps->cfg.conn.mode = RL_CONN_SUBSCRIBER;
-  ps->cfg.conn.command_timeout_ms = 0; /* subscriptions have no deadline */
   ps->n = cfg->n;
   ps->quorum = cfg->n / 2 + 1;
-  ps->subs = calloc((size_t)cfg->n, sizeof *ps->subs);
-  ps->urls = calloc((size_t)cfg->n, sizeof *ps->urls);
+  ps->masters = calloc((size_t)cfg->n, sizeof *ps->masters);
   ps->nbuckets = 16;
   ps->buckets = calloc(ps->nbuckets, sizeof *ps->buckets);
-  if (ps->subs == NULL || ps->urls == NULL || ps->buckets == NULL) {
-    free(ps->subs);
-    free(ps->urls);
+  if (ps->masters == NULL || ps->buckets == NULL) {
+    free(ps->masters);
     free(ps->buckets);
     free(ps);
     return NULL;
   }
-  memcpy(ps->urls, cfg->urls, sizeof *ps->urls * (size_t)cfg->n);
-  ps->conns_open = ps->n;
-  for (int i = 0; i < ps->n; i++) {
-    rl_sub *s = &ps->subs[i];
-    s->ps = ps;
-    s->idx = i;
-    s->conn.data = s;
-    s->conn.on_state = on_sub_state;
-    s->conn.on_push = on_push;
-    s->conn.on_log = on_sub_log;
-    rl_conn_start(&s->conn, cfg->loop, &ps->urls[i], &ps->cfg.conn);
-  }
+  memcpy(ps->masters, cfg->masters, sizeof *ps->masters * (size_t)cfg->n);
+  ps->cfg.masters = NULL;
+  ps->open = ps->n;
+  for (int i = 0; i < ps->n; i++) rl_master_sub_start(ps->masters[i], &hooks, ps);
   return ps;
 }
 
-static void on_sub_closed(rl_conn *conn) {
-  rl_sub *s = conn->data;
-  rl_pubsub *ps = s->ps;
-  if (--ps->conns_open > 0) return;
+static void on_closed(void *data, rl_master *m) {
+  (void)m;
+  rl_pubsub *ps = data;
+  if (--ps->open > 0) return;
   for (size_t b = 0; b < ps->nbuckets; b++) {
     rl_chan *ch = ps->buckets[b];
     while (ch != NULL) {
       rl_chan *next = ch->next;
+      free(ch->where);
       free(ch);
       ch = next;
     }
   }
   void (*closed)(void *) = ps->cfg.closed;
-  void *data = ps->cfg.data;
+  void *data_ = ps->cfg.data;
   free(ps->buckets);
-  free(ps->subs);
-  free(ps->urls);
+  free(ps->masters);
   free(ps);
-  if (closed) closed(data);
+  if (closed) closed(data_);
 }
 
 void rl_pubsub_close(rl_pubsub *ps) {
   ps->closing = 1;
-  for (int i = 0; i < ps->n; i++) {
-    ps->subs[i].conn.on_closed = on_sub_closed;
-    rl_conn_close(&ps->subs[i].conn);
-  }
+  ps->open++; /* a master may say closed at once: ps lives to the end */
+  for (int i = 0; i < ps->n; i++) rl_master_sub_close(ps->masters[i]);
+  on_closed(ps, NULL);
 }

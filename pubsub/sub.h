@@ -1,9 +1,9 @@
 /*
- * Internal to pubsub/: the subscriber connections (one per master,
- * separate from the command connections), the table of channels some
- * waiter needs, and what each connection has subscribed. sub.c owns the
- * connections and the SUBSCRIBE/UNSUBSCRIBE traffic; waiters.c owns the
- * wait queues and decides who wakes. Loop thread only.
+ * Internal to pubsub/: the table of channels some waiter needs, and what
+ * each master has subscribed (on its own subscriber connections: master.h
+ * says where a channel is subscribed, one server or the cluster node of
+ * the channel's slot). sub.c owns the SUBSCRIBE/UNSUBSCRIBE traffic;
+ * waiters.c owns the wait queues and decides who wakes. Loop thread only.
  */
 #ifndef RL_SUB_H
 #define RL_SUB_H
@@ -11,19 +11,19 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "conn.h"
 #include "list.h"
+#include "master.h"
 #include "waitq.h"
 
 typedef struct rl_chan rl_chan;
 
 /*
  * A channel some waiter needs, or needed and is still being unsubscribed.
- * Per subscriber connection i, at most one of bit i of sending (SUBSCRIBE
- * in flight), acked (subscribed) and leaving (UNSUBSCRIBE in flight) is
- * set: a connection has at most one command in flight per channel, so
- * the bits always say what the master will have once its replies are in,
- * and a channel is freed only when no command for it is in flight (the
+ * Per master i, at most one of bit i of sending (SUBSCRIBE in flight),
+ * acked (subscribed, on where[i]) and leaving (UNSUBSCRIBE in flight) is
+ * set: a master has at most one command in flight per channel, so the
+ * bits always say what the master will have once its replies are in, and
+ * a channel is freed only when no command for it is in flight (the
  * command's callback finds it by pointer).
  */
 struct rl_chan {
@@ -36,26 +36,20 @@ struct rl_chan {
   int confirmed;   /* acked on enough connections; see chan_check */
   uint64_t event_ms;   /* the last unlock event (dedup across masters) */
   uint64_t event_mask; /* masters whose message counted for that event */
+  rl_conn **where;     /* per master, the connection it is acked on */
   struct rl_psw *event_w; /* the waiter that event woke, while it waits */
   size_t len;
   char name[];
 };
 
-typedef struct rl_sub {
-  rl_pubsub *ps;
-  int idx;
-  rl_conn conn;
-} rl_sub;
-
 struct rl_pubsub {
   rl_pubsub_config cfg;
   int n, quorum;
-  rl_url *urls;
-  rl_sub *subs;
+  rl_master **masters;
   rl_chan **buckets;
   size_t nbuckets, nchans;
   int closing;
-  int conns_open;
+  int open; /* masters whose subscriber side has not closed yet */
 };
 
 /* The channel called name, made if needed; refs is incremented. The

@@ -1,7 +1,7 @@
 /*
- * Pub/sub waiting, as a mechanism: subscriber connections to every master
- * and, per channel, a FIFO queue of waiters that unlock messages wake one
- * at a time. It knows nothing of locks: a waiter is a callback and its
+ * Pub/sub waiting, as a mechanism: subscriptions on every master (on the
+ * subscriber connections the masters keep: master.h) and, per channel, a
+ * FIFO queue of waiters that unlock messages wake one at a time. It knows nothing of locks: a waiter is a callback and its
  * data, woken when its next attempt is due (an unlock message came, its
  * subscription was confirmed, or its sleep ran out); the lock layer
  * (lib/pubwait.c) decides what an attempt is. Loop thread only.
@@ -13,8 +13,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "conn.h"
-#include "url.h"
+#include "master.h"
 
 typedef struct rl_pubsub rl_pubsub;
 typedef struct rl_psw rl_psw;
@@ -22,25 +21,23 @@ typedef struct rl_psw rl_psw;
 typedef struct rl_pubsub_config {
   uv_loop_t *loop;
   int n;                      /* masters */
-  const rl_url *urls;         /* the n masters' addresses (copied) */
-  rl_conn_config conn;        /* for the subscriber connections: its mode
-                                 and command timeout are set here */
+  rl_master *const *masters;  /* the n masters (the array is copied) */
   /* One unlock is published by up to n masters, a few ms apart: a
    * message from another master within this window is the same unlock. */
   uint64_t event_window_ms;
   void *data;
-  /* Connection events, for the owner's log; optional. */
+  /* Subscriber connection events, for the owner's log; optional. */
   void (*log)(void *data, int idx, int level, const char *msg);
-  /* After rl_pubsub_close, once every handle has closed. */
+  /* After rl_pubsub_close, once every subscriber connection closed. */
   void (*closed)(void *data);
 } rl_pubsub_config;
 
-/* Makes the pub/sub state and starts connecting. NULL when out of
- * memory. */
+/* Makes the pub/sub state and starts the masters' subscriber side. NULL
+ * when out of memory. */
 rl_pubsub *rl_pubsub_new(const rl_pubsub_config *cfg);
 
-/* Closes the subscriber connections and frees everything once they have
- * closed (then cfg->closed runs). Every waiter must have left. */
+/* Closes the masters' subscriber connections and frees everything once
+ * they have closed (then cfg->closed runs). Every waiter must have left. */
 void rl_pubsub_close(rl_pubsub *ps);
 
 /* A waiter's next attempt is due. It runs from a timer of its own, never

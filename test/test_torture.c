@@ -121,6 +121,9 @@
 #include <unistd.h>
 
 #include "common.h"
+#ifdef RT_TORTURE_CLUSTER
+#include "harness_cluster.h"
+#endif
 
 #define PROCS 4
 #define THREADS 3
@@ -143,6 +146,29 @@
 #define MAX_REPORTED 8
 
 static rt_redis srv[MAX_MASTERS];
+
+/*
+ * Cluster mode (built as test_torture_cluster, -DRT_TORTURE_CLUSTER): the
+ * one master is a Redis Cluster of three primaries and three replicas
+ * (harness_cluster.h), and the faults are those of a cluster: the lock's
+ * slot migrated to another primary (MIGRATING/IMPORTING, MIGRATE, SETSLOT
+ * NODE), a manual failover of the shard that serves it, and (with
+ * restarts on) its primary SIGKILLed, the replica promoted and the old
+ * primary restarted as a replica; plus the worker stops. A section that
+ * overlaps a SIGKILLed primary's window (from the kill until a second
+ * after the promotion) is stale, since replication is asynchronous and a
+ * failover may lose its lock (README, "Redis Cluster"): the register must
+ * still reject its late writes (check 3), and no two valid sections may
+ * overlap (1a).
+ */
+static int cluster_mode;
+#ifdef RT_TORTURE_CLUSTER
+static rt_cluster tcl;
+static char cl_url[200];
+#endif
+#define MAX_KILLS 64
+static int64_t kill_from[MAX_KILLS], kill_to[MAX_KILLS];
+static int nkills;
 
 /* RLOCK_TORTURE_BREAK: a deliberate defect, to see the checker fail. */
 static int break_fence, break_quarantine, break_force, break_rwforce;
@@ -472,6 +498,9 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
                        uint64_t seed) {
   const char *m[MAX_MASTERS];
   for (int i = 0; i < n; i++) m[i] = srv[i].url;
+#ifdef RT_TORTURE_CLUSTER
+  if (cluster_mode) m[0] = cl_url;
+#endif
   rlock_options o;
   rlock_options_init(&o);
   o.masters = m;
@@ -620,6 +649,7 @@ typedef struct run {
   int64_t w_until[PROCS];
   int64_t f_master_stop, f_master_kill, f_worker_stop, f_restart_failed;
   int64_t f_master_kill_shifted; /* of f_master_kill */
+  int64_t f_cluster_migrate, f_cluster_failover, f_cluster_kill;
   int64_t f_worker_stop_in_section;
   event events[MAX_EVENTS];
   int nevents;
@@ -727,11 +757,64 @@ static void kill_master(run *r, int i, int64_t ms, int shifted) {
             shifted ? " with the clock 2 h behind" : "");
 }
 
+#ifdef RT_TORTURE_CLUSTER
+/* The cluster's faults, each on the shard that serves the lock; 1 if one
+ * was injected (the helpers return once the cluster is settled). */
+static int inject_cluster(run *r, int kind) {
+  int slot = rt_key_slot_str("rlock:{torture}");
+  int owner = rt_cluster_owner(&tcl, slot);
+  if (owner < 0) return 0;
+  if (kind < 12) {
+    int to = -1;
+    for (int i = 0; i < RT_CLUSTER_NODES && to < 0; i++)
+      if (i != owner && rt_cluster_is_primary(&tcl, i) == 1) to = i;
+    if (to < 0) return 0;
+    log_event(r, "cluster: migrate slot %d from node %d to node %d", slot,
+              owner, to);
+    if (rt_cluster_migrate_slot(&tcl, slot, to) != 0)
+      log_event(r, "cluster: the migration failed");
+    r->f_cluster_migrate++;
+    return 1;
+  }
+  if (kind < 20) {
+    int rep = rt_cluster_replica_of(&tcl, owner);
+    if (rep < 0) return 0;
+    log_event(r, "cluster: manual failover of master node %d to node %d",
+              owner, rep);
+    if (rt_cluster_failover(&tcl, rep) != 0)
+      log_event(r, "cluster: the failover failed");
+    r->f_cluster_failover++;
+    return 1;
+  }
+  if (kind < 25 && r->restarts && nkills < MAX_KILLS &&
+      now_ns() + 15 * 1000000000ll < r->sh->end_ns) {
+    int64_t t = now_ns();
+    log_event(r, "cluster: kill master node %d", owner);
+    int promoted = rt_cluster_kill_primary(&tcl, owner);
+    kill_from[nkills] = t;
+    kill_to[nkills++] = now_ns() + 1000000000ll;
+    log_event(r, "cluster: master node %d replaced by node %d", owner,
+              promoted);
+    if (rt_cluster_restart(&tcl, owner) != 0)
+      log_event(r, "cluster: restart of node %d failed", owner);
+    r->f_cluster_kill++;
+    return 1;
+  }
+  return 0;
+}
+#endif
+
 static void inject_one(run *r, uint64_t *rng) {
   int64_t now = now_ns();
   int minority = (r->n - 1) / 2;
   int kind = (int)(rnd(rng) % 100);
-  if (r->n == 1) {
+#ifdef RT_TORTURE_CLUSTER
+  if (cluster_mode) {
+    if (inject_cluster(r, kind)) return;
+    kind = 99; /* a worker stop */
+  }
+#endif
+  if (r->n == 1 && !cluster_mode) {
     /* Worker stops, now and then a brief stop of the master, and rarely
      * an empty restart with its clock behind (nothing can be locked for
      * the quarantine after it). */
@@ -818,6 +901,7 @@ static void inject(run *r) {
 typedef struct secx {
   int idx;
   int stale, paused, lost, exceeded;
+  int failover; /* overlaps a SIGKILLed cluster primary's window */
   int64_t first_write_seq; /* -1: none */
   int nwrites, nrejected;
   int64_t seq[WRITES_PER_SECTION]; /* register order of its writes */
@@ -954,7 +1038,10 @@ static void classify(check *c) {
         s->leave_ns > s->attempt_ns +
                           (int64_t)((double)s->lease_ms * (1 - DRIFT) * 1e6) -
                           2000000;
-    x->stale = x->paused || x->lost || x->exceeded;
+    x->failover = 0;
+    for (int k = 0; k < nkills; k++)
+      x->failover |= kill_from[k] <= s->leave_ns && kill_to[k] >= s->attempt_ns;
+    x->stale = x->paused || x->lost || x->exceeded || x->failover;
     c->stale_sections += x->stale;
     c->unlock_retried += s->unlock_tries > 1;
     if (s->unlock_tries > c->max_unlock_tries) {
@@ -1174,6 +1261,12 @@ static void print_figures(const check *c, double secs, int truncated) {
     fprintf(stderr, "}");
   }
   fprintf(stderr, "},\"violations\":%" PRId64 "}\n", c->violations);
+  if (cluster_mode)
+    fprintf(stderr,
+            "{\"case\":\"torture_cluster\",\"faults\":{\"migrate\":%" PRId64
+            ",\"manual_failover\":%" PRId64 ",\"primary_killed\":%" PRId64
+            "}}\n",
+            r->f_cluster_migrate, r->f_cluster_failover, r->f_cluster_kill);
 }
 
 /* Part 5: one case. */
@@ -1208,7 +1301,16 @@ static void torture(int n) {
           only_plain ? "lock" : "all");
   for (int p = 0; p < PROCS; p++) r->open_span[p] = -1;
 
-  RT_REQUIRE(rt_redis_start_many(srv, n) == 0);
+  nkills = 0;
+#ifdef RT_TORTURE_CLUSTER
+  if (cluster_mode) {
+    RT_REQUIRE(rt_cluster_start(&tcl, NULL) == 0);
+    snprintf(cl_url, sizeof cl_url,
+             "redis-cluster://127.0.0.1:%d?seed=127.0.0.1:%d",
+             tcl.node[0].port, tcl.node[1].port);
+  } else
+#endif
+    RT_REQUIRE(rt_redis_start_many(srv, n) == 0);
   int cap = (int)(secs * SECTIONS_PER_SECOND + 1000);
   size_t shsize = sizeof(shared) + (size_t)cap * sizeof(section);
   shared *sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE,
@@ -1334,20 +1436,37 @@ static void torture(int n) {
   free(order);
   free(g.log);
   munmap(sh, shsize);
+#ifdef RT_TORTURE_CLUSTER
+  if (cluster_mode) {
+    rt_cluster_stop(&tcl);
+    return;
+  }
+#endif
   rt_redis_stop_many(srv, n);
 }
 
+#ifndef RT_TORTURE_CLUSTER
 static void torture_n1(void) { torture(1); }
 static void torture_n3(void) { torture(3); }
 static void torture_n5(void) { torture(5); }
+#else
+static void torture_cluster(void) {
+  cluster_mode = 1;
+  torture(1);
+}
+#endif
 
 int main(int argc, char **argv) {
   /* A worker that dies mid-write must not kill the register's process. */
   signal(SIGPIPE, SIG_IGN);
   static const rt_test tests[] = {
+#ifdef RT_TORTURE_CLUSTER
+      {"torture_cluster", torture_cluster},
+#else
       {"torture_n1", torture_n1},
       {"torture_n3", torture_n3},
       {"torture_n5", torture_n5},
+#endif
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -90,13 +90,13 @@ static void options_checks(void) {
   RT_CHECK(o.drift_factor == 0.01);
   RT_CHECK(o.loop == NULL);
   RT_CHECK(strcmp(o.key_prefix, "rlock:") == 0);
-  rl_url urls[4];
+  rl_master_url urls[4];
   RT_CHECK(rl_options_check(&o, urls) == RLOCK_EINVAL); /* no masters */
   const char *m[] = {"127.0.0.1:1", "127.0.0.1:2"};
   o.masters = m;
   o.nmasters = 2;
   RT_CHECK(rl_options_check(&o, urls) == 0);
-  RT_CHECK_EQ_INT(urls[1].port, 2);
+  RT_CHECK_EQ_INT(urls[1].url.port, 2);
 
   rlock_options b = o;
   b.key_prefix = "bad{prefix";

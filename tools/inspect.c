@@ -1,10 +1,11 @@
 /*
  * The read-only subcommands of the rlock tool, `status` and `scan`. They
- * talk to each master directly (one blocking connection per master on the
- * library's connection layer, tools/masterconn.c: a timeout, TLS, AUTH and
- * SELECT from the URL) and only ever read: a tool that helps diagnose a
- * lock must not change it. Master URLs are parsed by the library's own
- * parser, so the accepted forms are the library's.
+ * talk to each master directly (blocking, on the library's master layer,
+ * tools/masterconn.c: a timeout, TLS, AUTH and SELECT from the URL; a
+ * cluster's commands routed by slot, its scan over every primary) and only
+ * ever read: a tool that helps diagnose a lock must not change it. Master
+ * URLs are parsed by the library's own parser, so the accepted forms are
+ * the library's.
  *
  * Both print either a human report or one JSON object (--json); the field
  * names are documented in tools/rlock.1 and must stay stable.
@@ -18,20 +19,16 @@
 
 #include <hiredis/hiredis.h>
 
+#include "master.h"
+#include "slot.h"
 #include "tool.h"
 #include "url.h"
 
 /* --- master URLs ------------------------------------------------------ */
 
 typedef struct master_url {
-  rl_url url; /* as parsed, for the connection */
-  int unix_socket;
-  char host[256];
-  int port;
-  char path[108];
-  char password[256];
-  int has_password;
-  int db;
+  const char *spec;  /* as given */
+  int cluster;
   char display[600]; /* the URL with its password masked, for output */
 } master_url;
 
@@ -40,35 +37,39 @@ typedef struct master_url {
  * never disagree about what a master URL means. Returns 0, or -1 if it is
  * malformed. */
 static int parse_master(const char *s, master_url *u) {
+  static rl_master_url mu; /* large; the tool is single-threaded */
   memset(u, 0, sizeof *u);
-  rl_url p;
-  if (rl_url_parse(s, &p) != 0) return -1;
-  u->url = p;
+  u->spec = s;
+  if (rl_master_url_parse(s, &mu, NULL) != 0) return -1;
+  const rl_url *p = &mu.url;
   /* The URL as shown: its password masked. */
-  const char *secret = p.has_password ? ":***@" : "";
-  if (p.kind == RL_URL_UNIX) {
-    u->unix_socket = 1;
-    snprintf(u->path, sizeof u->path, "%s", p.path);
-    if (p.has_password || p.db != 0)
+  const char *secret = p->has_password ? ":***@" : "";
+  if (mu.kind != 0) {
+    const rl_topo_addr *a = &mu.topo.addr[0];
+    int v6 = strchr(a->host, ':') != NULL;
+    u->cluster = mu.kind == RL_TOPO_CLUSTER;
+    snprintf(u->display, sizeof u->display, "%s-%s://%.200s%s%s%.200s%s:%d",
+             p->tls ? "rediss" : "redis",
+             u->cluster ? "cluster" : "sentinel", p->has_user ? p->user : "",
+             secret, v6 ? "[" : "", a->host, v6 ? "]" : "", a->port);
+    return 0;
+  }
+  if (p->kind == RL_URL_UNIX) {
+    if (p->has_password || p->db != 0)
       snprintf(u->display, sizeof u->display, "unix://%.200s%s%s?db=%d",
-               p.has_user ? p.user : "", secret, p.path, p.db);
+               p->has_user ? p->user : "", secret, p->path, p->db);
     else
       snprintf(u->display, sizeof u->display, "%s", s);
     return 0;
   }
-  snprintf(u->host, sizeof u->host, "%s", p.host);
-  u->port = p.port;
-  u->db = p.db;
-  u->has_password = p.has_password;
-  snprintf(u->password, sizeof u->password, "%s", p.password);
   if (strstr(s, "://") == NULL) {
     snprintf(u->display, sizeof u->display, "%s", s);
     return 0;
   }
-  int v6 = strchr(u->host, ':') != NULL;
-  snprintf(u->display, sizeof u->display, "%s://%.200s%s%s%s%s:%d/%d",
-           p.tls ? "rediss" : "redis", p.has_user ? p.user : "", secret,
-           v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, u->db);
+  int v6 = strchr(p->host, ':') != NULL;
+  snprintf(u->display, sizeof u->display, "%s://%.200s%s%s%.200s%s:%d/%d",
+           p->tls ? "rediss" : "redis", p->has_user ? p->user : "", secret,
+           v6 ? "[" : "", p->host, v6 ? "]" : "", p->port, p->db);
   return 0;
 }
 
@@ -93,10 +94,10 @@ static int parse_masters(const rt_global *g, master_url **out) {
  * command, authenticating and selecting the database (TLS from g).
  * Returns the connection, or NULL with a message in err.
  */
-static rt_conn *connect_master(const master_url *u, const rt_global *g,
-                               long long timeout_ms, char *err,
-                               size_t errsize) {
-  return rt_conn_open(&u->url, g, timeout_ms, err, errsize);
+static rt_master *connect_master(const master_url *u, const rt_global *g,
+                                 long long timeout_ms, char *err,
+                                 size_t errsize) {
+  return rt_master_open(u->spec, g, timeout_ms, err, errsize);
 }
 
 /* --- JSON output ----------------------------------------------------------- */
@@ -204,15 +205,16 @@ static const char status_usage[] =
  * the replies of the commands status_family_append queued. */
 enum { FQ, FQT, RW_W, RW_WPTTL, RW_R, RW_RC, RW_WQ, RW_FENCE, FAM_N };
 
-static void status_family_append(rt_conn *ctx, const char *key) {
-  rt_conn_append(ctx, "ZRANGE %s:q 0 -1 WITHSCORES", key);
-  rt_conn_append(ctx, "ZRANGE %s:qt 0 -1 WITHSCORES", key);
-  rt_conn_append(ctx, "HGETALL %s:w", key);
-  rt_conn_append(ctx, "PTTL %s:w", key);
-  rt_conn_append(ctx, "ZRANGE %s:r 0 -1 WITHSCORES", key);
-  rt_conn_append(ctx, "HGETALL %s:rc", key);
-  rt_conn_append(ctx, "ZRANGE %s:wq 0 -1 WITHSCORES", key);
-  rt_conn_append(ctx, "GET %s:w:fence", key);
+/* Every key of a name shares its hash tag: one slot, one node. */
+static void status_family_append(rt_master *ctx, int slot, const char *key) {
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:q 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:qt 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:w", key);
+  rt_master_append(ctx, NULL, slot, "PTTL %s:w", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:r 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:rc", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:wq 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "GET %s:w:fence", key);
 }
 
 /* --- status: the semaphore and the latch of a name ----------------------- */
@@ -228,18 +230,19 @@ typedef struct semlatch_view {
   redisReply *lpttl;  /* PTTL <p>{name}:l */
 } semlatch_view;
 
-static void semlatch_read(rt_conn *ctx, const char *key, semlatch_view *v) {
+static void semlatch_read(rt_master *ctx, int slot, const char *key,
+                          semlatch_view *v) {
   memset(v, 0, sizeof *v);
   redisReply **r[] = {&v->slots, &v->leases, &v->time,
                       &v->token, &v->latch,  &v->lpttl};
-  rt_conn_append(ctx, "HGETALL %s:s", key);
-  rt_conn_append(ctx, "ZRANGE %s:s:t 0 -1 WITHSCORES", key);
-  rt_conn_append(ctx, "TIME");
-  rt_conn_append(ctx, "GET %s:s:fence", key);
-  rt_conn_append(ctx, "HGETALL %s:l", key);
-  rt_conn_append(ctx, "PTTL %s:l", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:s", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:s:t 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "TIME");
+  rt_master_append(ctx, NULL, slot, "GET %s:s:fence", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:l", key);
+  rt_master_append(ctx, NULL, slot, "PTTL %s:l", key);
   for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
-    if (rt_conn_get_reply(ctx, r[k]) != REDIS_OK) *r[k] = NULL;
+    if (rt_master_get_reply(ctx, r[k], NULL, 0) != REDIS_OK) *r[k] = NULL;
 }
 
 static void semlatch_free(semlatch_view *v) {
@@ -642,32 +645,34 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
   }
   int kinds_found = 0;
   for (size_t i = 0; i < g->nmasters; i++) {
-    char err[512] = "";
+    char err[512] = "", node[300] = "";
     /* The lock's four replies, TIME, then the other kinds' (FAM_N);
      * the semaphore's and the latch's after them. */
     redisReply *r[5 + FAM_N] = {NULL};
     semlatch_view sl;
     memset(&sl, 0, sizeof sl);
-    rt_conn *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
+    rt_master *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
+    int slot = rl_slot_of_str(key);
     if (ctx != NULL) {
-      rt_conn_append(ctx, "HGETALL %s", key);
-      rt_conn_append(ctx, "PTTL %s", key);
-      rt_conn_append(ctx, "GET %s", fkey);
-      rt_conn_append(ctx, "PTTL %s", fkey);
-      rt_conn_append(ctx, "TIME");
-      status_family_append(ctx, key);
+      /* Every key of the lock shares its hash tag: one slot, one node. */
+      rt_master_append(ctx, NULL, slot, "HGETALL %s", key);
+      rt_master_append(ctx, NULL, slot, "PTTL %s", key);
+      rt_master_append(ctx, NULL, slot, "GET %s", fkey);
+      rt_master_append(ctx, NULL, slot, "PTTL %s", fkey);
+      rt_master_append(ctx, NULL, slot, "TIME");
+      status_family_append(ctx, slot, key);
       for (int k = 0; k < 5 + FAM_N; k++) {
         redisReply *rep = NULL;
-        if (rt_conn_get_reply(ctx, &rep) != REDIS_OK) {
-          snprintf(err, sizeof err, "%s", rt_conn_errstr(ctx));
+        if (rt_master_get_reply(ctx, &rep, node, sizeof node) != REDIS_OK) {
+          snprintf(err, sizeof err, "%s", rt_master_errstr(ctx));
           break;
         }
         r[k] = rep;
         if (r[k]->type == REDIS_REPLY_ERROR && err[0] == '\0')
           snprintf(err, sizeof err, "%s", r[k]->str);
       }
-      if (err[0] == '\0') semlatch_read(ctx, key, &sl);
-      rt_conn_free(ctx);
+      if (err[0] == '\0') semlatch_read(ctx, slot, key, &sl);
+      rt_master_free(ctx);
     }
     int ok = err[0] == '\0';
     if (ok && (r[0] == NULL || r[0]->type != REDIS_REPLY_ARRAY)) {
@@ -696,6 +701,10 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
       fputs(i ? ",{" : "{", f);
       fputs("\"master\":", f);
       json_cstr(f, us[i].display);
+      if (us[i].cluster) {
+        fputs(",\"node\":", f);
+        json_cstr(f, node[0] ? node : NULL);
+      }
       fprintf(f, ",\"ok\":%s,\"error\":", ok ? "true" : "false");
       json_cstr(f, ok ? NULL : err);
       if (ok) {
@@ -723,7 +732,10 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
               f);
       }
     } else {
-      fprintf(f, "  %s: ", us[i].display);
+      if (us[i].cluster && node[0])
+        fprintf(f, "  %s (node %s): ", us[i].display, node);
+      else
+        fprintf(f, "  %s: ", us[i].display);
       if (!ok) {
         fprintf(f, "error: %s\n", err);
       } else {
@@ -963,17 +975,17 @@ static const char *family_kind(const char *key, size_t len) {
  * JSON array of keys is open while this runs). Returns 0, or -1 with a
  * message in err after a failed command.
  */
-static int scan_master(rt_conn *ctx, const master_url *u,
+static int scan_master(rt_master *ctx, rl_conn *node, const char *where,
                        const char *pattern, long long lease_over_ms, int all,
                        int json, int *first_key, scan_totals *t, key_set *ks,
-                       char *err,
-                       size_t errsize) {
+                       char *err, size_t errsize) {
   char cursor[32] = "0";
   do {
-    redisReply *r = rt_conn_command(ctx, "SCAN %s MATCH %s COUNT 1000",
-                                    cursor, pattern);
+    redisReply *r = rt_master_command(ctx, node, RL_MCMD_ANY_SLOT,
+                                      "SCAN %s MATCH %s COUNT 1000", cursor,
+                                      pattern);
     if (r == NULL) {
-      snprintf(err, errsize, "%s", rt_conn_errstr(ctx));
+      snprintf(err, errsize, "%s", rt_master_errstr(ctx));
       return -1;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -991,10 +1003,14 @@ static int scan_master(rt_conn *ctx, const master_url *u,
       redisReply *k = keys->element[i];
       if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
         continue;
-      rt_conn_append(ctx, "TYPE %b", k->str, (size_t)k->len);
-      rt_conn_append(ctx, "PTTL %b", k->str, (size_t)k->len);
-      rt_conn_append(ctx, "HLEN %b", k->str, (size_t)k->len);
-      rt_conn_append(ctx, "ZCARD %b", k->str, (size_t)k->len);
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "TYPE %b", k->str,
+                       (size_t)k->len);
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "PTTL %b", k->str,
+                       (size_t)k->len);
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "HLEN %b", k->str,
+                       (size_t)k->len);
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "ZCARD %b", k->str,
+                       (size_t)k->len);
       sent++;
     }
     int failed = 0;
@@ -1006,8 +1022,8 @@ static int scan_master(rt_conn *ctx, const master_url *u,
       redisReply *rr[4] = {NULL, NULL, NULL, NULL};
       for (int j = 0; j < 4; j++) {
         redisReply *rep = NULL;
-        if (rt_conn_get_reply(ctx, &rep) != REDIS_OK) {
-          if (!failed) snprintf(err, errsize, "%s", rt_conn_errstr(ctx));
+        if (rt_master_get_reply(ctx, &rep, NULL, 0) != REDIS_OK) {
+          if (!failed) snprintf(err, errsize, "%s", rt_master_errstr(ctx));
           failed = 1;
           break;
         }
@@ -1030,7 +1046,7 @@ static int scan_master(rt_conn *ctx, const master_url *u,
             fprintf(stdout, ",\"pttl_ms\":-1,\"holders\":null,\"leak\":true,"
                     "\"lease_over\":false,\"kind\":\"%s\"}", lkind);
           } else {
-            fprintf(stdout, "%s ", u->display);
+            fprintf(stdout, "%s ", where);
             human_str(stdout, k->str, k->len);
             fputs(": NO TTL (leak)\n", stdout);
           }
@@ -1056,13 +1072,17 @@ static int scan_master(rt_conn *ctx, const master_url *u,
           if (json) {
             fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
             json_str(stdout, k->str, k->len);
+            if (node != NULL) {
+              fputs(",\"node\":", stdout);
+              json_cstr(stdout, where);
+            }
             fprintf(stdout,
                     ",\"pttl_ms\":%lld,\"holders\":%lld,\"leak\":%s,"
                     "\"lease_over\":%s,\"kind\":\"%s\"}",
                     pttl, kind ? -1 : fields, leak ? "true" : "false",
                     over ? "true" : "false", kind ? kind : lkind);
           } else if (kind != NULL) {
-            fprintf(stdout, "%s ", u->display);
+            fprintf(stdout, "%s ", where);
             human_str(stdout, k->str, k->len);
             if (leak)
               fprintf(stdout, ": %s key, NO TTL (leak)\n", kind);
@@ -1070,7 +1090,7 @@ static int scan_master(rt_conn *ctx, const master_url *u,
               fprintf(stdout, ": %s key, %lld ms left%s\n", kind, pttl,
                       over ? " (over threshold)" : "");
           } else {
-            fprintf(stdout, "%s ", u->display);
+            fprintf(stdout, "%s ", where);
             human_str(stdout, k->str, k->len);
             if (leak)
               fprintf(stdout, ": NO TTL (leak), %lld holder(s)\n", fields);
@@ -1091,6 +1111,34 @@ static int scan_master(rt_conn *ctx, const master_url *u,
     freeReplyObject(r);
     if (failed) return -1;
   } while (strcmp(cursor, "0") != 0);
+  return 0;
+}
+
+/* Scans every node of a master that serves lock keys: the server, or
+ * every primary of a cluster (a cluster's SCAN is per node). */
+static int scan_nodes(rt_master *ctx, const master_url *u,
+                      const char *pattern, long long lease_over_ms, int all,
+                      int json, int *first_key, scan_totals *t, key_set *ks,
+                      char *err, size_t errsize) {
+  if (!u->cluster)
+    return scan_master(ctx, NULL, u->display, pattern, lease_over_ms, all,
+                       json, first_key, t, ks, err, errsize);
+  rl_conn *nodes[1024];
+  int n = rt_master_nodes(ctx, nodes, 1024);
+  if (n > 1024) n = 1024;
+  for (int k = 0; k < n; k++) {
+    char where[1000], addr[300];
+    rl_node_address(nodes[k], addr, sizeof addr);
+    snprintf(where, sizeof where, "%s node %s", u->display, addr);
+    if (scan_master(ctx, nodes[k], addr[0] ? (json ? addr : where) : where,
+                    pattern, lease_over_ms, all, json, first_key, t, ks, err,
+                    errsize) != 0) {
+      char sub[512];
+      snprintf(sub, sizeof sub, "%s", err);
+      snprintf(err, errsize, "node %s: %.200s", addr, sub);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -1184,11 +1232,11 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
       json_cstr(stdout, us[i].display);
       fputs(",\"keys\":[", stdout);
     }
-    rt_conn *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
+    rt_master *ctx = connect_master(&us[i], g, timeout_ms, err, sizeof err);
     if (ctx != NULL) {
-      rc = scan_master(ctx, &us[i], pattern, lease_over_ms, all, json,
-                       &first_key, &t, &ks, err, sizeof err);
-      rt_conn_free(ctx);
+      rc = scan_nodes(ctx, &us[i], pattern, lease_over_ms, all, json,
+                      &first_key, &t, &ks, err, sizeof err);
+      rt_master_free(ctx);
     }
     if (rc != 0) failed++;
     if (json) {

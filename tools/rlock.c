@@ -970,8 +970,10 @@ static const char main_usage[] =
     "Global options (also accepted after COMMAND):\n"
     "  --masters URL,...  masters, each host:port,\n"
     "                     redis://[[user]:password@]host[:port][/db],\n"
-    "                     rediss://... (TLS) or\n"
-    "                     unix://[[user]:password@]/path[?db=N] (default:\n"
+    "                     rediss://... (TLS),\n"
+    "                     unix://[[user]:password@]/path[?db=N] or\n"
+    "                     redis-cluster://[[user]:password@]host[:port]\n"
+    "                     [?seed=host[:port]&...] (a Redis Cluster; default:\n"
     "                     $RLOCK_MASTERS, else " RT_DEFAULT_MASTERS ")\n"
     "  --prefix P         key prefix (default " RT_DEFAULT_PREFIX ")\n"
     RT_TLS_USAGE

@@ -80,23 +80,33 @@ void rt_global_free(rt_global *g);
 int rt_cmd_status(rt_global *g, int argc, char **argv);
 int rt_cmd_scan(rt_global *g, int argc, char **argv);
 
-/* Blocking connections to one master for status and scan
- * (tools/masterconn.c): AUTH, SELECT and TLS from the URL and g, every
- * wait bounded by timeout_ms. The command functions take hiredis's
- * format; replies are the caller's to free with freeReplyObject. */
-struct rl_url;
-typedef struct rt_conn rt_conn;
+/* Blocking access to one master for status and scan (tools/masterconn.c):
+ * the library's master layer (a server, or a cluster routed by slot),
+ * AUTH, SELECT and TLS from the URL and g, every wait bounded by
+ * timeout_ms. Commands take hiredis's format and go to node when it is
+ * not NULL (one of rt_master_nodes), else by slot (RL_MCMD_ANY_SLOT for
+ * any primary). Replies are the caller's to free with freeReplyObject. */
+struct rl_conn;
+typedef struct rt_master rt_master;
 typedef struct redisReply redisReply;
-rt_conn *rt_conn_open(const struct rl_url *url, const rt_global *g,
-                      long long timeout_ms, char *err, size_t errsize);
+rt_master *rt_master_open(const char *spec, const rt_global *g,
+                          long long timeout_ms, char *err, size_t errsize);
 /* Queues a command; REDIS_OK or REDIS_ERR. */
-int rt_conn_append(rt_conn *c, const char *fmt, ...);
-/* The next queued command's reply; REDIS_OK, or REDIS_ERR (see errstr). */
-int rt_conn_get_reply(rt_conn *c, redisReply **out);
+int rt_master_append(rt_master *c, struct rl_conn *node, int slot,
+                     const char *fmt, ...);
+/* The next queued command's reply, and the address of the node that
+ * answered (when node is not NULL); REDIS_OK, or REDIS_ERR (see
+ * errstr). */
+int rt_master_get_reply(rt_master *c, redisReply **out, char *node,
+                        size_t nodesize);
 /* One command and its reply, or NULL (see errstr); nothing queued. */
-redisReply *rt_conn_command(rt_conn *c, const char *fmt, ...);
-const char *rt_conn_errstr(const rt_conn *c);
-void rt_conn_free(rt_conn *c);
+redisReply *rt_master_command(rt_master *c, struct rl_conn *node, int slot,
+                              const char *fmt, ...);
+/* The nodes that serve lock keys: the server, or every primary. */
+int rt_master_nodes(rt_master *c, struct rl_conn **out, int cap);
+int rt_master_is_cluster(const rt_master *c);
+const char *rt_master_errstr(const rt_master *c);
+void rt_master_free(rt_master *c);
 
 /* Parses a non-negative decimal number of seconds (fractions allowed)
  * into milliseconds. Returns 0, or -1 if s is not such a number. */

@@ -1,0 +1,118 @@
+/*
+ * What every kind of master shares (master.h): the constructor that picks
+ * the kind from the address, the common fields, and the small helpers the
+ * kinds use for logs and pub/sub replies.
+ */
+#include "master.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "resp.h"
+
+rl_master *rl_master_single_new(const rl_master_url *url, uv_loop_t *loop,
+                                const rl_conn_config *cfg, int idx);
+rl_master *rl_master_sentinel_new(const rl_master_url *url, uv_loop_t *loop,
+                                  const rl_conn_config *cfg, int idx);
+rl_master *rl_master_cluster_new(const rl_master_url *url, uv_loop_t *loop,
+                                 const rl_conn_config *cfg, int idx);
+
+rl_master *rl_master_new(const rl_master_url *url, uv_loop_t *loop,
+                         const rl_conn_config *cfg, int idx) {
+  switch (url->kind) {
+    case 0: return rl_master_single_new(url, loop, cfg, idx);
+    case RL_TOPO_SENTINEL: return rl_master_sentinel_new(url, loop, cfg, idx);
+    case RL_TOPO_CLUSTER: return rl_master_cluster_new(url, loop, cfg, idx);
+    default: return NULL; /* a kind options.c refuses */
+  }
+}
+
+/* The name logs show: the address without credentials. */
+static void display_name(const rl_master_url *u, char *buf, size_t size) {
+  const rl_url *s = &u->url;
+  if (u->kind == RL_TOPO_CLUSTER) {
+    const rl_topo_addr *a = &u->topo.addr[0];
+    snprintf(buf, size,
+             strchr(a->host, ':') ? "%s://[%.200s]:%d" : "%s://%.200s:%d",
+             s->tls ? "rediss-cluster" : "redis-cluster", a->host, a->port);
+  } else if (u->kind == RL_TOPO_SENTINEL) {
+    const rl_topo_addr *a = &u->topo.addr[0];
+    snprintf(buf, size, "%s://%.200s:%d/%.60s",
+             s->tls ? "rediss-sentinel" : "redis-sentinel", a->host, a->port,
+             u->topo.service);
+  } else if (s->kind == RL_URL_UNIX) {
+    snprintf(buf, size, "%.200s", s->path);
+  } else {
+    snprintf(buf, size, strchr(s->host, ':') ? "[%.255s]:%d" : "%.255s:%d",
+             s->host, s->port);
+  }
+}
+
+void rl_master_init(rl_master *m, const rl_master_ops *ops, int kind,
+                    const rl_master_url *url, uv_loop_t *loop,
+                    const rl_conn_config *cfg, int idx) {
+  m->ops = ops;
+  m->kind = kind;
+  m->idx = idx;
+  m->loop = loop;
+  m->cfg = *cfg;
+  m->sub_cfg = *cfg;
+  m->sub_cfg.mode = RL_CONN_SUBSCRIBER;
+  m->sub_cfg.command_timeout_ms = 0; /* subscriptions have no deadline */
+  atomic_init(&m->restarts, 0);
+  atomic_init(&m->errors, 0);
+  atomic_init(&m->unacked, 0);
+  atomic_init(&m->failovers, 0);
+  display_name(url, m->name, sizeof m->name);
+}
+
+void rl_node_address(const rl_conn *node, char *buf, size_t size) {
+  const rl_url *u = &node->url;
+  if (u->kind == RL_URL_UNIX)
+    snprintf(buf, size, "%s", u->path);
+  else if (strchr(u->host, ':') != NULL)
+    snprintf(buf, size, "[%s]:%d", u->host, u->port);
+  else
+    snprintf(buf, size, "%s:%d", u->host, u->port);
+}
+
+void rl_master_log(rl_master *m, rl_conn *node, int level, const char *fmt,
+                   ...) {
+  if (m->on_log == NULL) return;
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  m->on_log(m, node, level, msg);
+}
+
+int rl_master_push_kind(const redisReply *r, const char **ch, size_t *len) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) return 0;
+  const redisReply *k = r->element[0], *c = r->element[1];
+  if (k->type != REDIS_REPLY_STRING || c->type != REDIS_REPLY_STRING)
+    return 0;
+  *ch = c->str;
+  *len = (size_t)c->len;
+  if (strcasecmp(k->str, "message") == 0 || strcasecmp(k->str, "smessage") == 0)
+    return 1;
+  if (strcasecmp(k->str, "unsubscribe") == 0 ||
+      strcasecmp(k->str, "sunsubscribe") == 0)
+    return 2;
+  return 0;
+}
+
+char *rl_master_sub_bytes(const rl_msub *s, int shard, size_t *len) {
+  static const char *const words[2][2] = {{"SUBSCRIBE", "UNSUBSCRIBE"},
+                                          {"SSUBSCRIBE", "SUNSUBSCRIBE"}};
+  const char *argv[] = {words[shard != 0][s->unsubscribe != 0], s->channel};
+  size_t argvlen[] = {strlen(argv[0]), s->len};
+  size_t size = rl_resp_size(2, argv, argvlen);
+  char *b = malloc(size);
+  if (b == NULL) return NULL;
+  *len = rl_resp_write(b, 2, argv, argvlen);
+  return b;
+}
