@@ -340,7 +340,12 @@ static int wait_async(worker *w, int seq) {
 /* One write to the register: 1 accepted, 0 rejected, -1 broken channel. */
 static int reg_write(worker *w, uint64_t token, int32_t section,
                      int lockid, int shared_) {
-  wmsg m = {token, section, lockid, shared_};
+  wmsg m;
+  memset(&m, 0, sizeof m); /* its padding goes over the socket too */
+  m.token = token;
+  m.section = section;
+  m.lockid = lockid;
+  m.shared = shared_;
   if (send(w->fd, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m) return -1;
   int32_t verdict = -1;
   ssize_t n;
