@@ -105,6 +105,28 @@ int rl_master_push_kind(const redisReply *r, const char **ch, size_t *len) {
   return 0;
 }
 
+void rl_master_sub_push(rl_conn *conn, const redisReply *msg) {
+  rl_master *m = conn->master;
+  const rl_master_sub_hooks *h = m->sub_hooks;
+  const char *ch;
+  size_t len;
+  if (h == NULL) return;
+  switch (rl_master_push_kind(msg, &ch, &len)) {
+    case 1:
+      if (h->message) h->message(m->sub_data, m, ch, len);
+      break;
+    case 2:
+      if (h->dropped) h->dropped(m->sub_data, m, conn, ch, len);
+      break;
+  }
+}
+
+void rl_master_sub_log(rl_conn *conn, int level, const char *msg) {
+  rl_master *m = conn->master;
+  if (m->sub_hooks && m->sub_hooks->log)
+    m->sub_hooks->log(m->sub_data, m, level, msg);
+}
+
 char *rl_master_sub_bytes(const rl_msub *s, int shard, size_t *len) {
   static const char *const words[2][2] = {{"SUBSCRIBE", "UNSUBSCRIBE"},
                                           {"SSUBSCRIBE", "SUNSUBSCRIBE"}};

@@ -311,6 +311,11 @@ void rl_master_log(rl_master *m, rl_conn *node, int level, const char *fmt,
  * "smessage") and sets *ch, *len; 2 if it is an unasked unsubscribe
  * ("unsubscribe", "sunsubscribe"); else 0. */
 int rl_master_push_kind(const redisReply *r, const char **ch, size_t *len);
+/* A subscriber connection's on_push and on_log, for every kind of master:
+ * a message or a dropped channel goes to the owner's sub_hooks, and so
+ * does a log line. */
+void rl_master_sub_push(rl_conn *conn, const redisReply *msg);
+void rl_master_sub_log(rl_conn *conn, int level, const char *msg);
 /* Formats SUBSCRIBE/UNSUBSCRIBE (or their shard forms) of a channel into
  * a new buffer (free()); NULL when out of memory. */
 char *rl_master_sub_bytes(const rl_msub *s, int shard, size_t *len);

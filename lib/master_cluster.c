@@ -925,27 +925,13 @@ static void on_sub_state(rl_conn *conn, int state) {
 }
 
 static void on_sub_push(rl_conn *conn, const redisReply *msg) {
-  rl_master *m = conn->master;
-  const rl_master_sub_hooks *h = m->sub_hooks;
   const char *ch;
   size_t len;
-  if (h == NULL) return;
-  switch (rl_master_push_kind(msg, &ch, &len)) {
-    case 1:
-      if (h->message) h->message(m->sub_data, m, ch, len);
-      break;
-    case 2:
-      /* The channel's slot left that node: where is it now? */
-      refresh_request(of(m));
-      if (h->dropped) h->dropped(m->sub_data, m, conn, ch, len);
-      break;
-  }
-}
-
-static void on_sub_log(rl_conn *conn, int level, const char *msg) {
-  rl_master *m = conn->master;
-  if (m->sub_hooks && m->sub_hooks->log)
-    m->sub_hooks->log(m->sub_data, m, level, msg);
+  /* A channel dropped: its slot left that node; where is it now? */
+  if (conn->master->sub_hooks != NULL &&
+      rl_master_push_kind(msg, &ch, &len) == 2)
+    refresh_request(of(conn->master));
+  rl_master_sub_push(conn, msg);
 }
 
 static rl_conn *node_sub(cl_node *n) {
@@ -961,7 +947,7 @@ static rl_conn *node_sub(cl_node *n) {
   c->data = n;
   c->on_state = on_sub_state;
   c->on_push = on_sub_push;
-  c->on_log = on_sub_log;
+  c->on_log = rl_master_sub_log;
   c->on_closed = on_conn_closed;
   n->sub = c;
   if (rl_conn_start(c, cl->m.loop, &u, &cl->m.sub_cfg) != 0) {

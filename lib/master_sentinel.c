@@ -950,28 +950,6 @@ static void on_dsub_state(rl_conn *c, int state) {
   }
 }
 
-static void on_dsub_push(rl_conn *c, const redisReply *msg) {
-  rl_master *m = c->master;
-  const rl_master_sub_hooks *h = m->sub_hooks;
-  const char *ch;
-  size_t len;
-  if (h == NULL) return;
-  switch (rl_master_push_kind(msg, &ch, &len)) {
-    case 1:
-      if (h->message) h->message(m->sub_data, m, ch, len);
-      break;
-    case 2:
-      if (h->dropped) h->dropped(m->sub_data, m, c, ch, len);
-      break;
-  }
-}
-
-static void on_dsub_log(rl_conn *c, int level, const char *msg) {
-  rl_master *m = c->master;
-  if (m->sub_hooks && m->sub_hooks->log)
-    m->sub_hooks->log(m->sub_data, m, level, msg);
-}
-
 static void on_dsub_closed(rl_conn *c) {
   dnode *n = c->data;
   sentinel *s = n->s;
@@ -1001,8 +979,8 @@ static void start_sub(dnode *n) {
   c->master = &s->m;
   c->data = n;
   c->on_state = on_dsub_state;
-  c->on_push = on_dsub_push;
-  c->on_log = on_dsub_log;
+  c->on_push = rl_master_sub_push;
+  c->on_log = rl_master_sub_log;
   c->on_closed = on_dsub_closed;
   n->sub = c;
   n->sub_state = C_LIVE;

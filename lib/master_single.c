@@ -131,28 +131,6 @@ static void on_sub_state(rl_conn *conn, int state) {
     h->down(m->sub_data, m, conn);
 }
 
-static void on_sub_push(rl_conn *conn, const redisReply *msg) {
-  rl_master *m = conn->master;
-  const rl_master_sub_hooks *h = m->sub_hooks;
-  const char *ch;
-  size_t len;
-  if (h == NULL) return;
-  switch (rl_master_push_kind(msg, &ch, &len)) {
-    case 1:
-      if (h->message) h->message(m->sub_data, m, ch, len);
-      break;
-    case 2:
-      if (h->dropped) h->dropped(m->sub_data, m, conn, ch, len);
-      break;
-  }
-}
-
-static void on_sub_log(rl_conn *conn, int level, const char *msg) {
-  rl_master *m = conn->master;
-  if (m->sub_hooks && m->sub_hooks->log)
-    m->sub_hooks->log(m->sub_data, m, level, msg);
-}
-
 static void single_sub_start(rl_master *m) {
   single *s = of(m);
   if (s->sub_started || s->closing) return;
@@ -160,8 +138,8 @@ static void single_sub_start(rl_master *m) {
   s->sub.master = m;
   s->sub.data = s;
   s->sub.on_state = on_sub_state;
-  s->sub.on_push = on_sub_push;
-  s->sub.on_log = on_sub_log;
+  s->sub.on_push = rl_master_sub_push;
+  s->sub.on_log = rl_master_sub_log;
   s->sub.on_closed = on_conn_closed;
   if (rl_conn_start(&s->sub, m->loop, &s->url, &m->sub_cfg) == 0) s->open++;
 }
