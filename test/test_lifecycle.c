@@ -188,6 +188,8 @@ static void lost_hold_released(void) {
   rlock_set_lost_cb(l, on_lost, NULL);
   atomic_store(&lost_calls, 0);
   RT_REQUIRE(rlock_trylock(l, 0, RLOCK_WATCHDOG) == 0);
+  for (int i = 0; i < 3; i++)
+    RT_REQUIRE(key_within(&srv[i], "rlock:{lost}", 2000));
   RT_REQUIRE(rt_redis_int(&srv[0], "DEL rlock:{lost}") == 1);
   RT_REQUIRE(rt_redis_int(&srv[1], "DEL rlock:{lost}") == 1);
   uint64_t end = rt_now_ms() + 10000;

@@ -542,10 +542,13 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
     pthread_condattr_destroy(&ca);
+    /* With the plain lock only (a cluster refuses the family), the other
+     * kinds' handles stay NULL and are never used. */
     if (rlock_get(c, "torture", &w->locks[K_LOCK]) != 0 ||
-        rlock_get_fair(c, "torture", &w->locks[K_FAIR]) != 0 ||
-        rlock_get_read(c, "torture-rw", &w->locks[K_READ]) != 0 ||
-        rlock_get_write(c, "torture-rw", &w->locks[K_WRITE]) != 0) {
+        (!only_plain &&
+         (rlock_get_fair(c, "torture", &w->locks[K_FAIR]) != 0 ||
+          rlock_get_read(c, "torture-rw", &w->locks[K_READ]) != 0 ||
+          rlock_get_write(c, "torture-rw", &w->locks[K_WRITE]) != 0))) {
       __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
       for (int k = 0; k < NKINDS; k++) rlock_free(w->locks[k]);
       break;
@@ -1291,6 +1294,11 @@ static void torture(int n) {
   break_rwforce = brk && strcmp(brk, "rwforce") == 0;
   const char *kinds = getenv("RLOCK_TORTURE_KINDS");
   only_plain = kinds != NULL && strcmp(kinds, "lock") == 0;
+#ifdef RT_TORTURE_CLUSTER
+  /* The lock family is refused on cluster masters (README, Redis
+   * Cluster): the cluster run takes the plain lock only. */
+  if (cluster_mode) only_plain = 1;
+#endif
   if (brk && *brk)
     fprintf(stderr, "torture_n%d: RLOCK_TORTURE_BREAK=%s: this run must fail\n",
             n, brk);
