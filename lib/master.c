@@ -127,7 +127,9 @@ void rl_master_sub_log(rl_conn *conn, int level, const char *msg) {
     m->sub_hooks->log(m->sub_data, m, level, msg);
 }
 
-char *rl_master_sub_bytes(const rl_msub *s, int shard, size_t *len) {
+/* Formats SUBSCRIBE/UNSUBSCRIBE (or their shard forms) of a channel into
+ * a new buffer (free()); NULL when out of memory. */
+static char *sub_bytes(const rl_msub *s, int shard, size_t *len) {
   static const char *const words[2][2] = {{"SUBSCRIBE", "UNSUBSCRIBE"},
                                           {"SSUBSCRIBE", "SUNSUBSCRIBE"}};
   const char *argv[] = {words[shard != 0][s->unsubscribe != 0], s->channel};
@@ -137,4 +139,54 @@ char *rl_master_sub_bytes(const rl_msub *s, int shard, size_t *len) {
   if (b == NULL) return NULL;
   *len = rl_resp_write(b, 2, argv, argvlen);
   return b;
+}
+
+/* A SUBSCRIBE or UNSUBSCRIBE in flight: its bytes, which the connection
+ * writes from here, and its channel, for matching the reply. */
+typedef struct sub_cmd {
+  rl_msub *s;
+  rl_master *m;
+  rl_msub_stale_fn stale;
+  uv_buf_t buf;
+  char *bytes;
+  char channel[];
+} sub_cmd;
+
+static void on_sub_reply(rl_cmd *cmd, redisReply *reply, int status) {
+  sub_cmd *sc = cmd->data;
+  rl_msub *s = sc->s;
+  rl_master *m = sc->m;
+  rl_msub_stale_fn stale = sc->stale;
+  free(sc->bytes);
+  free(sc);
+  if (status != RL_CMD_REPLY && status != RL_CMD_LATE) reply = NULL;
+  if (reply != NULL && stale != NULL && stale(m, cmd->conn, reply))
+    reply = NULL;
+  s->cb(s, cmd->conn, reply, reply != NULL ? status : RL_CMD_DROPPED);
+}
+
+int rl_master_sub_write(rl_master *m, rl_conn *conn, rl_msub *s, int shard,
+                        rl_msub_stale_fn stale) {
+  if (conn == NULL || conn->state != RL_CONN_READY) return -1;
+  sub_cmd *sc = malloc(sizeof *sc + s->len + 1);
+  if (sc == NULL) return -1;
+  size_t len;
+  sc->s = s;
+  sc->m = m;
+  sc->stale = stale;
+  memcpy(sc->channel, s->channel, s->len);
+  sc->channel[s->len] = '\0';
+  sc->bytes = sub_bytes(s, shard, &len);
+  if (sc->bytes == NULL) {
+    free(sc);
+    return -1;
+  }
+  sc->buf = uv_buf_init(sc->bytes, (unsigned)len);
+  if (rl_conn_send_sub(conn, &sc->buf, 1, sc->channel, s->len,
+                       s->unsubscribe, on_sub_reply, sc, m->idx) != 0) {
+    free(sc->bytes);
+    free(sc);
+    return -1;
+  }
+  return 0;
 }

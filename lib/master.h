@@ -316,8 +316,16 @@ int rl_master_push_kind(const redisReply *r, const char **ch, size_t *len);
  * does a log line. */
 void rl_master_sub_push(rl_conn *conn, const redisReply *msg);
 void rl_master_sub_log(rl_conn *conn, int level, const char *msg);
-/* Formats SUBSCRIBE/UNSUBSCRIBE (or their shard forms) of a channel into
- * a new buffer (free()); NULL when out of memory. */
-char *rl_master_sub_bytes(const rl_msub *s, int shard, size_t *len);
+/* Whether a subscriber reply on conn was sent by a stale view (a cluster's
+ * MOVED): then the master learns from it and the subscription counts as
+ * dropped, for pub/sub to try again. Optional, per kind of master. */
+typedef int (*rl_msub_stale_fn)(rl_master *m, rl_conn *conn,
+                                const redisReply *reply);
+/* Writes s's SUBSCRIBE or UNSUBSCRIBE (shard: SSUBSCRIBE/SUNSUBSCRIBE) on
+ * conn, for every kind of master; s->cb gets the reply, or DROPPED for
+ * none (or a stale one). 0, or -1 when conn is not ready or memory ran
+ * out, and then s->cb is not called. */
+int rl_master_sub_write(rl_master *m, rl_conn *conn, rl_msub *s, int shard,
+                        rl_msub_stale_fn stale);
 
 #endif

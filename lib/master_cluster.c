@@ -962,31 +962,14 @@ static rl_conn *node_sub(cl_node *n) {
 
 static void cluster_sub_start(rl_master *m) { of(m)->sub_started = 1; }
 
-typedef struct sub_cmd {
-  rl_msub *s;
-  cluster *cl;
-  uv_buf_t buf;
-  char *bytes;
-  char channel[];
-} sub_cmd;
-
-static void on_sub_reply(rl_cmd *cmd, redisReply *reply, int status) {
-  sub_cmd *sc = cmd->data;
-  rl_msub *s = sc->s;
-  cluster *cl = sc->cl;
-  free(sc->bytes);
-  free(sc);
-  if (status != RL_CMD_REPLY && status != RL_CMD_LATE) reply = NULL;
-  if (reply != NULL && !s->unsubscribe) {
-    rl_redirect rd;
-    if (rl_redirect_classify(reply, &rd) == RL_REPLY_MOVED) {
-      /* Sent by a stale map: the master learns, pub/sub tries again. */
-      apply_moved(cl, rd.slot, rd.host[0] ? rd.host : node_of_conn(cmd->conn)->host,
-                  rd.port);
-      reply = NULL;
-    }
-  }
-  s->cb(s, cmd->conn, reply, reply != NULL ? status : RL_CMD_DROPPED);
+/* A SUBSCRIBE answered MOVED was sent by a stale map: the master learns,
+ * and pub/sub tries again. */
+static int sub_moved(rl_master *m, rl_conn *conn, const redisReply *reply) {
+  rl_redirect rd;
+  if (rl_redirect_classify(reply, &rd) != RL_REPLY_MOVED) return 0;
+  apply_moved(of(m), rd.slot, rd.host[0] ? rd.host : node_of_conn(conn)->host,
+              rd.port);
+  return 1;
 }
 
 static int cluster_sub_send(rl_master *m, rl_msub *s) {
@@ -1001,26 +984,7 @@ static int cluster_sub_send(rl_master *m, rl_msub *s) {
     conn = n ? node_sub(n) : NULL;
   }
   if (conn == NULL || !rl_conn_ready(conn)) return -1;
-  sub_cmd *sc = malloc(sizeof *sc + s->len + 1);
-  if (sc == NULL) return -1;
-  size_t len;
-  sc->s = s;
-  sc->cl = cl;
-  memcpy(sc->channel, s->channel, s->len);
-  sc->channel[s->len] = '\0';
-  sc->bytes = rl_master_sub_bytes(s, 1, &len);
-  if (sc->bytes == NULL) {
-    free(sc);
-    return -1;
-  }
-  sc->buf = uv_buf_init(sc->bytes, (unsigned)len);
-  if (rl_conn_send_sub(conn, &sc->buf, 1, sc->channel, s->len,
-                       s->unsubscribe, on_sub_reply, sc, m->idx) != 0) {
-    free(sc->bytes);
-    free(sc);
-    return -1;
-  }
-  return 0;
+  return rl_master_sub_write(m, conn, s, 1, s->unsubscribe ? NULL : sub_moved);
 }
 
 static int cluster_sub_up(rl_master *m, const char *ch, size_t len) {

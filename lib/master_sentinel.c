@@ -996,23 +996,6 @@ static void sen_sub_start(rl_master *m) {
   ensure_sub(s);
 }
 
-/* A SUBSCRIBE or UNSUBSCRIBE in flight (as in master_single.c). */
-typedef struct sub_cmd {
-  rl_msub *s;
-  uv_buf_t buf;
-  char *bytes;
-  char channel[];
-} sub_cmd;
-
-static void on_sub_reply(rl_cmd *cmd, redisReply *reply, int status) {
-  sub_cmd *sc = cmd->data;
-  rl_msub *ms = sc->s;
-  free(sc->bytes);
-  free(sc);
-  if (status != RL_CMD_REPLY && status != RL_CMD_LATE) reply = NULL;
-  ms->cb(ms, cmd->conn, reply, reply != NULL ? status : RL_CMD_DROPPED);
-}
-
 static int sen_sub_send(rl_master *m, rl_msub *ms) {
   sentinel *s = of(m);
   if (s->closing || s->sub_close_asked) return -1;
@@ -1021,26 +1004,7 @@ static int sen_sub_send(rl_master *m, rl_msub *ms) {
     if (!s->confirmed || s->cur->sub_state != C_LIVE) return -1;
     where = s->cur->sub;
   }
-  if (where == NULL || where->state != RL_CONN_READY) return -1;
-  sub_cmd *sc = malloc(sizeof *sc + ms->len + 1);
-  if (sc == NULL) return -1;
-  size_t len;
-  sc->s = ms;
-  memcpy(sc->channel, ms->channel, ms->len);
-  sc->channel[ms->len] = '\0';
-  sc->bytes = rl_master_sub_bytes(ms, 0, &len);
-  if (sc->bytes == NULL) {
-    free(sc);
-    return -1;
-  }
-  sc->buf = uv_buf_init(sc->bytes, (unsigned)len);
-  if (rl_conn_send_sub(where, &sc->buf, 1, sc->channel, ms->len,
-                       ms->unsubscribe, on_sub_reply, sc, m->idx) != 0) {
-    free(sc->bytes);
-    free(sc);
-    return -1;
-  }
-  return 0;
+  return rl_master_sub_write(m, where, ms, 0, NULL);
 }
 
 static int sen_sub_up(rl_master *m, const char *ch, size_t len) {

@@ -144,48 +144,11 @@ static void single_sub_start(rl_master *m) {
   if (rl_conn_start(&s->sub, m->loop, &s->url, &m->sub_cfg) == 0) s->open++;
 }
 
-/* A SUBSCRIBE or UNSUBSCRIBE in flight: its bytes, which the connection
- * writes from here, and its channel, for matching the reply. */
-typedef struct sub_cmd {
-  rl_msub *s;
-  uv_buf_t buf;
-  char *bytes;
-  char channel[];
-} sub_cmd;
-
-static void on_sub_reply(rl_cmd *cmd, redisReply *reply, int status) {
-  sub_cmd *sc = cmd->data;
-  rl_msub *s = sc->s;
-  free(sc->bytes);
-  free(sc);
-  if (status != RL_CMD_REPLY && status != RL_CMD_LATE) reply = NULL;
-  s->cb(s, cmd->conn, reply,
-        reply != NULL ? status : RL_CMD_DROPPED);
-}
-
 static int single_sub_send(rl_master *m, rl_msub *s) {
   single *sg = of(m);
-  if (!sg->sub_started || sg->sub.state != RL_CONN_READY) return -1;
+  if (!sg->sub_started) return -1;
   if (s->unsubscribe && s->where != &sg->sub) return -1;
-  sub_cmd *sc = malloc(sizeof *sc + s->len + 1);
-  if (sc == NULL) return -1;
-  size_t len;
-  sc->s = s;
-  memcpy(sc->channel, s->channel, s->len);
-  sc->channel[s->len] = '\0';
-  sc->bytes = rl_master_sub_bytes(s, 0, &len);
-  if (sc->bytes == NULL) {
-    free(sc);
-    return -1;
-  }
-  sc->buf = uv_buf_init(sc->bytes, (unsigned)len);
-  if (rl_conn_send_sub(&sg->sub, &sc->buf, 1, sc->channel, s->len,
-                       s->unsubscribe, on_sub_reply, sc, m->idx) != 0) {
-    free(sc->bytes);
-    free(sc);
-    return -1;
-  }
-  return 0;
+  return rl_master_sub_write(m, &sg->sub, s, 0, NULL);
 }
 
 static int single_sub_up(rl_master *m, const char *ch, size_t len) {
