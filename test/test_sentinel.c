@@ -7,7 +7,9 @@
  * replicas that every sentinel knows.
  *
  * What they show (the default run, meson test 'sentinel', has one
- * failover; the two last are the 'variants' suite's 'sentinel-faults'):
+ * failover; no_acks_loses_lock and old_master_shunned are the 'variants'
+ * suite's 'sentinel-faults', and 'sentinel-tls' runs basics,
+ * unacked_undone and tls_failover with RT_TLS=1):
  *   basics               locks, contention, the watchdog and a pub/sub
  *                        waiter through a Sentinel master;
  *   config_errors        a wrong or missing sentinel password, a wrong
@@ -35,6 +37,10 @@
  *                        (detached between the grant and the write-back,
  *                        which a proxy holds 1.5 s) does not count, and
  *                        the acquisition fails, undone;
+ *   tls_failover         (RT_TLS=1 only: 'sentinel-tls') the same setup
+ *                        TLS-only: rediss-sentinel:// takes a lock and
+ *                        follows a SIGKILL failover; redis-sentinel:// to
+ *                        it is refused with an error that says TLS;
  *   failover_acks        the master is SIGKILLed, the sentinels promote a
  *                        replica, and the client follows: with
  *                        replica_acks = 2, a watchdog lock held across it
@@ -62,6 +68,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -120,7 +127,8 @@ static int log_has(const char *what) {
  * sentinel_password (empty: none), all three sentinels. */
 static void url_of(char *buf, size_t size, const char *data_pw,
                    const char *sentinel_pw, const char *service) {
-  int n = snprintf(buf, size, "redis-sentinel://%s%s%s127.0.0.1:%d/%s",
+  int n = snprintf(buf, size, "%s://%s%s%s127.0.0.1:%d/%s",
+                   rt_tls_mode() ? "rediss-sentinel" : "redis-sentinel",
                    data_pw ? ":" : "", data_pw ? data_pw : "",
                    data_pw ? "@" : "", S.sentinel[0].port, service);
   n += snprintf(buf + n, size - (size_t)n, "?sentinel=127.0.0.1:%d"
@@ -174,7 +182,10 @@ static rlock *get(rlock_client *c, const char *name) {
 /* --- the setup ----------------------------------------------------------- */
 
 static const char *data_args(void) {
-  return "--repl-diskless-sync-delay 0 --masterauth " PW;
+  return rt_tls_mode()
+             ? "--repl-diskless-sync-delay 0 --masterauth " PW
+               " --tls-replication yes"
+             : "--repl-diskless-sync-delay 0 --masterauth " PW;
 }
 
 /* The flat key-value field of a SENTINEL REPLICAS entry, or NULL. */
@@ -1090,6 +1101,76 @@ static void test_unacked_writeback(void) {
   rt_redis_stop(&mB);
 }
 
+/*
+ * Sentinel over TLS (the 'sentinel-tls' run, RT_TLS=1: every server of
+ * the setup TLS-only, replicas and sentinels linked over TLS). A client
+ * given rediss-sentinel:// asks the sentinels over TLS, takes a lock on
+ * the master they name (both replicas get it, over TLS replication), and
+ * follows a SIGKILL failover: the lock is on the
+ * promoted replica and new locks are taken there. A client given
+ * redis-sentinel:// (plaintext) to the same sentinels is refused with an
+ * error that says what is wrong, and takes no lock.
+ */
+static void test_tls_failover(void) {
+  RT_REQUIRE(up);
+  if (!rt_tls_mode()) {
+    fprintf(stderr, "  tls_failover needs RT_TLS=1 (meson test "
+            "sentinel-tls)\n");
+    RT_REQUIRE(rt_tls_mode());
+  }
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  char url[512];
+  url_of(url, sizeof url, PW, PW, RT_SENTINEL_NAME);
+  RT_REQUIRE(strncmp(url, "rediss-sentinel://", 18) == 0);
+  /* One acknowledgement: after the failover one replica is left. */
+  rlock_client *a = sclient(1, 500);
+  RT_REQUIRE(a != NULL);
+  RT_CHECK_EQ_INT(metrics_port(a), S.data[m].port);
+  rlock *l = get(a, "stls"), *l2 = get(a, "stls2");
+  RT_REQUIRE(l && l2);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 60000), 0);
+  RT_CHECK_EQ_INT(lock_fields(&S.data[m], "stls", NULL), 1);
+  /* Both replicas have it, over TLS replication. */
+  int ra, rb;
+  replicas_of(m, &ra, &rb);
+  int on_both = 0;
+  for (uint64_t end = rt_now_ms() + 5000; !on_both && rt_now_ms() < end;
+       rt_sleep_ms(20))
+    on_both = lock_fields(&S.data[ra], "stls", NULL) == 1 &&
+              lock_fields(&S.data[rb], "stls", NULL) == 1;
+  RT_CHECK(on_both);
+
+  /* Plaintext to the TLS sentinels. */
+  char plain[512], why[600];
+  snprintf(plain, sizeof plain, "redis-sentinel://%s",
+           url + strlen("rediss-sentinel://"));
+  log_clear();
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK(open_and_wait(plain, why, sizeof why) != 0);
+  fprintf(stderr, "  plaintext client refused after %llu ms\n",
+          (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK(strstr(why, "TLS") != NULL);
+  RT_CHECK(strstr(why, "rediss-sentinel://") != NULL);
+
+  log_clear();
+  int n = rt_sentinel_kill_master(&S);
+  RT_REQUIRE(n >= 0);
+  RT_CHECK_EQ_INT(lock_fields(&S.data[n], "stls", NULL), 1);
+  long long took = acquire_within(l2, FOLLOW);
+  fprintf(stderr, "  a new lock after the failover: %lld ms\n", took);
+  RT_CHECK(took >= 0);
+  RT_CHECK_EQ_INT(metrics_port(a), S.data[n].port);
+  RT_CHECK_EQ_INT(lock_fields(&S.data[n], "stls2", NULL), 1);
+  RT_CHECK(log_has("failover followed"));
+  RT_CHECK_EQ_INT(rlock_unlock(l2), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  RT_CHECK_EQ_INT(lock_fields(&S.data[n], "stls", NULL), 0);
+  rlock_free(l);
+  rlock_free(l2);
+  rlock_client_close(a);
+}
+
 /* Runs the rlock tool (RLOCK_TOOL) with args through the shell, its
  * output in out; its exit status, or -1. */
 static int run_tool(const char *args, char *out, size_t size) {
@@ -1429,7 +1510,14 @@ int main(int argc, char **argv) {
       {"fast_restart_quarantined", test_fast_restart_quarantined},
       {"unacked_renewal_lost", test_unacked_renewal_lost},
       {"unacked_writeback", test_unacked_writeback},
+      {"tls_failover", test_tls_failover},
   };
+  /* The harness's own commands (hiredis) write to servers that Sentinel
+   * may have disconnected; over a unix socket (RT_TLS=1 mode) such a
+   * write raises SIGPIPE, and the harness reconnects on EPIPE. rlock
+   * itself never raises it (test_connlayer checks, at the default
+   * disposition). */
+  signal(SIGPIPE, SIG_IGN);
   up = rt_sentinel_start(&S, PW) == 0;
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_sentinel_stop(&S);
