@@ -101,6 +101,15 @@
  * fire), and "rwforce" does the same to the write side of "torture-rw"
  * (check 1a must fire for a write section and a read or write section).
  * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most.
+ *
+ * Two more builds of this file put a topology behind the one master:
+ * cluster mode (test_torture_cluster) and Sentinel mode
+ * (test_torture_sentinel, cases torture_sentinel and
+ * torture_sentinel_acks). Their faults, and the one rule they change (a
+ * section that meets a failover's window is stale, because README allows
+ * a failover to lose a lock; except with replica_acks on every replica,
+ * where README promises the lock survives, so nothing is excused), are
+ * in the comments above cluster_mode and sentinel_mode below.
  * A long
  * run also needs RT_TEST_TIMEOUT raised (or 0), the runner's per-case
  * bound.
