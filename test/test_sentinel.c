@@ -591,6 +591,13 @@ static void test_config_errors(void) {
            strstr(why, "invalid username-password") != NULL);
   /* Each was told before the wait's 8 s bound, not at it. */
   RT_CHECK(rt_now_ms() - t0 < 4 * 8000);
+  /* Sentinels that refuse the connection are not taken for TLS ports
+   * (tls_failover shows the hint where it belongs). */
+  snprintf(url, sizeof url, "redis-sentinel://127.0.0.1:1/%s?sentinel="
+           "127.0.0.1:2", RT_SENTINEL_NAME);
+  RT_CHECK(open_and_wait(url, why, sizeof why) != 0);
+  RT_CHECK(strstr(why, "no sentinel answered") != NULL);
+  RT_CHECK(strstr(why, "rediss-sentinel") == NULL);
 
   char u1[512], u2[512];
   url_of(u1, sizeof u1, PW, PW, RT_SENTINEL_NAME);
