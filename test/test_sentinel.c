@@ -248,7 +248,18 @@ static int heal(void) {
   for (uint64_t end = rt_now_ms() + SETTLE; m < 0 && rt_now_ms() < end;
        rt_sleep_ms(100))
     m = rt_sentinel_master(&S);
-  if (m < 0) return -1;
+  if (m < 0) {
+    /* Say what the sentinels and the servers think, for the next time
+     * this happens (once under load, in sentinel-faults). */
+    for (int k = 0; k < RT_SENTINELS; k++)
+      fprintf(stderr, "  heal: sentinel %d names port %d\n", k,
+              rt_sentinel_reported_port(&S, k));
+    for (int i = 0; i < RT_SENTINEL_DATA; i++) {
+      redisReply *r = RT_OBS(&S.data[i], "ROLE");
+      if (r) freeReplyObject(r);
+    }
+    return -1;
+  }
   for (int i = 0; i < RT_SENTINEL_DATA; i++) {
     if (S.data[i].pid != 0) continue;
     if (rt_node_restart(&S.data[i], 0, data_args()) != 0) return -1;
