@@ -16,7 +16,8 @@
  *                        data password, an unknown service: a clear
  *                        error, at once, that says which; one group given
  *                        twice is refused, two services of one set of
- *                        sentinels are two masters;
+ *                        sentinels are two masters; sentinels nobody
+ *                        listens for get no TLS hint;
  *   role_checked         a server a sentinel names is used only if ROLE
  *                        says master (a sentinel monitoring a replica);
  *   readonly_demoted     a master demoted under a live connection answers
