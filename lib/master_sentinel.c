@@ -620,10 +620,18 @@ struct ask {
   int state[RL_TOPO_MAX_ADDRS];
   rl_hostport addr[RL_TOPO_MAX_ADDRS];
   askq q[RL_TOPO_MAX_ADDRS];
+  int dropped; /* sentinels that closed the connection unanswered */
   char why[200]; /* the first failure's text */
   uv_buf_t buf;
   char bytes[];
 };
+
+/* Whether a connection's error says it was connected and then closed by
+ * the peer (stream.c's texts), not refused or timed out at connect. */
+static int closed_by_peer(const char *err) {
+  return strncmp(err, "read: ", 6) == 0 || strncmp(err, "write: ", 7) == 0 ||
+         strcmp(err, "the master closed the connection") == 0;
+}
 
 static void ask_note(ask *a, int k, const char *text) {
   if (a->why[0] != '\0') return;
@@ -650,8 +658,16 @@ static void ask_failed(sentinel *s, ask *a, int answered, int noname,
                  : " (sentinel_password= in the URL authenticates to them)");
     config = 1;
   } else if (answered == 0) {
-    snprintf(why, sizeof why, "no sentinel answered (%.200s)",
-             a->why[0] ? a->why : "none reachable");
+    /* A TLS port drops a plaintext client at its first bytes, which
+     * looks like any lost connection: when every sentinel did that to a
+     * plaintext URL, say what it may mean. */
+    if (!s->url.topo.tls && a->dropped == s->nsen)
+      snprintf(why, sizeof why, "no sentinel answered: each closed the "
+               "connection unanswered (TLS ports? use rediss-sentinel://): "
+               "%.150s", a->why);
+    else
+      snprintf(why, sizeof why, "no sentinel answered (%.200s)",
+               a->why[0] ? a->why : "none reachable");
   } else {
     snprintf(why, sizeof why,
              "the sentinels that answered do not agree on a master (%d "
@@ -748,6 +764,7 @@ static void on_ask_reply(rl_cmd *cmd, redisReply *reply, int status) {
       }
     } else {
       a->state[k] = A_NONE;
+      a->dropped += closed_by_peer(cmd->conn->err);
       ask_note(a, k, cmd->conn->err[0] ? cmd->conn->err : "connection lost");
     }
   }
@@ -788,6 +805,7 @@ static void send_ask(sentinel *s) {
       a->refs++;
     } else {
       a->state[k] = rc == RL_CONN_EREFUSED ? A_REFUSED : A_NONE;
+      a->dropped += rc != RL_CONN_EREFUSED && closed_by_peer(s->sen[k].err);
       ask_note(a, k, s->sen[k].err[0] ? s->sen[k].err : "not connected");
     }
   }

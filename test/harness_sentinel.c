@@ -25,9 +25,18 @@ static int reply_ok(redisReply *rep) {
   return ok;
 }
 
+/* In TLS mode (RT_TLS=1: harness.c starts every server TLS-only, with
+ * its CA and server certificate, clients not required to show one), the
+ * servers' own connections must use TLS too: a replica's to its master
+ * and a sentinel's to the data nodes and to the other sentinels
+ * (tls-replication, which Sentinel also reads for its outgoing links). */
+static const char *tls_args(void) {
+  return rt_tls_mode() ? " --tls-replication yes" : "";
+}
+
 static void data_args(const rt_sentinel *s, char *buf, size_t cap) {
-  snprintf(buf, cap, "--repl-diskless-sync-delay 0%s%s",
-           s->password[0] ? " --masterauth " : "", s->password);
+  snprintf(buf, cap, "--repl-diskless-sync-delay 0%s%s%s",
+           s->password[0] ? " --masterauth " : "", s->password, tls_args());
 }
 
 int rt_sentinel_index_of_port(const rt_sentinel *s, int port) {
@@ -186,7 +195,8 @@ int rt_sentinel_start(rt_sentinel *s, const char *password) {
       goto fail;
   step = "start the sentinels";
   for (int k = 0; k < RT_SENTINELS; k++)
-    if (rt_node_start(&s->sentinel[k], s->password, 1, NULL) != 0 ||
+    if (rt_node_start(&s->sentinel[k], s->password, 1,
+                      rt_tls_mode() ? tls_args() + 1 : NULL) != 0 ||
         configure_sentinel(s, k) != 0)
       goto fail;
   step = "see every sentinel know the master, the replicas and the others";

@@ -8,6 +8,12 @@
  * return once the sentinels and the servers agree on the outcome, so a
  * test's next step starts from a known setup.
  *
+ * With RT_TLS=1 in the environment every server of it is TLS-only (as
+ * harness.h's rt_redis_start makes them, its CA and certificates), and
+ * replicas and sentinels reach the others over TLS (tls-replication):
+ * a client needs rediss-sentinel:// then. The harness's own commands
+ * still go over each server's unix socket.
+ *
  * Like harness.h, these are for the test's main thread. Data nodes are
  * indexes into data[]: data[0] is the master at start, but failovers
  * change that, so ask (rt_sentinel_master).

@@ -101,6 +101,18 @@
  * fire), and "rwforce" does the same to the write side of "torture-rw"
  * (check 1a must fire for a write section and a read or write section).
  * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most.
+ * RLOCK_TORTURE_STRICT_FAILOVER=1 (Sentinel mode) excuses no section for
+ * a failover even without replica_acks, which README does not promise:
+ * a run may then fail where Sentinel lost a lock.
+ *
+ * Two more builds of this file put a topology behind the one master:
+ * cluster mode (test_torture_cluster) and Sentinel mode
+ * (test_torture_sentinel, cases torture_sentinel and
+ * torture_sentinel_acks). Their faults, and the one rule they change (a
+ * section that meets a failover's window is stale, because README allows
+ * a failover to lose a lock; except with replica_acks on every replica,
+ * where README promises the lock survives, so nothing is excused), are
+ * in the comments above cluster_mode and sentinel_mode below.
  * A long
  * run also needs RT_TEST_TIMEOUT raised (or 0), the runner's per-case
  * bound.
@@ -123,6 +135,10 @@
 #include "common.h"
 #ifdef RT_TORTURE_CLUSTER
 #include "harness_cluster.h"
+#endif
+#ifdef RT_TORTURE_SENTINEL
+#include "harness_node.h"
+#include "harness_sentinel.h"
 #endif
 
 #define PROCS 4
@@ -165,6 +181,54 @@ static int cluster_mode;
 #ifdef RT_TORTURE_CLUSTER
 static rt_cluster tcl;
 static char cl_url[200];
+#endif
+
+/*
+ * Sentinel mode (built as test_torture_sentinel, -DRT_TORTURE_SENTINEL):
+ * the one master is a Sentinel group (harness_sentinel.h: a master, two
+ * replicas, three sentinels) through redis-sentinel://, every kind of
+ * lock, and the faults are: the master SIGKILLed, the sentinels promoting
+ * a replica (2 to 4 s, longer than the workers' leases of 0.8 to 2 s),
+ * then the old master restarted empty as a replica of the new one; the
+ * master SIGSTOPped until the sentinels promote a replica, then resumed
+ * (it runs what its clients sent meanwhile before a sentinel demotes
+ * it); a replica stopped for 100 to 600 ms; and the worker stops.
+ *
+ * What the checker may expect of a failover is what README promises, and
+ * the two cases differ there:
+ *
+ *   torture_sentinel (replica_acks = 0): replication is asynchronous, so
+ *     a failover can lose a lock granted a moment before it and another
+ *     worker can take it while the first still holds it (README,
+ *     "Sentinel"). A section whose [attempt, leave] meets a failover's
+ *     window (from the kill or stop until a second after the sentinels
+ *     agree on the new master and the others follow it) is stale, as in cluster
+ *     mode: it may overlap a later section, but only as fencing allows:
+ *     the later holder's token must be the larger (check 2, which stays
+ *     strict: the token's floor is the acquiring client's wall clock) and
+ *     every write of the stale holder after the later holder's first
+ *     accepted write must have been rejected (checks 1b and 3). Sections
+ *     outside every window are held to 1a as always: a restarted empty
+ *     old master must never be used (README: shunned).
+ *
+ *   torture_sentinel_acks (replica_acks = 2, every replica): README says
+ *     a grant that counted is on every replica, so a failover to any of
+ *     them keeps it. Failover windows make nothing stale here: a section
+ *     that meets one is held to 1a like any other, and the run counts
+ *     them (failover_sections in its report) so that it shows whether any
+ *     lock was in fact held across a failover. Grants, renewals and
+ *     write-backs refused for want of acknowledgement (while a replica is
+ *     stopped or the old master is down) are errors the workers expect
+ *     (RLOCK_ENOQUORUM), or a lost watchdog lock (stale as "told lost").
+ */
+static int sentinel_mode, sentinel_acks;
+/* RLOCK_TORTURE_STRICT_FAILOVER=1: excuse no section for a failover, even
+ * without acknowledgement, to see what Sentinel loses then. */
+static int strict_failover;
+#ifdef RT_TORTURE_SENTINEL
+static rt_sentinel tsn;
+static char sn_url[300];
+static int64_t last_kill; /* when the last kill began */
 #endif
 #define MAX_KILLS 64
 static int64_t kill_from[MAX_KILLS], kill_to[MAX_KILLS];
@@ -506,6 +570,9 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
 #ifdef RT_TORTURE_CLUSTER
   if (cluster_mode) m[0] = cl_url;
 #endif
+#ifdef RT_TORTURE_SENTINEL
+  if (sentinel_mode) m[0] = sn_url;
+#endif
   rlock_options o;
   rlock_options_init(&o);
   o.masters = m;
@@ -519,6 +586,10 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
   /* Half the processes wait by pub/sub (the default), half by polling. */
   o.wait_strategy = proc % 2 ? RLOCK_WAIT_POLL : RLOCK_WAIT_PUBSUB;
   if (break_quarantine) o.restart_quarantine_ms = 0;
+  if (sentinel_acks) {
+    o.replica_acks = 2;
+    o.replica_ack_timeout_ms = 200;
+  }
   rlock_client *c = NULL;
   if (rlock_client_open(&c, &o) != 0) {
     __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
@@ -658,6 +729,8 @@ typedef struct run {
   int64_t f_master_stop, f_master_kill, f_worker_stop, f_restart_failed;
   int64_t f_master_kill_shifted; /* of f_master_kill */
   int64_t f_cluster_migrate, f_cluster_failover, f_cluster_kill;
+  int64_t f_sentinel_kill, f_sentinel_stop, f_sentinel_kill_failed,
+      f_replica_stop;
   int64_t f_worker_stop_in_section;
   event events[MAX_EVENTS];
   int nevents;
@@ -812,6 +885,86 @@ static int inject_cluster(run *r, int kind) {
 }
 #endif
 
+#ifdef RT_TORTURE_SENTINEL
+/* The Sentinel group's faults; 1 if one was injected (the helpers return
+ * once the group is settled). A kill is at least 7 s after the last one:
+ * a sentinel does not fail the same master over again within twice its
+ * failover-timeout (harness_sentinel.h), and the failover starts about
+ * RT_SENTINEL_DOWN_AFTER_MS after the kill. */
+static int inject_sentinel(run *r, int kind, uint64_t *rng) {
+  int64_t now = now_ns();
+  if (kind < 10 && nkills < MAX_KILLS && now > last_kill + 7000000000ll &&
+      now + 10 * 1000000000ll < r->sh->end_ns) {
+    int old = rt_sentinel_master(&tsn);
+    if (old < 0) return 0;
+    if (kind >= 5 || !r->restarts) {
+      /* The master stopped until the sentinels fail it over, then
+       * resumed: what its clients sent meanwhile runs on it before a
+       * sentinel makes it a replica of the new master. */
+      log_event(r, "sentinel: stop master data[%d] until failed over", old);
+      kill_from[nkills] = now;
+      last_kill = now;
+      int n = -1;
+      if (rt_sentinel_pause(&tsn, old) == 0) {
+        n = rt_sentinel_wait_master_not(&tsn, old, 30000);
+        rt_sentinel_resume(&tsn, old);
+      }
+      if (n >= 0 && rt_sentinel_wait_replicas(&tsn, 30000) == 0)
+        log_event(r, "sentinel: data[%d] promoted, data[%d] its replica", n,
+                  old);
+      else {
+        r->f_sentinel_kill_failed++;
+        log_event(r, "sentinel: the failover did not settle");
+      }
+      kill_to[nkills++] = now_ns() + 1000000000ll;
+      r->f_sentinel_stop++;
+      return 1;
+    }
+    log_event(r, "sentinel: kill master data[%d]", old);
+    kill_from[nkills] = now;
+    last_kill = now;
+    int n = rt_sentinel_kill_master(&tsn);
+    kill_to[nkills++] = now_ns() + 1000000000ll;
+    r->f_sentinel_kill++;
+    if (n < 0) {
+      r->f_sentinel_kill_failed++;
+      log_event(r, "sentinel: the failover did not settle");
+    } else {
+      log_event(r, "sentinel: data[%d] promoted", n);
+    }
+    /* The old master back, empty, made a replica at once (rather than in
+     * the 10 s a sentinel takes to convert it). */
+    if (rt_node_restart(&tsn.data[old], 0,
+                        "--repl-diskless-sync-delay 0") != 0) {
+      r->f_restart_failed++;
+      log_event(r, "sentinel: restart of data[%d] failed", old);
+    } else if (n >= 0) {
+      redisReply *rep = rt_redis_cmd(&tsn.data[old], "REPLICAOF 127.0.0.1 %d",
+                                     tsn.data[n].port);
+      if (rep) freeReplyObject(rep);
+      if (rt_sentinel_wait_replicas(&tsn, 30000) != 0)
+        log_event(r, "sentinel: data[%d] does not follow data[%d]", old, n);
+      else
+        log_event(r, "sentinel: data[%d] is a replica again", old);
+    }
+    return 1;
+  }
+  if (kind < 25) {
+    int m = rt_sentinel_master(&tsn);
+    if (m < 0) return 0;
+    int i = (m + 1 + (int)(rnd(rng) % 2)) % RT_SENTINEL_DATA;
+    int64_t ms = rnd_in(rng, 100, 600);
+    if (tsn.data[i].pid == 0 || rt_sentinel_pause(&tsn, i) != 0) return 0;
+    log_event(r, "sentinel: stop replica data[%d] for %d ms", i, (int)ms);
+    sleep_us(ms * 1000);
+    rt_sentinel_resume(&tsn, i);
+    r->f_replica_stop++;
+    return 1;
+  }
+  return 0;
+}
+#endif
+
 static void inject_one(run *r, uint64_t *rng) {
   int64_t now = now_ns();
   int minority = (r->n - 1) / 2;
@@ -822,7 +975,13 @@ static void inject_one(run *r, uint64_t *rng) {
     kind = 99; /* a worker stop */
   }
 #endif
-  if (r->n == 1 && !cluster_mode) {
+#ifdef RT_TORTURE_SENTINEL
+  if (sentinel_mode) {
+    if (inject_sentinel(r, kind, rng)) return;
+    kind = 99;
+  }
+#endif
+  if (r->n == 1 && !cluster_mode && !sentinel_mode) {
     /* Worker stops, now and then a brief stop of the master, and rarely
      * an empty restart with its clock behind (nothing can be locked for
      * the quarantine after it). */
@@ -909,7 +1068,7 @@ static void inject(run *r) {
 typedef struct secx {
   int idx;
   int stale, paused, lost, exceeded;
-  int failover; /* overlaps a SIGKILLed cluster primary's window */
+  int failover; /* meets a SIGKILLed primary's (master's) window */
   int64_t first_write_seq; /* -1: none */
   int nwrites, nrejected;
   int64_t seq[WRITES_PER_SECTION]; /* register order of its writes */
@@ -928,7 +1087,7 @@ typedef struct check {
       stale_accepted_before_newer, valid_rejected, stale_sections, paused,
       lost, exceeded, token_regressions, token_duplicates, bad_status,
       writes, unexplained_losses, unlock_retried, max_unlock_tries,
-      lost_after, shared_overlaps;
+      lost_after, shared_overlaps, failover_sections, failover_valid;
   int by_kind[NKINDS];
 } check;
 
@@ -1049,7 +1208,12 @@ static void classify(check *c) {
     x->failover = 0;
     for (int k = 0; k < nkills; k++)
       x->failover |= kill_from[k] <= s->leave_ns && kill_to[k] >= s->attempt_ns;
-    x->stale = x->paused || x->lost || x->exceeded || x->failover;
+    /* With replica_acks on every replica, a failover keeps what counted
+     * (Sentinel mode's comment): its sections are judged as any other. */
+    x->stale = x->paused || x->lost || x->exceeded ||
+               (x->failover && !sentinel_acks && !strict_failover);
+    c->failover_sections += x->failover;
+    c->failover_valid += x->failover && !x->stale;
     c->stale_sections += x->stale;
     c->unlock_retried += s->unlock_tries > 1;
     if (s->unlock_tries > c->max_unlock_tries) {
@@ -1275,6 +1439,17 @@ static void print_figures(const check *c, double secs, int truncated) {
             ",\"manual_failover\":%" PRId64 ",\"primary_killed\":%" PRId64
             "}}\n",
             r->f_cluster_migrate, r->f_cluster_failover, r->f_cluster_kill);
+  if (sentinel_mode)
+    fprintf(stderr,
+            "{\"case\":\"%s\",\"replica_acks\":%d,\"faults\":{"
+            "\"master_killed\":%" PRId64 ",\"master_stopped\":%" PRId64
+            ",\"failover_unsettled\":%" PRId64
+            ",\"replica_stop\":%" PRId64 "},\"failover_sections\":%" PRId64
+            ",\"failover_sections_valid\":%" PRId64 "}\n",
+            sentinel_acks ? "torture_sentinel_acks" : "torture_sentinel",
+            sentinel_acks ? 2 : 0, r->f_sentinel_kill, r->f_sentinel_stop,
+            r->f_sentinel_kill_failed, r->f_replica_stop,
+            c->failover_sections, c->failover_valid);
 }
 
 /* Part 5: one case. */
@@ -1292,6 +1467,7 @@ static void torture(int n) {
   break_quarantine = brk && strcmp(brk, "quarantine") == 0;
   break_force = brk && strcmp(brk, "force") == 0;
   break_rwforce = brk && strcmp(brk, "rwforce") == 0;
+  strict_failover = env_int("RLOCK_TORTURE_STRICT_FAILOVER", 0) != 0;
   const char *kinds = getenv("RLOCK_TORTURE_KINDS");
   only_plain = kinds != NULL && strcmp(kinds, "lock") == 0;
 #ifdef RT_TORTURE_CLUSTER
@@ -1315,6 +1491,17 @@ static void torture(int n) {
   for (int p = 0; p < PROCS; p++) r->open_span[p] = -1;
 
   nkills = 0;
+#ifdef RT_TORTURE_SENTINEL
+  if (sentinel_mode) {
+    last_kill = 0;
+    RT_REQUIRE(rt_sentinel_start(&tsn, NULL) == 0);
+    snprintf(sn_url, sizeof sn_url,
+             "redis-sentinel://127.0.0.1:%d/%s?sentinel=127.0.0.1:%d"
+             "&sentinel=127.0.0.1:%d",
+             tsn.sentinel[0].port, RT_SENTINEL_NAME, tsn.sentinel[1].port,
+             tsn.sentinel[2].port);
+  } else
+#endif
 #ifdef RT_TORTURE_CLUSTER
   if (cluster_mode) {
     RT_REQUIRE(rt_cluster_start(&tcl, NULL) == 0);
@@ -1445,6 +1632,9 @@ static void torture(int n) {
   }
   RT_CHECK_EQ_INT(c.stale_accepted, 0);
   RT_CHECK_EQ_INT(c.violations, 0);
+  /* A Sentinel run long enough for a failover must have had one. */
+  if (sentinel_mode && secs >= 20 && r->restarts)
+    RT_CHECK(r->f_sentinel_kill + r->f_sentinel_stop > 0);
   free(c.x);
   free(order);
   free(g.log);
@@ -1455,26 +1645,46 @@ static void torture(int n) {
     return;
   }
 #endif
+#ifdef RT_TORTURE_SENTINEL
+  if (sentinel_mode) {
+    rt_sentinel_stop(&tsn);
+    return;
+  }
+#endif
   rt_redis_stop_many(srv, n);
 }
 
-#ifndef RT_TORTURE_CLUSTER
-static void torture_n1(void) { torture(1); }
-static void torture_n3(void) { torture(3); }
-static void torture_n5(void) { torture(5); }
-#else
+#if defined(RT_TORTURE_CLUSTER)
 static void torture_cluster(void) {
   cluster_mode = 1;
   torture(1);
 }
+#elif defined(RT_TORTURE_SENTINEL)
+static void torture_sentinel(void) {
+  sentinel_mode = 1;
+  sentinel_acks = 0;
+  torture(1);
+}
+static void torture_sentinel_acks(void) {
+  sentinel_mode = 1;
+  sentinel_acks = 1;
+  torture(1);
+}
+#else
+static void torture_n1(void) { torture(1); }
+static void torture_n3(void) { torture(3); }
+static void torture_n5(void) { torture(5); }
 #endif
 
 int main(int argc, char **argv) {
   /* A worker that dies mid-write must not kill the register's process. */
   signal(SIGPIPE, SIG_IGN);
   static const rt_test tests[] = {
-#ifdef RT_TORTURE_CLUSTER
+#if defined(RT_TORTURE_CLUSTER)
       {"torture_cluster", torture_cluster},
+#elif defined(RT_TORTURE_SENTINEL)
+      {"torture_sentinel", torture_sentinel},
+      {"torture_sentinel_acks", torture_sentinel_acks},
 #else
       {"torture_n1", torture_n1},
       {"torture_n3", torture_n3},
