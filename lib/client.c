@@ -159,7 +159,8 @@ static int masters_ready(const rl_client *c) {
 int rl_client_fast_start(rl_client *c, rl_req *req) {
   if (!c->fast || req->start != NULL ||
       (req->kind != RL_REQ_ACQUIRE && req->kind != RL_REQ_UNLOCK) ||
-      req->lock->kind != &rl_kind_lock)
+      req->lock->kind != &rl_kind_lock ||
+      atomic_load_explicit(&c->blocking, memory_order_relaxed) > 1)
     return 0;
   if (uv_mutex_trylock(&c->loopmu) != 0) return 0;
   uv_mutex_lock(&c->qmu);
