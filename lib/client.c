@@ -9,6 +9,41 @@
  * so that a close, which takes the same mutex to refuse new requests,
  * cannot close the async handle between a request's check and its send.
  *
+ * The fast path (issue 17): a lone blocking call used to cross to the
+ * loop thread and back, two thread wake-ups on top of the round trip.
+ * With the client's own loop thread, that thread now runs the loop under
+ * the loop lock (c->loopmu): it holds it while libuv runs callbacks and
+ * lets go only while it sleeps in poll(2) on the loop's backend fd
+ * (run_locked), then runs the loop once more without blocking. A
+ * blocking caller that finds the lock free (trylock; never waits for it)
+ * and every master a single connection that is ready, starts its plain
+ * acquire or unlock itself, exactly as on_async would, and writes its
+ * commands at once; the reply still arrives on the loop thread, which
+ * finishes the request. Why that is safe:
+ *  - Every field "loop thread only" in client.h, every connection and
+ *    stream, the lock layer's tables and the loop's own libuv state are
+ *    touched only with loopmu held: by the loop thread between polls, by
+ *    a caller inside rl_client_fast_start. Lock order: loopmu, then qmu
+ *    (or a waiter's mutex, readymu); nobody takes loopmu holding another.
+ *  - While the loop thread sleeps, poll(2) reads no user memory. What a
+ *    caller changed that the sleeping loop must see is handed over before
+ *    the lock is let go or soon after: a new or changed I/O watcher, a
+ *    started prepare or idle handle or a pending callback wake the loop at
+ *    once (rl_client_wake); a timer earlier than the one the loop sleeps
+ *    for (the command deadline) wakes it if the caller's wait outlasts its
+ *    spin (api.c). Any reply wakes the loop anyway, and every loop turn
+ *    recomputes its timeout.
+ *  - User code never runs on the caller: the path is taken only when every
+ *    master's connection is ready, so no send fails and no round decides
+ *    inside the start; a send that fails off the loop does not fail the
+ *    stream there but leaves it to the loop (stream.c); a request that
+ *    finishes at once (not the owner) only signals its own caller. A
+ *    blocking call from inside the start gets RLOCK_EDEADLK as on the loop.
+ *  - The caller checks closed (qmu) and shut_down under loopmu, so a
+ *    close, whose shutdown runs on the loop under loopmu, sees the request
+ *    in c->active and fails it as any other.
+ * With a caller's loop there is no loop lock: every request is posted.
+ *
  * Memory: the client is reference counted by its opener, by every lock
  * handle, and by its libuv handles while they are open, so that a handle
  * freed after close, or a close callback that runs late on a caller's
@@ -16,16 +51,19 @@
  */
 #include "client.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "family.h"
+#include "kind.h"
 #include "lock.h"
 #include "options.h"
 #include "pubsub.h"
 #include "quarantine.h"
 #include "round.h"
+#include "stream.h"
 #include "util.h"
 #include "wait.h"
 
@@ -40,6 +78,7 @@ static void client_free(rl_client *c) {
   free(c->tls_server_name);
   rl_tls_ctx_free(c->tls);
   uv_mutex_destroy(&c->qmu);
+  uv_mutex_destroy(&c->loopmu);
   uv_mutex_destroy(&c->errmu);
   uv_mutex_destroy(&c->readymu);
   uv_cond_destroy(&c->readycond);
@@ -50,7 +89,11 @@ void rl_client_unref(rl_client *c) {
   if (atomic_fetch_sub(&c->refs, 1) == 1) client_free(c);
 }
 
+/* This thread is inside rl_client_fast_start (with the loop lock). */
+static __thread int in_fast_start;
+
 int rl_client_on_loop(rl_client *c) {
+  if (in_fast_start) return 1;
   uv_thread_t self = uv_thread_self();
   return uv_thread_equal(&self, &c->loop_thread);
 }
@@ -86,6 +129,82 @@ size_t rlock_client_last_error(rlock_client *c, char *buf, size_t size) {
   }
   uv_mutex_unlock(&c->errmu);
   return len;
+}
+
+void rl_client_wake(rl_client *c) {
+  uv_mutex_lock(&c->qmu);
+  if (!c->closed) uv_async_send(&c->async);
+  uv_mutex_unlock(&c->qmu);
+}
+
+/* libuv 1.44 keeps its queues as two pointers; empty points to itself. */
+static int queue_busy(void *const *q) { return q[0] != (const void *)q; }
+
+/* 1 when the loop must turn again before it may sleep: watchers to give
+ * to epoll, prepare handles to run (a connection's flush). loopmu. */
+static int loop_needs_turn(const uv_loop_t *l) {
+  return queue_busy(l->watcher_queue) || queue_busy(l->prepare_handles);
+}
+
+/* The connections of every master, if each is one plain connection that
+ * is ready: then a send cannot fail at once. loopmu. */
+static int masters_ready(const rl_client *c) {
+  for (int i = 0; i < c->nmasters; i++)
+    if (c->masters[i]->kind != RL_MASTER_SINGLE ||
+        !rl_master_ready(c->masters[i]))
+      return 0;
+  return 1;
+}
+
+int rl_client_fast_start(rl_client *c, rl_req *req) {
+  if (!c->fast || req->start != NULL ||
+      (req->kind != RL_REQ_ACQUIRE && req->kind != RL_REQ_UNLOCK) ||
+      req->lock->kind != &rl_kind_lock ||
+      atomic_load_explicit(&c->blocking, memory_order_relaxed) > 1)
+    return 0;
+  if (uv_mutex_trylock(&c->loopmu) != 0) return 0;
+  uv_mutex_lock(&c->qmu);
+  int closed = c->closed;
+  uv_mutex_unlock(&c->qmu);
+  if (closed || c->shut_down || !masters_ready(c)) {
+    uv_mutex_unlock(&c->loopmu);
+    return 0;
+  }
+  /* The loop's clock stopped when it went to sleep: deadlines and timers
+   * count from now. */
+  uv_update_time(c->loop);
+  in_fast_start = 1;
+  rl_stream_off_loop = 1;
+  atomic_fetch_add_explicit(&c->fast_starts, 1, memory_order_relaxed);
+  rl_list_push_back(&c->active, &req->node);
+  rl_req_start(req);
+  for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
+  rl_stream_off_loop = 0;
+  in_fast_start = 0;
+  int timeout = uv_backend_timeout(c->loop);
+  int now = timeout == 0 || loop_needs_turn(c->loop);
+  int timers = timeout > 0 && uv_now(c->loop) + (uint64_t)timeout <
+                                  c->poll_until;
+  uv_mutex_unlock(&c->loopmu);
+  if (now) rl_client_wake(c);
+  return RL_FAST_STARTED | (timers && !now ? RL_FAST_TIMERS : 0);
+}
+
+/* The own loop thread's loop: uv_run's, with the loop lock let go only
+ * while it sleeps (see the top of this file). */
+static void run_locked(rl_client *c) {
+  uv_loop_t *l = c->loop;
+  struct pollfd p = {.fd = uv_backend_fd(l), .events = POLLIN};
+  uv_mutex_lock(&c->loopmu);
+  while (uv_run(l, UV_RUN_NOWAIT) != 0) {
+    int timeout = uv_backend_timeout(l);
+    if (timeout == 0 || loop_needs_turn(l)) continue;
+    c->poll_until = timeout < 0 ? UINT64_MAX : uv_now(l) + (uint64_t)timeout;
+    uv_mutex_unlock(&c->loopmu);
+    poll(&p, 1, timeout); /* EINTR: the loop turns early, no harm */
+    uv_mutex_lock(&c->loopmu);
+  }
+  uv_mutex_unlock(&c->loopmu);
 }
 
 static void count_acquire(rl_client *c, rl_req *req, int status) {
@@ -264,7 +383,7 @@ static void loop_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   c->loop_thread = uv_thread_self();
   uv_sem_post(&ts->started);
-  uv_run(c->loop, UV_RUN_DEFAULT);
+  run_locked(c);
   if (c->detached) {
     /* Closed from one of its own callbacks: nobody can join this thread,
      * so it finishes the close itself. */
@@ -329,6 +448,7 @@ static int tls_init(rl_client *c, const rlock_options *opts,
  * undo then). */
 static int client_sync_init(rl_client *c) {
   if (uv_mutex_init(&c->qmu) != 0) return RLOCK_ENOMEM;
+  if (uv_mutex_init(&c->loopmu) != 0) goto fail_loopmu;
   if (uv_mutex_init(&c->errmu) != 0) goto fail_errmu;
   if (uv_mutex_init(&c->readymu) != 0) goto fail_readymu;
   if (uv_cond_init(&c->readycond) != 0) goto fail_readycond;
@@ -338,6 +458,8 @@ fail_readycond:
 fail_readymu:
   uv_mutex_destroy(&c->errmu);
 fail_errmu:
+  uv_mutex_destroy(&c->loopmu);
+fail_loopmu:
   uv_mutex_destroy(&c->qmu);
   return RLOCK_ENOMEM;
 }
@@ -396,6 +518,7 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
     rc = RLOCK_ENOMEM;
   if (rc != 0) goto fail_client;
   c->own_thread = opts->loop == NULL;
+  c->fast = c->own_thread;
   c->loop = c->own_thread ? &c->own_loop : opts->loop;
   c->loop_thread = uv_thread_self();
   uint64_t period = (uint64_t)c->opts.watchdog_timeout_ms / 3;

@@ -146,6 +146,18 @@ struct rlock_client {
 
   atomic_int blocking; /* blocking calls in flight (any thread) */
 
+  /* The loop lock (client.c's top comment says why it is safe): with the
+   * client's own loop thread, that thread holds it while it runs the
+   * loop's callbacks and lets go only while it sleeps in poll; a blocking
+   * caller that takes it (trylock) may start its own request and write
+   * it, as on_async would. Everything "loop thread only" below, and the
+   * loop's libuv state, is touched only with it held. */
+  uv_mutex_t loopmu;
+  int fast;            /* the own loop thread runs the loop this way */
+  uint64_t poll_until; /* loopmu: the loop time the loop thread sleeps
+                          until (UINT64_MAX: no timer) */
+  atomic_uint_fast64_t fast_starts; /* requests started that way (tests) */
+
   uv_mutex_t errmu;  /* guards last_error */
   char last_error[256];
 
@@ -180,6 +192,22 @@ void rl_client_note_error(rl_client *c, const char *text, size_t len);
 
 /* Drops a reference; the last one frees the client. */
 void rl_client_unref(rl_client *c);
+
+/*
+ * Any thread but the loop's, for a blocking request not yet posted:
+ * starts it on the calling thread under the loop lock when that is free
+ * and the request is one that can run there (client.c). 0 when it did
+ * not (post it instead); else RL_FAST_STARTED, with RL_FAST_TIMERS when
+ * the start armed a timer the sleeping loop does not know of yet: the
+ * caller must rl_client_wake it before it waits for long.
+ */
+#define RL_FAST_STARTED 1
+#define RL_FAST_TIMERS 2
+int rl_client_fast_start(rl_client *c, rl_req *req);
+
+/* Wakes the loop thread (unless the client is closed): it then sees
+ * every timer and watcher started under the loop lock. Any thread. */
+void rl_client_wake(rl_client *c);
 
 /* Loop thread: completes a request with status, exactly once. */
 void rl_req_finish(rl_req *req, int status);

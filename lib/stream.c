@@ -189,6 +189,8 @@ static int explain_from_input(rl_stream *s, int fd) {
   return 1;
 }
 
+__thread int rl_stream_off_loop;
+
 static void try_send(rl_stream *s) {
   if (s->state != S_OPEN && s->state != S_HANDSHAKING &&
       s->state != S_LINGER)
@@ -202,7 +204,8 @@ static void try_send(rl_stream *s) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    if ((n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ||
+        rl_stream_off_loop) {
       if (watch_writable(s, fd) != 0) fail(s, "write: cannot poll", 0);
       return;
     }

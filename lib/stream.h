@@ -67,6 +67,15 @@ int rl_stream_append(rl_stream *s, const char *data, size_t len);
  * the stream failed (reported through failed first). */
 int rl_stream_flush(rl_stream *s);
 
+/*
+ * Set by a thread that flushes off the loop thread, under the client's
+ * loop lock (client.c): then a send that fails does not fail the stream
+ * (whose callbacks would run user code on that thread) but waits for the
+ * socket to be writable, which it is at once when it has failed, and the
+ * loop thread sends again and fails it there.
+ */
+extern __thread int rl_stream_off_loop;
+
 /* Reads what the kernel already holds for this stream, now, instead of
  * at the loop's next poll; received (or failed) runs inside. */
 void rl_stream_read_now(rl_stream *s);
