@@ -969,6 +969,15 @@ static void inject_one(run *r, uint64_t *rng) {
   int64_t now = now_ns();
   int minority = (r->n - 1) / 2;
   int kind = (int)(rnd(rng) % 100);
+  /* A topology fault blocks this thread until the cluster or the group
+   * settles (up to 30 s under load), and a stopped worker is resumed only
+   * here: resume them first, so that no stop outlasts its length and the
+   * worker's own bound on an async callback (ASYNC_BOUND_MS) stays a
+   * bound on rlock, not on this thread (CI: "an async callback never
+   * came" after a manual failover that took 30 s). */
+  if (cluster_mode || sentinel_mode)
+    for (int p = 0; p < PROCS; p++)
+      if (r->w_stopped[p]) resume_worker(r, p);
 #ifdef RT_TORTURE_CLUSTER
   if (cluster_mode) {
     if (inject_cluster(r, kind)) return;
