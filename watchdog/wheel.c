@@ -66,7 +66,7 @@ void rl_wheel_node_init(rl_wheel_node *n) {
 /* Puts an unlinked node in its slot, with rounds counted from cur_tick. */
 static void rl__place(rl_wheel *w, rl_wheel_node *n) {
   uint64_t tick = n->expire_ms / w->tick_ms;
-  uint64_t delta;
+  uint64_t delta, rounds;
 
   if (tick <= w->cur_tick) {
     /* Overdue: the next advance looks at cur_tick's slot again. */
@@ -77,7 +77,10 @@ static void rl__place(rl_wheel *w, rl_wheel_node *n) {
   /* Fresh visits of the slot come delta, delta - nslots, ... ticks from
    * now; the last of them, at tick itself, is the one that fires. */
   delta = tick - w->cur_tick;
-  n->rounds = (delta - 1) / w->nslots;
+  rounds = (delta - 1) / w->nslots;
+  /* Below 2^63 unless a one-slot wheel is given a time 2^63 ticks away;
+   * then it waits fewer rounds, and still never fires early. */
+  n->rounds = rounds >> 63 ? (UINT64_MAX >> 1) : rounds;
   rl__link_tail(&w->slots[tick % w->nslots], n);
 }
 

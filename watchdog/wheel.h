@@ -27,11 +27,13 @@
 #define RL_WHEEL_EINVAL (-5)
 #define RL_WHEEL_ENOMEM (-6)
 
-typedef struct rl_wheel_node {          /* intrusive: embedded in each held lock */
+/* Intrusive: embedded in each held lock, of which a client may have a
+ * million, so it is kept to 32 bytes: rounds and armed share a word. */
+typedef struct rl_wheel_node {
   struct rl_wheel_node *next, *prev;    /* slot list links; NULL when not armed */
   uint64_t expire_ms;                   /* absolute due time */
-  uint64_t rounds;                      /* full revolutions still to wait */
-  int armed;                            /* 1 while in the wheel */
+  uint64_t rounds : 63;                 /* full revolutions still to wait */
+  uint64_t armed : 1;                   /* 1 while in the wheel */
 } rl_wheel_node;
 
 typedef void (*rl_wheel_cb)(rl_wheel_node *node, void *arg);
