@@ -41,12 +41,13 @@ typedef struct batch {
 static int classify_renew(rl_round *r, int i, const redisReply *rep) {
   batch *b = r->data;
   if (b == NULL) return RL_VOTE_FAIL;
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements != b->n)
+  /* lease_renew answers one character per hold, '1' or '0'. */
+  if (rep->type != REDIS_REPLY_STRING || (size_t)rep->len != b->n)
     return RL_VOTE_FAIL;
   for (size_t k = 0; k < b->n; k++)
-    if (rep->element[k]->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
-  for (size_t k = 0; k < b->n; k++)
-    b->said[(size_t)i * b->n + k] = rep->element[k]->integer == 1 ? 1 : 2;
+    if (rep->str[k] != '0' && rep->str[k] != '1') return RL_VOTE_FAIL;
+  uint8_t *said = b->said + (size_t)i * b->n;
+  for (size_t k = 0; k < b->n; k++) said[k] = rep->str[k] == '1' ? 1 : 2;
   return RL_VOTE_YES;
 }
 
