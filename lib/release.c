@@ -13,6 +13,7 @@
 #include "kind.h"
 #include "lock.h"
 #include "ops.h"
+#include "pubsub.h"
 #include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
@@ -34,6 +35,16 @@ int rl_round_error(const rl_round *r) {
   return RLOCK_ENOQUORUM;
 }
 
+/* The masters that deleted the lock, and so published its unlock. */
+static uint64_t published_by(const rl_round *r) {
+  uint64_t m = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].vote == RL_VOTE_YES &&
+        r->slot[i].v[0] == RL_UNLOCK_RELEASED)
+      m |= 1ull << i;
+  return m;
+}
+
 static void unlock_done(rl_round *r) {
   if (!rl_votes_settle(r, 0)) return;
   rl_req *req = r->data;
@@ -46,6 +57,9 @@ static void unlock_done(rl_round *r) {
       RL_ADD(c->metrics.releases, 1);
       rl_hold_drop(c, h);
     }
+    /* A waiter of this client may start its attempt now (before req,
+     * and with it the handle, may be freed). */
+    rl_pubsub_unlocked_by(c, req->lock, published_by(r));
     rl_req_finish(req, h != NULL ? RLOCK_OK : RLOCK_ENOTOWNER);
   } else if (r->no >= r->quorum) {
     if (h != NULL) {
