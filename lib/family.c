@@ -46,7 +46,7 @@ rl_family *rl_family_get(rl_client *c) {
   if (rl_client_closing(c)) return NULL;
   rl_family *f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
-  if (rl_holds_init(&f->permits) != 0) {
+  if (rl_holds_init(&f->permits, c->id) != 0) {
     free(f);
     return NULL;
   }

@@ -108,17 +108,14 @@ const char *rlock_name(const rlock *lock) {
 void rl_owner_thread(rl_client *c, rl_req *req) {
   req->owner_id = rl_thread_seq();
   req->owner_is_thread = 1;
-  int n = snprintf(req->owner, sizeof req->owner, "%s:%" PRIu64, c->id,
-                   req->owner_id);
-  req->ownerlen = (size_t)n;
+  /* holds.c owns the owner field's format: a hold keeps it as numbers. */
+  req->ownerlen = rl_owner_format(c->id, req->owner_id, 1, req->owner);
 }
 
 void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
   req->owner_id = owner;
   req->owner_is_thread = 0;
-  int n = snprintf(req->owner, sizeof req->owner, "%s:a%" PRIu64, c->id,
-                   owner);
-  req->ownerlen = (size_t)n;
+  req->ownerlen = rl_owner_format(c->id, owner, 0, req->owner);
 }
 
 void rl_lock_vals(const rlock *lock, rl_call_vals *v) {
