@@ -114,6 +114,10 @@ static void renew_done(rl_round *r) {
   int fresh = lease - (int64_t)(now - r->t_start) - drift > 0;
   uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
   if (c->opts.replica_acks > 0) mt += (uint64_t)c->opts.replica_ack_timeout_ms;
+  /* At a million locks the holds are no longer in cache when the answer
+   * comes: asking for all of them first overlaps the misses. */
+  for (size_t k = 0; k < b->n; k++)
+    if (b->holds[k] != NULL) __builtin_prefetch(b->holds[k]);
   for (size_t k = 0; k < b->n; k++) {
     rl_hold *h = b->holds[k];
     if (h == NULL || h->removed || h->lost || h->wd.armed)
@@ -422,7 +426,14 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
     for (size_t k = 0; k < n; k++) rl_watchdog_arm(&c->watchdog, due[k], 100);
     return;
   }
-  for (size_t k = 0; k < n; k++) hs[k] = rl_container_of(due[k], rl_hold, wd);
+  /* The holds are in cache (the wheel just walked their nodes); their
+   * handles (the kind) and keys are not: asking for all of them at once
+   * costs about one miss per batch instead of two per lock. */
+  for (size_t k = 0; k < n; k++) {
+    hs[k] = rl_container_of(due[k], rl_hold, wd);
+    __builtin_prefetch(hs[k]->lock);
+    __builtin_prefetch(hs[k]->key);
+  }
   if (rg == NULL) {
     renew_by_kind(c, hs, n);
     free(hs);
