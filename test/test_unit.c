@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "holds.h"
+#include "lock.h"
 #include "options.h"
 #include "resp.h"
 #include "rlock.h"
@@ -275,6 +276,47 @@ static void holds_table(void) {
   rl_holds_unpin(hp);
 }
 
+/* A handle is one allocation whose keys share their storage where one
+ * key's name begins another's (lock.c): every key, its length, the
+ * channel and the name still read as before. */
+static int key_is(const rlock *l, int k, const char *want) {
+  return l->keylens[k] == strlen(want) &&
+         memcmp(l->keys[k], want, l->keylens[k]) == 0;
+}
+
+static void handle_layout(void) {
+  rl_client c;
+  memset(&c, 0, sizeof c);
+  c.prefix = "p:";
+  atomic_init(&c.refs, 2); /* never freed by the handles' unref */
+  static const char *const lock_keys[] = {"", ":fence"};
+  rlock *l = rl_lock_alloc(&c, "n", 2, lock_keys, 0, 1, 0);
+  RT_REQUIRE(l != NULL);
+  RT_CHECK(key_is(l, 0, "p:{n}") && key_is(l, 1, "p:{n}:fence"));
+  RT_CHECK(l->keys[0] == l->keys[1]); /* one copy */
+  RT_CHECK(l->key == l->keys[0] && l->keylen == 5);
+  RT_CHECK(l->fence == l->keys[1] && l->fencelen == 11);
+  RT_CHECK(l->channellen == 8 && strcmp(l->channel, "p:{n}:ch") == 0);
+  RT_CHECK(strcmp(l->name, "n") == 0);
+  RT_CHECK_EQ_INT(atomic_load(&c.refs), 3);
+  rl_lock_unref(l);
+  RT_CHECK_EQ_INT(atomic_load(&c.refs), 2);
+  /* The read-write lock's keys: ":w" inside ":w:fence" (the longest that
+   * begins with it, not ":wq"), ":r" inside ":rc". */
+  static const char *const rw_keys[] = {":w", ":r", ":rc", ":wq", ":w:fence"};
+  l = rl_lock_alloc(&c, "name", 5, rw_keys, 1, 4, 1);
+  RT_REQUIRE(l != NULL);
+  RT_CHECK(key_is(l, 0, "p:{name}:w") && key_is(l, 1, "p:{name}:r") &&
+           key_is(l, 2, "p:{name}:rc") && key_is(l, 3, "p:{name}:wq") &&
+           key_is(l, 4, "p:{name}:w:fence"));
+  RT_CHECK(l->keys[0] == l->keys[4] && l->keys[1] == l->keys[2]);
+  RT_CHECK(l->keys[3] != l->keys[0]);
+  RT_CHECK(l->key == l->keys[1] && l->fence == l->keys[4]);
+  RT_CHECK(strcmp(l->channel, "p:{name}:r:ch") == 0);
+  RT_CHECK(strcmp(l->name, "name") == 0);
+  rl_lock_unref(l);
+}
+
 /* rlock's RESP formatter writes exactly what hiredis's would. */
 static void resp_matches_hiredis(void) {
   const char *argv[] = {"EVALSHA", "0123456789012345678901234567890123456789",
@@ -324,6 +366,7 @@ int main(int argc, char **argv) {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
+      {"handle_layout", handle_layout},
       {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},
   };
