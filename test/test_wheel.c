@@ -480,6 +480,18 @@ static void test_next_ms(void) {
     CHECK(it[i].fires == 1);
     CHECK(it[i].fired_at >= e && it[i].fired_at <= round_up(e, 10));
   }
+
+  /* From before a later tick, the answer is that tick's start (its slot's
+   * nodes are not read one by one); from inside it, the node's own time. */
+  CHECK(setup(8, 10, 0) == 0);
+  item_init(&a);
+  arm(&a, 35);
+  CHECK(rl_wheel_next_ms(&W, 0) == 30);
+  adv(30);
+  CHECK(a.fires == 0);
+  CHECK(rl_wheel_next_ms(&W, 30) == 5);
+  adv(35);
+  CHECK(a.fires == 1 && a.fired_at == 35);
 }
 
 static void test_count(void) {

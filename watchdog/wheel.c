@@ -266,7 +266,7 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
 
 uint64_t rl_wheel_next_ms(const rl_wheel *w, uint64_t now_ms) {
   uint64_t best = UINT64_MAX;
-  uint64_t k, tick;
+  uint64_t k, tick, start;
   const rl_wheel_node *head, *n;
   int found;
 
@@ -277,15 +277,25 @@ uint64_t rl_wheel_next_ms(const rl_wheel *w, uint64_t now_ms) {
     if (n->expire_ms < best)
       best = n->expire_ms;
   /* Nodes with rounds 0 in the slot k ticks ahead (k >= 1) are due on
-   * exactly that tick, so the first such slot bounds everything after it.
-   * cur_tick's own slot (k = 0) mixes overdue nodes and nodes a full
-   * revolution ahead; their expire_ms says which, so take the minimum. */
+   * exactly that tick, so the first such slot bounds everything after it;
+   * when that tick starts after now_ms, its start is the answer, found at
+   * the slot's first such node (a slot holds a thousand nodes when a
+   * million locks are renewed: reading each one is a cache miss), and the
+   * driver that wakes then finds the exact time in cur_tick's slot.
+   * That slot (k = 0) mixes overdue nodes and nodes a full revolution
+   * ahead; their expire_ms says which, so take the minimum. */
   for (k = 0; k < w->nslots; k++) {
     head = &w->slots[(w->cur_tick + k) % w->nslots];
+    start = (w->cur_tick + k) * w->tick_ms;
     found = 0;
     for (n = head->next; n != head; n = n->next) {
       if (n->rounds == 0) {
         found = 1;
+        if (k > 0 && start > now_ms) {
+          if (start < best)
+            best = start;
+          break;
+        }
         if (n->expire_ms < best)
           best = n->expire_ms;
       }

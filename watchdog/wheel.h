@@ -86,8 +86,12 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
 
 /* The ms from now_ms until the wheel next needs advancing: 0 if a node is
  * already due, UINT64_MAX if the wheel is empty. Never later than the
- * earliest expire_ms; at most one revolution when every node is further
- * away. O(1) when empty, O(nslots + nodes scanned) otherwise. */
+ * earliest expire_ms, and never 0 when nothing is due; it may be the start
+ * of the earliest node's tick rather than its expire_ms (then the next
+ * call, after advancing there, is exact). At most one revolution when
+ * every node is further away. O(1) when empty; otherwise O(nslots + the
+ * nodes of cur_tick's slot), and of the first later slot with a node due
+ * on its tick, one node when that tick starts after now_ms. */
 uint64_t rl_wheel_next_ms(const rl_wheel *w, uint64_t now_ms);
 
 #endif
