@@ -48,6 +48,7 @@ int rl_wheel_init(rl_wheel *w, unsigned nslots, uint64_t tick_ms,
   w->now_ms = now_ms;
   w->count = 0;
   w->advancing = 0;
+  w->rest = 0;
   return 0;
 }
 
@@ -71,6 +72,7 @@ static void rl__place(rl_wheel *w, rl_wheel_node *n) {
   if (tick <= w->cur_tick) {
     /* Overdue: the next advance looks at cur_tick's slot again. */
     n->rounds = 0;
+    w->rest = 1;
     rl__link_tail(&w->slots[w->cur_tick % w->nslots], n);
     return;
   }
@@ -231,12 +233,13 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
   if (w->count == 0) {
     w->cur_tick = now_tick;
     w->now_ms = now_ms;
+    w->rest = 0;
     return 0;
   }
 
   w->advancing = 1;
-  /* The rest of the last advance's tick comes first. */
-  fired = rl__visit(w, w->cur_tick, now_ms, 0, cb, arg);
+  /* The rest of the last advance's tick comes first, if it has any. */
+  fired = w->rest ? rl__visit(w, w->cur_tick, now_ms, 0, cb, arg) : 0;
   jump = now_tick - w->cur_tick;
   start = w->cur_tick + 1;
   steps = jump;
@@ -254,6 +257,8 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
   w->cur_tick = now_tick;
   w->now_ms = now_ms;
   w->advancing = 0;
+  /* At the tick's last ms, every node due within it has fired. */
+  w->rest = now_ms % w->tick_ms != w->tick_ms - 1;
 
   /* Nodes the callbacks inserted: their rounds count from the new tick. */
   while (w->deferred.next != &w->deferred) {
@@ -286,12 +291,14 @@ uint64_t rl_wheel_next_ms(const rl_wheel *w, uint64_t now_ms) {
    * ahead; their expire_ms says which, so take the minimum. */
   for (k = 0; k < w->nslots; k++) {
     head = &w->slots[(w->cur_tick + k) % w->nslots];
-    start = (w->cur_tick + k) * w->tick_ms;
+    /* Without a rest, cur_tick's slot holds nothing due before its next
+     * turn, a revolution on. */
+    start = (w->cur_tick + (k > 0 ? k : w->nslots)) * w->tick_ms;
     found = 0;
     for (n = head->next; n != head; n = n->next) {
       if (n->rounds == 0) {
         found = 1;
-        if (k > 0 && start > now_ms) {
+        if ((k > 0 || !w->rest) && start > now_ms) {
           if (start < best)
             best = start;
           break;
