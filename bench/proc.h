@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Resident set size in bytes, after giving free heap pages back, so that
@@ -61,6 +62,38 @@ static inline int bench_thread_cpu(uint64_t *main_ns, uint64_t *others_ns) {
   }
   closedir(d);
   return others;
+}
+
+/* User and system CPU time, in ns, summed over every thread but main,
+ * from /proc/self/task/<tid>/stat (clock ticks: 10 ms steps), so that a
+ * window's loop time can be split into rlock's own work and the kernel's
+ * (system calls, wake-ups). */
+static inline void bench_others_user_sys(uint64_t *user_ns, uint64_t *sys_ns) {
+  *user_ns = *sys_ns = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (d == NULL) return;
+  long self = (long)getpid(), tick = sysconf(_SC_CLK_TCK);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.' || atol(e->d_name) == self) continue;
+    char path[300], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Fields 14 and 15, counted after the ')' that ends the name. */
+    char *p = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0;
+    if (p != NULL &&
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+               &ut, &st) == 2) {
+      *user_ns += ut * (1000000000ull / (unsigned long long)tick);
+      *sys_ns += st * (1000000000ull / (unsigned long long)tick);
+    }
+  }
+  closedir(d);
 }
 
 #endif

@@ -131,10 +131,13 @@ int main(int argc, char **argv) {
   rlock_metrics_snapshot(c, &m0);
   long long calls0 = evalsha_calls(rc);
   uint64_t main0, loop0, cpu0 = process_cpu_ns(), w0 = bench_now_ns();
+  uint64_t user0, sys0, user1, sys1;
   int others = bench_thread_cpu(&main0, &loop0);
+  bench_others_user_sys(&user0, &sys0);
   bench_sleep_ns(period_ns * (uint64_t)periods);
   uint64_t main1, loop1, cpu1 = process_cpu_ns(), w1 = bench_now_ns();
   bench_thread_cpu(&main1, &loop1);
+  bench_others_user_sys(&user1, &sys1);
   long long calls1 = evalsha_calls(rc);
   rlock_metrics_snapshot(c, &m1);
   double p = (double)(w1 - w0) / (double)period_ns;
@@ -148,6 +151,8 @@ int main(int argc, char **argv) {
          "\"locks\":%ld,\"acquired\":%ld,\"acquire_s\":%.1f,"
          "\"watchdog_timeout_ms\":%lld,\"period_ms\":%lld,\"periods\":%.2f,"
          "\"loop_cpu_ms_per_period\":%.1f,\"loop_cpu_share_of_core\":%.4f,"
+         "\"loop_user_share\":%.4f,\"loop_sys_share\":%.4f,"
+         "\"loop_us_per_renew_call\":%.1f,"
          "\"process_cpu_share_of_core\":%.4f,\"other_threads\":%d,"
          "\"renew_calls_per_period\":%.1f,\"locks_per_call\":%.1f,"
          "\"renewals_per_period\":%.0f,\"renewal_failures\":%llu,"
@@ -158,6 +163,11 @@ int main(int argc, char **argv) {
          nlocks, atomic_load(&done_ok), acquire_s, (long long)wd,
          (long long)(wd / 3), p, (double)(loop1 - loop0) / 1e6 / p,
          (double)(loop1 - loop0) / (double)(w1 - w0),
+         (double)(user1 - user0) / (double)(w1 - w0),
+         (double)(sys1 - sys0) / (double)(w1 - w0),
+         calls1 > calls0 ? (double)(loop1 - loop0) / 1e3 /
+                               (double)(calls1 - calls0)
+                         : 0,
          (double)(cpu1 - cpu0) / (double)(w1 - w0), others, calls,
          calls > 0 ? (double)nlocks / calls : 0,
          (double)(m1.renewals - m0.renewals) / p,

@@ -31,7 +31,7 @@ static void make_fake(void) {
     fake->masters[i] = rl_master_new(&url, uv_default_loop(), &fake->conn_cfg,
                                      i);
   uv_mutex_init(&fake->errmu);
-  rl_holds_init(&fake->holds);
+  rl_holds_init(&fake->holds, "");
 }
 
 typedef struct {

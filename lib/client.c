@@ -409,7 +409,8 @@ static int client_init(rl_client *c, const rlock_options *opts) {
       (c->tls_server_name = strdup(opts->tls_server_name)) == NULL)
     return RLOCK_ENOMEM;
   c->opts.key_prefix = c->prefix;
-  if (rl_holds_init(&c->holds) != 0 || rl_holds_init(&c->pending) != 0)
+  if (rl_holds_init(&c->holds, c->id) != 0 ||
+      rl_holds_init(&c->pending, c->id) != 0)
     return RLOCK_ENOMEM;
   c->conn_cfg.command_timeout_ms = (uint64_t)opts->master_timeout_ms;
   c->conn_cfg.connect_timeout_ms = (uint64_t)opts->connect_timeout_ms;

@@ -94,23 +94,30 @@ typedef struct rl_req {
   void (*end)(struct rl_req *req, int status);
 } rl_req;
 
+/*
+ * A handle: one allocation, since a client may hold a million locks
+ * (issue 17: at most 300 bytes per held lock, handle and hold together).
+ * After the struct come keys[nkeys], keylens[nkeys] and the strings: a
+ * key whose name begins another's is not stored twice (a lock's hash
+ * "<prefix>{<name>}" is the start of its fencing counter's name, which
+ * is passed with its length), then the channel and the name (lock.c).
+ */
 struct rlock {
   atomic_int refs;
+  int nkeys;      /* its keys, in the order its scripts take them */
   _Atomic(rlock_lost_cb) lost_cb;
   void *_Atomic lost_arg;
   rl_client *client;
-  const struct rl_kind *kind; /* what the handle is (lib/kind.h) */
-  char *name;
-  char *key;      /* the hold key: keys[kind->hold] */
-  size_t keylen;
-  char *fence;    /* keys[kind->fence] */
-  size_t fencelen;
-  char *channel;  /* where its waiters listen (a fair waiter: + ":" owner) */
-  size_t channellen;
-  int nkeys;      /* its keys, in the order its scripts take them */
-  const char *keys[5];
-  size_t keylens[5];
-  char *mem;      /* the one allocation the keys live in */
+  const struct rl_kind *kind; /* what the handle is (lib/kind.h); NULL for
+                                 a family object (family.c) */
+  const char *name;
+  const char *key;      /* the hold key: keys[kind->hold] */
+  const char *fence;    /* keys[kind->fence] */
+  const char *channel;  /* where its waiters listen (a fair waiter: + ":"
+                           owner) */
+  uint32_t keylen, fencelen, channellen;
+  size_t *keylens;
+  const char *keys[];
 };
 
 struct rlock_client {

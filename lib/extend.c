@@ -20,10 +20,12 @@
 static int classify_extend(rl_round *r, int i, const redisReply *rep) {
   (void)r;
   (void)i;
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 1 ||
-      rep->element[0]->type != REDIS_REPLY_INTEGER)
+  /* The kind's renew script for one hold: "1" or "0" (scripts.c,
+   * lease_scripts.c). */
+  if (rep->type != REDIS_REPLY_STRING || rep->len != 1 ||
+      (rep->str[0] != '0' && rep->str[0] != '1'))
     return RL_VOTE_FAIL;
-  return rep->element[0]->integer == 1 ? RL_VOTE_YES : RL_VOTE_NO;
+  return rep->str[0] == '1' ? RL_VOTE_YES : RL_VOTE_NO;
 }
 
 static void extend_done(rl_round *r) {

@@ -46,7 +46,7 @@ rl_family *rl_family_get(rl_client *c) {
   if (rl_client_closing(c)) return NULL;
   rl_family *f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
-  if (rl_holds_init(&f->permits) != 0) {
+  if (rl_holds_init(&f->permits, c->id) != 0) {
     free(f);
     return NULL;
   }
@@ -95,38 +95,17 @@ int rl_object_new(rl_client *c, const char *name, const char *suffix,
                   rlock **out) {
   *out = NULL;
   if (c == NULL || rl_name_check(name) != 0) return RLOCK_EINVAL;
-  rlock *obj = calloc(1, sizeof *obj);
+  /* The object's key and its fencing counter, "<key>:fence", in one
+   * allocation with the channel and the name (lock.c). */
+  size_t slen = strlen(suffix);
+  char *fence = malloc(slen + 7);
+  if (fence == NULL) return RLOCK_ENOMEM;
+  memcpy(fence, suffix, slen);
+  memcpy(fence + slen, ":fence", 7);
+  const char *suffixes[] = {suffix, fence};
+  rlock *obj = rl_lock_alloc(c, name, 2, suffixes, 0, 1, 0);
+  free(fence);
   if (obj == NULL) return RLOCK_ENOMEM;
-  size_t klen = strlen(c->prefix) + strlen(name) + 2 + strlen(suffix);
-  obj->name = strdup(name);
-  /* key, key:fence and key:ch in one allocation (mem), as rlock_get has
-   * them: rl_lock_unref frees name, mem and the handle. */
-  obj->mem = malloc(3 * (klen + 1) + 6 + 3);
-  obj->key = obj->mem;
-  if (obj->name == NULL || obj->mem == NULL) {
-    free(obj->name);
-    free(obj->mem);
-    free(obj);
-    return RLOCK_ENOMEM;
-  }
-  size_t kl = (size_t)sprintf(obj->key, "%s{%s}%s", c->prefix, name, suffix);
-  obj->keylen = kl;
-  obj->fence = obj->key + kl + 1;
-  memcpy(obj->fence, obj->key, kl);
-  memcpy(obj->fence + kl, ":fence", 7);
-  obj->fencelen = kl + 6;
-  obj->channel = obj->fence + obj->fencelen + 1;
-  memcpy(obj->channel, obj->key, kl);
-  memcpy(obj->channel + kl, ":ch", 4);
-  obj->channellen = kl + 3;
-  obj->nkeys = 2;
-  obj->keys[0] = obj->key;
-  obj->keylens[0] = obj->keylen;
-  obj->keys[1] = obj->fence;
-  obj->keylens[1] = obj->fencelen;
-  atomic_init(&obj->refs, 1);
-  obj->client = c;
-  atomic_fetch_add(&c->refs, 1);
   *out = obj;
   return 0;
 }

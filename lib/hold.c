@@ -19,6 +19,8 @@
  * fair lock its last unlock (which tells the next waiter). */
 void rl_hold_release_everywhere(rl_client *c, const rl_hold *h) {
   const rl_kind *kind = h->lock != NULL ? h->lock->kind : &rl_kind_lock;
+  char owner[RL_HOLDS_OWNER_MAX];
+  size_t ownerlen = rl_holds_owner(&c->holds, h, owner);
   rl_call_vals v;
   if (h->lock != NULL) {
     rl_lock_vals(h->lock, &v);
@@ -28,14 +30,14 @@ void rl_hold_release_everywhere(rl_client *c, const rl_hold *h) {
     memset(&v, 0, sizeof v);
     v.keys = keys;
     v.keylens = lens;
-    v.owner = h->owner;
-    v.ownerlen = h->ownerlen;
+    v.owner = owner;
+    v.ownerlen = ownerlen;
     for (int i = 0; i < c->nmasters; i++)
       rl_call_send_one(c, &kind->release, &v, i);
     return;
   }
-  v.owner = h->owner;
-  v.ownerlen = h->ownerlen;
+  v.owner = owner;
+  v.ownerlen = ownerlen;
   v.lease_ms = h->lease_ms;
   for (int i = 0; i < c->nmasters; i++)
     rl_call_send_one(c, &kind->release, &v, i);
@@ -54,8 +56,10 @@ void rl_hold_lost(rl_client *c, rl_hold *h) {
   if (h->lost) return;
   h->lost = 1;
   RL_ADD(c->metrics.locks_lost, 1);
+  char owner[RL_HOLDS_OWNER_MAX];
+  size_t ownerlen = rl_holds_owner(&c->holds, h, owner);
   rl_log(c, RLOCK_LOG_ERROR, "lock %.*s lost by %.*s", (int)h->keylen, h->key,
-         (int)h->ownerlen, h->owner);
+         (int)ownerlen, owner);
   rl_watchdog_cancel(&c->watchdog, &h->wd);
   /* What survived on some masters would otherwise stay for its lease, and
    * a later acquisition of the same owner would stack on it. */

@@ -84,8 +84,9 @@ typedef struct rl_kind {
   unsigned per_owner : 1;
   rl_call acquire, unlock, undo, force, release, leave;
   /* Renewal (the watchdog, rlock_extend): a script with the renew
-   * script's reply (one 0/1 per hold) over, per hold, the hold key and,
-   * with renew_pair, the key after it, then the lease and the owners. */
+   * script's reply (one string: a '1' or '0' per hold) over, per hold,
+   * the hold key and, with renew_pair, the key after it, then the lease
+   * and the owners. */
   int renew;
   unsigned renew_pair : 1;
   int (*parse_grant)(const redisReply *rep, rl_round_slot *sl);

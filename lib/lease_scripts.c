@@ -18,7 +18,8 @@
  * KEYS: pairs (expiry zset, companion hash). ARGV[1] lease ms, [2..] the
  * owner of each pair. For each pair, if the owner's lease there has not
  * run out, it becomes at least now + lease (never shorter), and both keys
- * live at least as long. Replies an array: 1 renewed, 0 the owner no
+ * live at least as long. Replies a string of one character per pair, as
+ * the lock's renew script does (scripts.c): '1' renewed, '0' the owner no
  * longer holds there (its lease ran out or was released).
  */
 const char rl_fam_lease_renew_lua[] =
@@ -34,12 +35,12 @@ const char rl_fam_lease_renew_lua[] =
     "    redis.call('zadd', z, fmt(e), o)\n"
     "    keep(z, e - now)\n"
     "    keep(h, e - now)\n"
-    "    r[i] = 1\n"
+    "    r[i] = '1'\n"
     "  else\n"
-    "    r[i] = 0\n"
+    "    r[i] = '0'\n"
     "  end\n"
     "end\n"
-    "return r\n";
+    "return table.concat(r)\n";
 
 /*
  * KEYS: pairs (alive zset, membership zset): (:qt, :q) for a fair-lock

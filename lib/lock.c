@@ -23,10 +23,66 @@ void rl_lock_ref(rlock *lock) { atomic_fetch_add(&lock->refs, 1); }
 void rl_lock_unref(rlock *lock) {
   if (atomic_fetch_sub(&lock->refs, 1) != 1) return;
   rl_client *c = lock->client;
-  free(lock->name);
-  free(lock->mem);
   free(lock);
   rl_client_unref(c);
+}
+
+rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
+                     const char *const *suffixes, int hold, int fence,
+                     int chan_key) {
+  size_t plen = strlen(c->prefix), nlen = strlen(name);
+  size_t base = plen + nlen + 2, slen[RL_KIND_MAXKEYS];
+  /* Key k is kept inside key in_key[k]: the one whose suffix is the
+   * longest that begins with k's (itself, when no other does). */
+  int in_key[RL_KIND_MAXKEYS];
+  size_t size = sizeof(rlock) + (size_t)nkeys * (sizeof(char *) + sizeof(size_t));
+  for (int k = 0; k < nkeys; k++) slen[k] = strlen(suffixes[k]);
+  for (int k = 0; k < nkeys; k++) {
+    in_key[k] = k;
+    for (int j = 0; j < nkeys; j++)
+      if (slen[j] > slen[in_key[k]] &&
+          memcmp(suffixes[j], suffixes[k], slen[k]) == 0)
+        in_key[k] = j;
+    if (in_key[k] == k) size += base + slen[k] + 1;
+  }
+  size += base + slen[chan_key] + 4 + nlen + 1; /* the channel, the name */
+  rlock *lock = malloc(size);
+  if (lock == NULL) return NULL;
+  memset(lock, 0, sizeof *lock);
+  lock->nkeys = nkeys;
+  lock->keylens = (size_t *)(void *)&lock->keys[nkeys];
+  char *p = (char *)&lock->keylens[nkeys];
+  for (int k = 0; k < nkeys; k++) {
+    if (in_key[k] != k) continue;
+    memcpy(p, c->prefix, plen);
+    p[plen] = '{';
+    memcpy(p + plen + 1, name, nlen);
+    p[plen + 1 + nlen] = '}';
+    memcpy(p + base, suffixes[k], slen[k] + 1);
+    lock->keys[k] = p;
+    p += base + slen[k] + 1;
+  }
+  for (int k = 0; k < nkeys; k++) {
+    lock->keys[k] = lock->keys[in_key[k]];
+    lock->keylens[k] = base + slen[k];
+  }
+  lock->key = lock->keys[hold];
+  lock->keylen = (uint32_t)lock->keylens[hold];
+  lock->fence = lock->keys[fence];
+  lock->fencelen = (uint32_t)lock->keylens[fence];
+  memcpy(p, lock->keys[chan_key], lock->keylens[chan_key]);
+  memcpy(p + lock->keylens[chan_key], ":ch", 4);
+  lock->channel = p;
+  lock->channellen = (uint32_t)lock->keylens[chan_key] + 3;
+  p += lock->channellen + 1;
+  memcpy(p, name, nlen + 1);
+  lock->name = p;
+  atomic_init(&lock->refs, 1);
+  atomic_init(&lock->lost_cb, NULL);
+  atomic_init(&lock->lost_arg, NULL);
+  lock->client = c;
+  atomic_fetch_add(&c->refs, 1);
+  return lock;
 }
 
 /* A handle of the given kind: its keys, prefix{name} followed by each of
@@ -41,38 +97,10 @@ static int get_kind(rlock_client *c, const char *name, const rl_kind *kind,
         c, kind == &rl_kind_fair ? "fair locks" : "read-write locks");
     if (rc != 0) return rc;
   }
-  rlock *lock = calloc(1, sizeof *lock);
+  rlock *lock = rl_lock_alloc(c, name, kind->nkeys, kind->suffixes,
+                              kind->hold, kind->fence, kind->chan_key);
   if (lock == NULL) return RLOCK_ENOMEM;
-  size_t base = strlen(c->prefix) + strlen(name) + 2, size = 0;
-  for (int k = 0; k < kind->nkeys; k++)
-    size += base + strlen(kind->suffixes[k]) + 1;
-  size += base + strlen(kind->suffixes[kind->chan_key]) + 4;
-  lock->name = strdup(name);
-  lock->mem = malloc(size);
-  if (lock->name == NULL || lock->mem == NULL) {
-    free(lock->name);
-    free(lock->mem);
-    free(lock);
-    return RLOCK_ENOMEM;
-  }
-  char *p = lock->mem;
-  for (int k = 0; k < kind->nkeys; k++) {
-    int n = sprintf(p, "%s{%s}%s", c->prefix, name, kind->suffixes[k]);
-    lock->keys[k] = p;
-    lock->keylens[k] = (size_t)n;
-    p += n + 1;
-  }
-  lock->nkeys = kind->nkeys;
   lock->kind = kind;
-  lock->key = (char *)lock->keys[kind->hold];
-  lock->keylen = lock->keylens[kind->hold];
-  lock->fence = (char *)lock->keys[kind->fence];
-  lock->fencelen = lock->keylens[kind->fence];
-  lock->channel = p;
-  lock->channellen = (size_t)sprintf(p, "%s:ch", lock->keys[kind->chan_key]);
-  atomic_init(&lock->refs, 1);
-  lock->client = c;
-  atomic_fetch_add(&c->refs, 1);
   *out = lock;
   return 0;
 }
@@ -108,17 +136,14 @@ const char *rlock_name(const rlock *lock) {
 void rl_owner_thread(rl_client *c, rl_req *req) {
   req->owner_id = rl_thread_seq();
   req->owner_is_thread = 1;
-  int n = snprintf(req->owner, sizeof req->owner, "%s:%" PRIu64, c->id,
-                   req->owner_id);
-  req->ownerlen = (size_t)n;
+  /* holds.c owns the owner field's format: a hold keeps it as numbers. */
+  req->ownerlen = rl_owner_format(c->id, req->owner_id, 1, req->owner);
 }
 
 void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
   req->owner_id = owner;
   req->owner_is_thread = 0;
-  int n = snprintf(req->owner, sizeof req->owner, "%s:a%" PRIu64, c->id,
-                   owner);
-  req->ownerlen = (size_t)n;
+  req->ownerlen = rl_owner_format(c->id, owner, 0, req->owner);
 }
 
 void rl_lock_vals(const rlock *lock, rl_call_vals *v) {

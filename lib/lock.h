@@ -13,6 +13,16 @@
 void rl_lock_ref(rlock *lock);
 void rl_lock_unref(rlock *lock);
 
+/* A handle of no kind yet (the caller sets kind, or leaves it NULL for a
+ * family object): nkeys keys "<prefix>{<name>}" + suffixes[k], of which
+ * hold is the hold key, fence the fencing counter and chan_key the one
+ * whose name + ":ch" is the channel; one allocation (client.h), with a
+ * reference to the client. NULL when out of memory. The name has been
+ * checked. */
+rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
+                     const char *const *suffixes, int hold, int fence,
+                     int chan_key);
+
 /* Writes the owner field of the calling thread, or of an async owner. */
 void rl_owner_thread(rl_client *c, rl_req *req);
 void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req);

@@ -26,6 +26,16 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl);
  * channel after its last waiter. Called when req finishes. (pubwait.c) */
 void rl_pubsub_leave(rl_req *req);
 
+/*
+ * An unlock of lock by this client is decided: published has a bit per
+ * master that deleted the lock and published its unlock message. Wakes
+ * this client's first waiter for the lock, if any, without waiting for
+ * the message (issue 17 item 3; pubsub/waitq.h says how its messages are
+ * then counted). The reentrant lock only (pubwait.c says why); a no-op
+ * for the other kinds. (pubwait.c)
+ */
+void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock, uint64_t published);
+
 /* The client's pub/sub state, made (and connecting) on first use; NULL
  * when out of memory. For the lock family's waits (family.c), which join
  * wait queues (pubsub/waitq.h) with callbacks of their own. (pubwait.c) */

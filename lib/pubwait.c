@@ -127,6 +127,23 @@ void rl_pubsub_leave(rl_req *req) {
   rl_psw_leave(w, pass && !rl_client_closing(c));
 }
 
+/* Only the reentrant lock: its unlock publishes on the handle's channel
+ * whenever it deletes the lock (RL_UNLOCK_RELEASED), and a message there
+ * wakes the first waiter, whoever it is, so waking that waiter from the
+ * reply is exactly what the message would do, sooner. The other kinds'
+ * unlock scripts choose in Lua whom they wake, and the reply does not
+ * say: a fair unlock publishes on the queue head's own channel (only the
+ * head may take the lock, so waking another waiter of this client would
+ * cost it a refused attempt and leave the head to its message), and a
+ * read-write unlock publishes on the readers' channel, the writers', or
+ * neither, by what is left (rw_scripts.c). Those keep their messages. */
+void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock,
+                           uint64_t published) {
+  if (c->pubsub == NULL || published == 0 || lock->kind != &rl_kind_lock)
+    return;
+  rl_pubsub_unlocked(c->pubsub, lock->channel, lock->channellen, published);
+}
+
 void rl_pubsub_shutdown(rl_client *c) {
   rl_pubsub *ps = c->pubsub;
   if (ps == NULL) return;

@@ -13,6 +13,7 @@
 #include "kind.h"
 #include "lock.h"
 #include "ops.h"
+#include "pubsub.h"
 #include "quarantine.h"
 #include "round.h"
 #include "scripts.h"
@@ -34,6 +35,16 @@ int rl_round_error(const rl_round *r) {
   return RLOCK_ENOQUORUM;
 }
 
+/* The masters that deleted the lock, and so published its unlock. */
+static uint64_t published_by(const rl_round *r) {
+  uint64_t m = 0;
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].vote == RL_VOTE_YES &&
+        r->slot[i].v[0] == RL_UNLOCK_RELEASED)
+      m |= 1ull << i;
+  return m;
+}
+
 static void unlock_done(rl_round *r) {
   if (!rl_votes_settle(r, 0)) return;
   rl_req *req = r->data;
@@ -46,6 +57,9 @@ static void unlock_done(rl_round *r) {
       RL_ADD(c->metrics.releases, 1);
       rl_hold_drop(c, h);
     }
+    /* A waiter of this client may start its attempt now (before req,
+     * and with it the handle, may be freed). */
+    rl_pubsub_unlocked_by(c, req->lock, published_by(r));
     rl_req_finish(req, h != NULL ? RLOCK_OK : RLOCK_ENOTOWNER);
   } else if (r->no >= r->quorum) {
     if (h != NULL) {
@@ -190,9 +204,12 @@ static void send_release(rl_client *c, rl_hold *const *hs, const char *const
   const char **argv = malloc(argc * sizeof *argv);
   size_t *len = malloc(argc * sizeof *len);
   int *unhandled = nodes != NULL ? calloc(n, sizeof *unhandled) : NULL;
+  /* A hold keeps its owner as numbers (holds.h): the fields are written
+   * here, and the round copies them. */
+  char *ofields = hs != NULL ? malloc(n * RL_HOLDS_OWNER_MAX) : NULL;
   rl_round *r = NULL;
   char nkeys[24];
-  if (argv != NULL && len != NULL) {
+  if (argv != NULL && len != NULL && (hs == NULL || ofields != NULL)) {
     /* EVALSHA sha n keys owners; a cluster node's form has 0 keys and the
      * same arguments after it (scripts.c). */
     argv[0] = NULL;
@@ -204,8 +221,14 @@ static void send_release(rl_client *c, rl_hold *const *hs, const char *const
     for (size_t k = 0; k < n; k++) {
       argv[3 + k] = hs ? hs[k]->key : keys[k];
       len[3 + k] = hs ? hs[k]->keylen : keylens[k];
-      argv[3 + n + k] = hs ? hs[k]->owner : owners[k];
-      len[3 + n + k] = hs ? hs[k]->ownerlen : ownerlens[k];
+      if (hs != NULL) {
+        char *o = ofields + k * RL_HOLDS_OWNER_MAX;
+        argv[3 + n + k] = o;
+        len[3 + n + k] = rl_holds_owner(&c->holds, hs[k], o);
+      } else {
+        argv[3 + n + k] = owners[k];
+        len[3 + n + k] = ownerlens[k];
+      }
     }
     argv[1] = NULL; /* the plain form: without the "0" */
     r = rl_round_new(c, &rl_release_ops, unhandled, RL_SCRIPT_RELEASE,
@@ -221,6 +244,7 @@ static void send_release(rl_client *c, rl_hold *const *hs, const char *const
   }
   free(argv);
   free(len);
+  free(ofields);
   if (r == NULL) { /* out of memory: these expire with their lease */
     free(unhandled);
     return;
@@ -236,9 +260,10 @@ static void send_release(rl_client *c, rl_hold *const *hs, const char *const
  * is not a hash), one round each. */
 static void send_kind_release(rl_client *c, const rl_hold *h) {
   rl_call_vals v;
+  char owner[RL_HOLDS_OWNER_MAX];
   rl_lock_vals(h->lock, &v);
-  v.owner = h->owner;
-  v.ownerlen = h->ownerlen;
+  v.owner = owner;
+  v.ownerlen = rl_holds_owner(&c->holds, h, owner);
   v.lease_ms = h->lease_ms;
   rl_round *r =
       rl_call_round(c, &h->lock->kind->release, &v, &rl_release_ops, NULL);

@@ -42,30 +42,47 @@
 #include "slot.h"
 #include "util.h"
 
-/* A batch: its holds' generations, and per master and hold what the
- * master said (1 renewed, 2 no longer the owner's, 3 not handled: a
+/* A batch: its holds, pinned until the round is freed (holds.h: a hold
+ * released meanwhile stays readable and is marked removed; a new hold of
+ * the same lock and owner is a new record), and per master and hold what
+ * the master said (1 renewed, 2 no longer the owner's, 3 not handled: a
  * cluster node without that key), counted when the round is decided, once
- * it is known which masters' votes count. */
+ * it is known which masters' votes count. Pointers, not names: looking
+ * each hold up again by key and owner when the answer comes was a bucket
+ * and a chain read per lock, a third of the watchdog's time at a million
+ * locks. */
 typedef struct batch {
   size_t n;
   int routed; /* one key, routed by its slot: never rerouted again */
   size_t per;    /* keys per hold: 1, or 2 (the hold key and its pair) */
-  uint64_t *gen;
+  rl_hold **holds;
   uint8_t *said; /* r->n * n, made on the first answer */
 } batch;
 
 enum { SAID_RENEWED = 1, SAID_GONE = 2, SAID_UNHANDLED = 3 };
 
-/* Argument positions: EVALSHA sha numkeys keys (per per hold) lease
- * owner1..ownern */
-#define KEY_ARG(b, k) (3 + (b)->per * (k))
-#define OWNER_ARG(b, k) (3 + (b)->n * (b)->per + 1 + (k))
-
 static void renew_routed(rl_client *c, rl_hold *h);
 
+/* The renew scripts of a master that is one server (the lock's and
+ * lease_renew) answer one character per hold, '1' renewed or '0' not the
+ * owner's: one bulk string to parse instead of an array of a hundred
+ * integers, which was a third of the loop's work per renewal call. A
+ * cluster node's form answers an array, since a key it cannot touch
+ * answers an error text (scripts.c). */
 static int classify_renew(rl_round *r, int i, const redisReply *rep) {
   batch *b = r->data;
   if (b == NULL) return RL_VOTE_FAIL;
+  if (rep->type == REDIS_REPLY_STRING) {
+    if ((size_t)rep->len != b->n) return RL_VOTE_FAIL;
+    for (size_t k = 0; k < b->n; k++)
+      if (rep->str[k] != '0' && rep->str[k] != '1') return RL_VOTE_FAIL;
+    if (b->said == NULL && (b->said = calloc((size_t)r->n, b->n)) == NULL)
+      return RL_VOTE_FAIL;
+    uint8_t *said = b->said + (size_t)i * b->n;
+    for (size_t k = 0; k < b->n; k++)
+      said[k] = rep->str[k] == '1' ? SAID_RENEWED : SAID_GONE;
+    return RL_VOTE_YES;
+  }
   if (rep->type != REDIS_REPLY_ARRAY || rep->elements != b->n)
     return RL_VOTE_FAIL;
   for (size_t k = 0; k < b->n; k++) {
@@ -97,12 +114,13 @@ static void renew_done(rl_round *r) {
   int fresh = lease - (int64_t)(now - r->t_start) - drift > 0;
   uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
   if (c->opts.replica_acks > 0) mt += (uint64_t)c->opts.replica_ack_timeout_ms;
+  /* At a million locks the holds are no longer in cache when the answer
+   * comes: asking for all of them first overlaps the misses. */
+  for (size_t k = 0; k < b->n; k++)
+    if (b->holds[k] != NULL) __builtin_prefetch(b->holds[k]);
   for (size_t k = 0; k < b->n; k++) {
-    const rl_argv *a = &r->args;
-    size_t ki = KEY_ARG(b, k), oi = OWNER_ARG(b, k);
-    rl_hold *h = rl_holds_find(&c->holds, a->argv[ki], a->argvlen[ki],
-                               a->argv[oi], a->argvlen[oi]);
-    if (h == NULL || h->gen != b->gen[k] || h->lost || h->wd.armed)
+    rl_hold *h = b->holds[k];
+    if (h == NULL || h->removed || h->lost || h->wd.armed)
       continue; /* released, replaced, or already re-armed */
     int ones = 0, zeros = 0, unhandled = 0;
     for (int i = 0; i < r->n && b->said != NULL; i++) {
@@ -141,21 +159,25 @@ static void renew_done(rl_round *r) {
   }
 }
 
-static void renew_release(rl_round *r) {
-  batch *b = r->data;
-  if (b != NULL) free(b->said);
+static void batch_free(batch *b) {
+  if (b == NULL) return;
+  for (size_t k = 0; k < b->n; k++)
+    if (b->holds[k] != NULL) rl_holds_unpin(b->holds[k]);
+  free(b->said);
   free(b);
 }
+
+static void renew_release(rl_round *r) { batch_free(r->data); }
 
 const rl_round_ops rl_renew_ops = {classify_renew, renew_done, NULL,
                                    renew_release};
 
 void *rl_renew_batch_new(size_t n) {
-  batch *b = calloc(1, sizeof *b + n * sizeof(uint64_t));
+  batch *b = calloc(1, sizeof *b + n * sizeof(rl_hold *));
   if (b == NULL) return NULL;
   b->n = n;
   b->per = 1;
-  b->gen = (uint64_t *)(b + 1);
+  b->holds = (rl_hold **)(b + 1);
   return b;
 }
 
@@ -169,11 +191,17 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
   size_t per = pair ? 2 : 1;
   size_t argc = 2 + per * n + 1 + n;
   batch *b = rl_renew_batch_new(n);
-  const char **argv = malloc((argc + 1) * sizeof *argv);
-  size_t *len = malloc((argc + 1) * sizeof *len);
+  /* One allocation for the argument vector, its lengths and the owner
+   * fields (a hold keeps its owner as numbers: holds.h), which the round
+   * copies. */
+  char *mem = malloc((argc + 1) * (sizeof(char *) + sizeof(size_t)) +
+                     n * RL_HOLDS_OWNER_MAX);
   char lease[24], nkeys[24];
   rl_round *r = NULL;
-  if (b != NULL && argv != NULL && len != NULL) {
+  if (b != NULL && mem != NULL) {
+    const char **argv = (const char **)(void *)mem;
+    size_t *len = (size_t *)(void *)(argv + argc + 1);
+    char *owners = (char *)(len + argc + 1);
     b->routed = routed;
     b->per = per;
     int ll = snprintf(lease, sizeof lease, "%lld",
@@ -196,9 +224,9 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
         argv[4 + per * k] = h->lock->keys[hk + 1];
         len[4 + per * k] = h->lock->keylens[hk + 1];
       }
-      argv[4 + per * n + k] = h->owner;
-      len[4 + per * n + k] = h->ownerlen;
-      b->gen[k] = h->gen;
+      char *o = owners + k * RL_HOLDS_OWNER_MAX;
+      argv[4 + per * n + k] = o;
+      len[4 + per * n + k] = rl_holds_owner(&c->holds, h, o);
     }
     argv[3 + per * n] = lease;
     len[3 + per * n] = (size_t)ll;
@@ -211,20 +239,22 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
     if (r != NULL && nodes != NULL &&
         rl_round_pin(r, nodes, RL_SCRIPT_RENEW_NODE, (int)argc + 1, argv,
                      len) != 0) {
-      rl_round_discard(r); /* frees b */
+      rl_round_discard(r); /* frees b, which pins nothing yet */
       r = NULL;
       b = NULL;
     }
   }
-  free(argv);
-  free(len);
+  free(mem);
   if (r == NULL) {
     /* Out of memory: try these again soon rather than lose them. */
-    if (b != NULL) free(b->said);
-    free(b);
+    batch_free(b);
     for (size_t k = 0; k < n; k++)
       rl_watchdog_arm(&c->watchdog, &hs[k]->wd, 100);
     return;
+  }
+  for (size_t k = 0; k < n; k++) {
+    b->holds[k] = hs[k];
+    rl_holds_pin(hs[k]);
   }
   r->wait_all = 1;
   rl_round_send(r);
@@ -262,18 +292,12 @@ static void renew_by_kind(rl_client *c, rl_hold **hs, size_t n) {
 
 /* --- grouping by node -------------------------------------------------------- */
 
-/* A hold waiting in a group: by name, not by pointer, since it may be
- * released before its group is sent (the flush runs later in the loop's
- * turn); the name is in the groups' arena. */
-typedef struct entry {
-  uint64_t gen;
-  size_t off;
-  uint32_t keylen, ownerlen;
-} entry;
-
+/* A group's holds are pinned (holds.h), since one may be released before
+ * its group is sent (the flush runs later in the loop's turn): it is then
+ * marked removed, and skipped. */
 typedef struct group {
   rl_conn **nodes; /* one per master */
-  entry *e;
+  rl_hold **e;
   size_t n;
 } group;
 
@@ -288,8 +312,6 @@ typedef struct rl_renew_groups {
   rl_client *c;
   group *g;
   size_t ng, cap;
-  char *arena;
-  size_t used, size;
 } rl_renew_groups;
 
 /* Sends a group's holds that are still held, as one batch. */
@@ -298,24 +320,21 @@ static void send_group(rl_renew_groups *rg, group *g) {
   rl_hold **hs = malloc((g->n > 0 ? g->n : 1) * sizeof *hs);
   size_t m = 0;
   for (size_t k = 0; k < g->n; k++) {
-    const entry *e = &g->e[k];
-    const char *key = rg->arena + e->off;
-    rl_hold *h = rl_holds_find(&c->holds, key, e->keylen, key + e->keylen,
-                               e->ownerlen);
-    if (h == NULL || h->gen != e->gen || h->lost || h->wd.armed) continue;
+    rl_hold *h = g->e[k];
+    if (h->removed || h->lost || h->wd.armed) continue;
     if (hs != NULL)
       hs[m++] = h;
     else /* out of memory: soon again, alone */
       rl_watchdog_arm(&c->watchdog, &h->wd, 100);
   }
-  g->n = 0;
   if (m > 0) send_batch(c, hs, m, RL_SCRIPT_RENEW, 0, g->nodes, 0);
+  for (size_t k = 0; k < g->n; k++) rl_holds_unpin(g->e[k]); /* the batch's own */
+  g->n = 0;
   free(hs);
 }
 
 static void flush_all(rl_renew_groups *rg) {
   for (size_t i = 0; i < rg->ng; i++) send_group(rg, &rg->g[i]);
-  rg->used = 0;
 }
 
 static void on_groups_flush(uv_idle_t *p) {
@@ -327,11 +346,11 @@ static void on_groups_closed(uv_handle_t *h) {
   rl_renew_groups *rg = h->data;
   rl_client *c = rg->c;
   for (size_t i = 0; i < rg->ng; i++) {
+    for (size_t k = 0; k < rg->g[i].n; k++) rl_holds_unpin(rg->g[i].e[k]);
     free(rg->g[i].nodes);
     free(rg->g[i].e);
   }
   free(rg->g);
-  free(rg->arena);
   free(rg);
   if (--c->handles_open == 0) rl_client_unref(c);
 }
@@ -382,25 +401,12 @@ static group *group_for(rl_renew_groups *rg, rl_conn **nodes, int nm,
   return g;
 }
 
-/* Adds a hold to a group by name. 0, or -1 when out of memory. */
-static int group_add(rl_renew_groups *rg, group *g, const rl_hold *h) {
-  size_t need = h->keylen + h->ownerlen;
-  if (rg->used + need > rg->size) {
-    size_t size = rg->size ? rg->size * 2 : 65536;
-    while (size < rg->used + need) size *= 2;
-    char *a = realloc(rg->arena, size);
-    if (a == NULL) return -1;
-    rg->arena = a;
-    rg->size = size;
-  }
-  entry *e = &g->e[g->n++];
-  e->gen = h->gen;
-  e->off = rg->used;
-  e->keylen = (uint32_t)h->keylen;
-  e->ownerlen = (uint32_t)h->ownerlen;
-  memcpy(rg->arena + rg->used, h->key, h->keylen);
-  memcpy(rg->arena + rg->used + h->keylen, h->owner, h->ownerlen);
-  rg->used += need;
+/* Adds a hold to a group, pinned until the group is sent. 0 (a group has
+ * room for watchdog_batch holds, and is sent when full). */
+static int group_add(rl_renew_groups *rg, group *g, rl_hold *h) {
+  (void)rg;
+  rl_holds_pin(h);
+  g->e[g->n++] = h;
   return 0;
 }
 
@@ -420,7 +426,14 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
     for (size_t k = 0; k < n; k++) rl_watchdog_arm(&c->watchdog, due[k], 100);
     return;
   }
-  for (size_t k = 0; k < n; k++) hs[k] = rl_container_of(due[k], rl_hold, wd);
+  /* The holds are in cache (the wheel just walked their nodes); their
+   * handles (the kind) and keys are not: asking for all of them at once
+   * costs about one miss per batch instead of two per lock. */
+  for (size_t k = 0; k < n; k++) {
+    hs[k] = rl_container_of(due[k], rl_hold, wd);
+    __builtin_prefetch(hs[k]->lock);
+    __builtin_prefetch(hs[k]->key);
+  }
   if (rg == NULL) {
     renew_by_kind(c, hs, n);
     free(hs);

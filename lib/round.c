@@ -57,8 +57,11 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
   size_t size = sizeof(rl_round) + sizeof(rl_round_slot) * (size_t)n +
                 sizeof(char *) * (size_t)total +
                 sizeof(size_t) * (size_t)total + strbytes + respmax;
-  rl_round *r = calloc(1, size);
+  /* Only the round and its slots start zeroed: clearing the rest, which is
+   * written below, cost a renewal of a hundred locks a fifth of its work. */
+  rl_round *r = malloc(size);
   if (r == NULL) return NULL;
+  memset(r, 0, sizeof(rl_round) + sizeof(rl_round_slot) * (size_t)n);
   r->client = c;
   r->ops = ops;
   r->data = data;

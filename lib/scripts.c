@@ -127,8 +127,10 @@ static const char fence_max_lua[] =
     "return f\n";
 
 /* KEYS[1..n] lock hashes. ARGV[1] lease ms, ARGV[2..n+1] their owners.
- * Replies an array: 1 where the owner still holds the lock (its TTL is
- * now at least the lease: never shortened), 0 where it no longer does. */
+ * Replies a string of n characters: '1' where the owner still holds the
+ * lock (its TTL is now at least the lease: never shortened), '0' where it
+ * no longer does. A string, not an array of integers: the client parses
+ * one object per batch of a hundred instead of a hundred and one. */
 static const char renew_lua[] =
     "local r = {}\n"
     "local lease = tonumber(ARGV[1])\n"
@@ -137,12 +139,12 @@ static const char renew_lua[] =
     "    if redis.call('pttl', KEYS[i]) < lease then\n"
     "      redis.call('pexpire', KEYS[i], lease)\n"
     "    end\n"
-    "    r[i] = 1\n"
+    "    r[i] = '1'\n"
     "  else\n"
-    "    r[i] = 0\n"
+    "    r[i] = '0'\n"
     "  end\n"
     "end\n"
-    "return r\n";
+    "return table.concat(r)\n";
 
 /* KEYS[1..n] lock hashes. ARGV[1..n] their owners. Deletes each lock its
  * owner still holds, whatever the reentry count, and publishes the unlock

@@ -207,8 +207,10 @@ void rl_sem_send_drop(rl_client *c, const rlock_sem *sem, const char *owner,
  * (a lost hold: a later acquisition must not stack on what survived). */
 static void drop_everywhere(rl_client *c, const rl_hold *h) {
   const rl_permits *p = rl_permits_of(h);
+  char owner[RL_HOLDS_OWNER_MAX];
+  size_t ownerlen = rl_holds_owner(&c->holds, h, owner);
   for (int i = 0; i < c->nmasters; i++)
-    rl_sem_send_drop(c, p->sem, h->owner, h->ownerlen, NULL, 0, i);
+    rl_sem_send_drop(c, p->sem, owner, ownerlen, NULL, 0, i);
 }
 
 void rl_sem_hold_lost(rl_client *c, rl_hold *h) {
@@ -217,8 +219,10 @@ void rl_sem_hold_lost(rl_client *c, rl_hold *h) {
   h->lost = 1;
   RL_ADD(c->metrics.sem_permits_held, -(int64_t)p->n);
   RL_ADD(c->metrics.sem_permits_lost, (int64_t)p->n);
+  char owner[RL_HOLDS_OWNER_MAX];
+  size_t ownerlen = rl_holds_owner(&c->holds, h, owner);
   rl_log(c, RLOCK_LOG_ERROR, "%zu permit(s) of semaphore %.*s lost by %.*s",
-         p->n, (int)h->keylen, h->key, (int)h->ownerlen, h->owner);
+         p->n, (int)h->keylen, h->key, (int)ownerlen, owner);
   if (c->family != NULL && c->family->watchdog_open)
     rl_watchdog_cancel(&c->family->watchdog, &h->wd);
   drop_everywhere(c, h);

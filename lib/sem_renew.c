@@ -41,12 +41,13 @@ typedef struct batch {
 static int classify_renew(rl_round *r, int i, const redisReply *rep) {
   batch *b = r->data;
   if (b == NULL) return RL_VOTE_FAIL;
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements != b->n)
+  /* lease_renew answers one character per hold, '1' or '0'. */
+  if (rep->type != REDIS_REPLY_STRING || (size_t)rep->len != b->n)
     return RL_VOTE_FAIL;
   for (size_t k = 0; k < b->n; k++)
-    if (rep->element[k]->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
-  for (size_t k = 0; k < b->n; k++)
-    b->said[(size_t)i * b->n + k] = rep->element[k]->integer == 1 ? 1 : 2;
+    if (rep->str[k] != '0' && rep->str[k] != '1') return RL_VOTE_FAIL;
+  uint8_t *said = b->said + (size_t)i * b->n;
+  for (size_t k = 0; k < b->n; k++) said[k] = rep->str[k] == '1' ? 1 : 2;
   return RL_VOTE_YES;
 }
 
@@ -143,7 +144,10 @@ void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg) {
     b->gen = (uint64_t *)(b + 1);
     b->said = calloc((size_t)c->nmasters * n, 1);
   }
-  if (b != NULL && b->said != NULL) {
+  /* The owner fields, written from the holds' numbers (holds.h); the
+   * round copies them. */
+  char *owners = b != NULL ? malloc(n * RL_HOLDS_OWNER_MAX) : NULL;
+  if (b != NULL && b->said != NULL && owners != NULL) {
     rl_args a;
     rl_args_init(&a);
     rl_args_str(&a, NULL, 0);
@@ -158,11 +162,13 @@ void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg) {
     rl_args_i64(&a, c->opts.watchdog_timeout_ms);
     for (size_t k = 0; k < n; k++) {
       rl_hold *h = rl_container_of(due[k], rl_hold, wd);
-      rl_args_str(&a, h->owner, h->ownerlen);
+      char *o = owners + k * RL_HOLDS_OWNER_MAX;
+      rl_args_str(&a, o, rl_holds_owner(&f->permits, h, o));
     }
     r = rl_args_round(&a, c, &renew_ops, b, RL_FAM(RL_FAM_LEASE_RENEW));
     rl_args_free(&a);
   }
+  free(owners);
   if (r == NULL) {
     /* Out of memory: try these again soon rather than lose them. */
     if (b != NULL) free(b->said);
@@ -178,12 +184,15 @@ void rl_sem_close_all(rl_client *c, rl_family *f) {
   /* Every permit still held goes back, written before the connections
    * close (fire-and-forget commands are: conn.h). A permit not given
    * back goes with its lease. */
+  char owner[RL_HOLDS_OWNER_MAX];
   for (size_t b = 0; b < f->permits.nbuckets; b++)
     for (rl_hold *h = f->permits.buckets[b]; h; h = h->hnext)
-      if (!h->lost)
+      if (!h->lost) {
+        size_t ownerlen = rl_holds_owner(&f->permits, h, owner);
         for (int i = 0; i < c->nmasters; i++)
-          rl_sem_send_drop(c, rl_permits_of(h)->sem, h->owner, h->ownerlen,
-                           NULL, 0, i);
+          rl_sem_send_drop(c, rl_permits_of(h)->sem, owner, ownerlen, NULL,
+                           0, i);
+      }
   for (size_t b = 0; b < f->permits.nbuckets; b++)
     while (f->permits.buckets[b] != NULL)
       rl_sem_hold_drop(c, f->permits.buckets[b]);

@@ -66,6 +66,10 @@ static rl_chan *chan_find(rl_pubsub *ps, const char *name, size_t len) {
   return NULL;
 }
 
+rl_chan *rl_chan_find(rl_pubsub *ps, const char *name, size_t len) {
+  return chan_find(ps, name, len);
+}
+
 static void table_grow(rl_pubsub *ps) {
   size_t n = ps->nbuckets * 2;
   rl_chan **b = calloc(n, sizeof *b);

@@ -57,6 +57,9 @@ struct rl_pubsub {
  * memory. */
 rl_chan *rl_chan_ref(rl_pubsub *ps, const char *name, size_t len);
 
+/* The channel called name, or NULL. */
+rl_chan *rl_chan_find(rl_pubsub *ps, const char *name, size_t len);
+
 /* Brings every connection's subscription of ch in line with ch->refs and
  * checks confirmation. */
 void rl_chan_sync(rl_chan *ch);

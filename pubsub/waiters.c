@@ -96,6 +96,24 @@ void rl_chan_event(rl_chan *ch, int idx) {
   wake_first(ch);
 }
 
+void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
+                        uint64_t published) {
+  rl_chan *ch = rl_chan_find(ps, channel, len);
+  if (ch == NULL || ch->refs == 0 || rl_list_empty(&ch->waiters)) return;
+  /* Only the subscribed masters' messages will come. */
+  uint64_t coming = published & ch->acked;
+  uint64_t now = rl_now_ms();
+  if (ch->event_ms != 0 && now - ch->event_ms <= ch->ps->cfg.event_window_ms &&
+      (ch->event_mask & coming) != 0)
+    return; /* a message of one of them already counted: see waitq.h */
+  /* An event whose messages, from the masters in coming, are still to
+   * come: every other master counts as having reported it already, so
+   * that a message of theirs is a new unlock (rl_chan_event). */
+  ch->event_ms = now;
+  ch->event_mask = ~coming;
+  wake_first(ch);
+}
+
 rl_psw *rl_psw_join(rl_pubsub *ps, const char *channel, size_t len,
                     uint64_t sleep_ms, rl_psw_cb cb, void *data) {
   rl_psw *w = calloc(1, sizeof *w);

@@ -67,4 +67,23 @@ void rl_psw_sleep(rl_psw *w, uint64_t sleep_ms);
  */
 void rl_psw_leave(rl_psw *w, int may_pass);
 
+/*
+ * An unlock this process made, known from its reply, which comes about
+ * when its message does: wakes the channel's first waiter of this process
+ * at once, as the message would, instead of whenever the subscriber
+ * connection's read comes round (issue 17 item 3). published has bit i
+ * set for each master i that deleted the lock and so published on this
+ * channel. Their messages, when they come within the event window, are
+ * this same unlock and wake no other waiter (they poke the chosen one
+ * again, as a late master's message does); a message from any other
+ * master is a new event, as before. Nothing happens when nobody here
+ * waits on the channel, or when one of those masters' messages already
+ * counted in the current event (the message came first; if it was an
+ * earlier unlock's, this one's message will be a new event and wake the
+ * waiter then). The caller must know the unlock published on exactly this
+ * channel, to its first waiter: the mechanism cannot tell.
+ */
+void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
+                        uint64_t published);
+
 #endif

@@ -6,6 +6,7 @@
  * user missing any one of its commands gets RLOCK_EREDIS with Redis's
  * reason; "unix://[user]:password@/path?db=N" takes a password and a db.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -278,6 +279,77 @@ static void unix_socket_auth_db(void) {
   rt_redis_stop(&r);
 }
 
+/* --- hand-off within a client (issue 17 item 3) ----------------------- */
+
+/* A waiter of the same client is woken by the unlock's reply, not by its
+ * message. A user without SUBSCRIBE gets no messages (its waiters sleep
+ * to the holder's PTTL), which shows the difference: the holder's lease
+ * is 30 s and the waiter's wait 12 s, so a waiter left to the message or
+ * the PTTL times out; woken by the unlock, it acquires at once. */
+typedef struct {
+  rlock *lock;
+  int rc;
+  uint64_t done_ms;
+} handoff_waiter;
+
+static void *handoff_wait(void *p) {
+  handoff_waiter *w = p;
+  w->rc = rlock_trylock(w->lock, 12000, 10000);
+  w->done_ms = rt_now_ms();
+  if (w->rc == 0) RT_CHECK_EQ_INT(rlock_unlock(w->lock), 0);
+  return NULL;
+}
+
+/* The rule of RT_ACL_RULE without SUBSCRIBE and UNSUBSCRIBE. */
+static void nosub_user(void) {
+  char rule[600] = "~rlock:* &rlock:* -@all";
+  char all[] = RT_ACL_COMMANDS;
+  for (char *save = NULL, *w = strtok_r(all, " ", &save); w;
+       w = strtok_r(NULL, " ", &save))
+    if (strcmp(w, "+subscribe") != 0 && strcmp(w, "+unsubscribe") != 0) {
+      strcat(rule, " ");
+      strcat(rule, w);
+    }
+  acl_setuser(&srv[0], "nosub", rule);
+}
+
+/* Waits (a bound) until the client counts n waiters. */
+static void await_waiters(rlock_client *c, long n) {
+  rlock_metrics m;
+  uint64_t end = rt_now_ms() + 10000;
+  do {
+    rt_sleep_ms(10);
+    RT_REQUIRE(rlock_metrics_snapshot(c, &m) == 0);
+  } while ((long)m.waiters < n && rt_now_ms() < end);
+  RT_CHECK_EQ_INT(m.waiters, n);
+}
+
+static void handoff_without_subscribe(void) {
+  nosub_user();
+  char url[128];
+  snprintf(url, sizeof url, "redis://nosub:pw@127.0.0.1:%d", srv[0].port);
+  rlock_client *c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  rlock *held, *waited;
+  RT_REQUIRE(rlock_get(c, "acl:handoff", &held) == 0);
+  RT_REQUIRE(rlock_get(c, "acl:handoff", &waited) == 0);
+  RT_REQUIRE(rlock_trylock(held, 0, 30000) == 0);
+  handoff_waiter w = {.lock = waited};
+  pthread_t th;
+  pthread_create(&th, NULL, handoff_wait, &w);
+  await_waiters(c, 1);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(held), 0);
+  pthread_join(th, NULL);
+  RT_CHECK_EQ_INT(w.rc, 0);
+  /* Far below the 12 s the waiter would otherwise have waited. */
+  RT_CHECK(w.done_ms - t0 < 6000);
+  RT_CHECK_EQ_INT(rlock_is_locked(held), 0);
+  rlock_free(held);
+  rlock_free(waited);
+  rlock_client_close(c);
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_opts(srv, &(rt_redis_opts){0}) != 0) return 1;
   static const rt_test tests[] = {
@@ -285,6 +357,7 @@ int main(int argc, char **argv) {
       {"missing_one_permission", missing_one_permission},
       {"user_with_db", user_with_db},
       {"unix_socket_auth_db", unix_socket_auth_db},
+      {"handoff_without_subscribe", handoff_without_subscribe},
       {"missing_pexpire_no_leak", missing_pexpire_no_leak},
       {"scripts_write_nothing_without_pexpire",
        scripts_write_nothing_without_pexpire},

@@ -379,7 +379,8 @@ static void unlock_all_lost(void) {
   RT_CHECK_EQ_INT(rlock_unlock_all(ba, 2), RLOCK_ELOST);
   RT_CHECK_EQ_INT(rlock_hold_count(a), 0);
   RT_CHECK_EQ_INT(rlock_hold_count(b), 0);
-  for (int i = 0; i < 3; i++) RT_CHECK_EQ_INT(exists_settled(i, "rlock:{ua}", 0), 0);
+  for (int i = 0; i < 3; i++)
+    RT_CHECK_EQ_INT(exists_settled(i, "rlock:{ua}", 0), 0);
   rlock_free(a);
   rlock_free(b);
   rlock_free(ob);

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "holds.h"
+#include "lock.h"
 #include "options.h"
 #include "resp.h"
 #include "rlock.h"
@@ -195,27 +196,125 @@ static void sha1_vectors(void) {
 }
 
 static void holds_table(void) {
+  static const char id[] = "0123456789abcdef0123456789abcdef";
   rl_holds t;
-  RT_REQUIRE(rl_holds_init(&t) == 0);
-  char key[32], owner[32];
+  RT_REQUIRE(rl_holds_init(&t, id) == 0);
+  /* Records borrow their keys: these outlive the table. */
+  static char keys[100][8];
+  size_t klen[100];
+  for (int i = 0; i < 100; i++)
+    klen[i] = (size_t)snprintf(keys[i], sizeof keys[i], "k%d", i);
+  char owner[RL_HOLDS_OWNER_MAX];
   for (int i = 0; i < 5000; i++) {
-    int kl = snprintf(key, sizeof key, "k%d", i % 100);
-    int ol = snprintf(owner, sizeof owner, "o%d", i);
-    rl_hold *h = rl_holds_add(&t, key, (size_t)kl, owner, (size_t)ol);
+    /* Even i: thread owners; odd: async owners with the same numbers. */
+    size_t ol = rl_owner_format(id, (uint64_t)(i / 2), i % 2 == 0, owner);
+    rl_hold *h = rl_holds_add(&t, keys[i % 100], klen[i % 100], owner, ol);
     RT_REQUIRE(h != NULL);
+    RT_CHECK_EQ_INT(h->owner_id, i / 2);
+    RT_CHECK_EQ_INT(h->owner_is_thread, i % 2 == 0);
     h->count = i;
   }
   RT_CHECK_EQ_INT(t.count, 5000);
-  rl_hold *h = rl_holds_find(&t, "k42", 3, "o4242", 5);
+  /* 4242: thread 2121 on k42; 4243: async 2121 on k43. */
+  char o[RL_HOLDS_OWNER_MAX];
+  size_t ol = rl_owner_format(id, 2121, 1, o);
+  RT_CHECK(strcmp(o, "0123456789abcdef0123456789abcdef:2121") == 0);
+  rl_hold *h = rl_holds_find(&t, "k42", 3, o, ol);
   RT_REQUIRE(h != NULL);
   RT_CHECK_EQ_INT(h->count, 4242);
-  RT_CHECK(rl_holds_find(&t, "k43", 3, "o4242", 5) == NULL);
-  /* (key, owner) is the identity: no confusion across the separator. */
-  RT_CHECK(rl_holds_find(&t, "k4", 2, "2o4242", 6) == NULL);
+  RT_CHECK(rl_holds_find_id(&t, "k42", 3, 2121, 1) == h);
+  /* The record writes back the field it was made from. */
+  char back[RL_HOLDS_OWNER_MAX];
+  RT_CHECK_EQ_INT(rl_holds_owner(&t, h, back), ol);
+  RT_CHECK(strcmp(back, o) == 0);
+  RT_CHECK(rl_holds_find(&t, "k43", 3, o, ol) == NULL);
+  size_t al = rl_owner_format(id, 2121, 0, o);
+  RT_CHECK(strcmp(o, "0123456789abcdef0123456789abcdef:a2121") == 0);
+  RT_CHECK(rl_holds_find(&t, "k42", 3, o, al) == NULL); /* thread, not async */
+  rl_hold *ha = rl_holds_find(&t, "k43", 3, o, al);
+  RT_REQUIRE(ha != NULL);
+  RT_CHECK_EQ_INT(ha->count, 4243);
+  /* Fields of another form are nobody's here: another client's id, a
+   * leading zero, a sign, no number, a number past 2^64. */
+  static const char *bad[] = {
+      "fedcba9876543210fedcba9876543210:2121",
+      "0123456789abcdef0123456789abcdef:02121",
+      "0123456789abcdef0123456789abcdef:+2121",
+      "0123456789abcdef0123456789abcdef:a",
+      "0123456789abcdef0123456789abcdef:",
+      "0123456789abcdef0123456789abcdef:18446744073709551616",
+      "0123456789abcdef0123456789abcdef2121",
+      "o4242"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    RT_CHECK(rl_holds_find(&t, "k42", 3, bad[i], strlen(bad[i])) == NULL);
+    RT_CHECK(rl_holds_add(&t, "k42", 3, bad[i], strlen(bad[i])) == NULL);
+  }
+  /* The largest number round-trips. */
+  ol = rl_owner_format(id, UINT64_MAX, 0, o);
+  rl_hold *hm = rl_holds_add(&t, "km", 2, o, ol);
+  RT_REQUIRE(hm != NULL);
+  RT_CHECK(hm->owner_id == UINT64_MAX && hm->owner_is_thread == 0);
+  RT_CHECK(rl_holds_find(&t, "km", 2, o, ol) == hm);
+  rl_holds_remove(&t, hm);
+  /* A pinned record leaves the table at once and is freed by its last
+   * unpin (a leak or a double free shows under ASan and valgrind). */
+  rl_holds_pin(h);
+  rl_holds_pin(h);
   rl_holds_remove(&t, h);
-  RT_CHECK(rl_holds_find(&t, "k42", 3, "o4242", 5) == NULL);
+  RT_CHECK(h->removed == 1);
+  RT_CHECK(rl_holds_find_id(&t, "k42", 3, 2121, 1) == NULL);
   RT_CHECK_EQ_INT(t.count, 4999);
+  rl_holds_unpin(h);
+  RT_CHECK(h->removed == 1 && h->pins == 1);
+  rl_holds_unpin(h);
+  /* Freeing the table leaves pinned records to their last unpin too. */
+  rl_hold *hp = rl_holds_find_id(&t, "k43", 3, 2121, 0);
+  RT_REQUIRE(hp != NULL);
+  rl_holds_pin(hp);
   rl_holds_free(&t);
+  RT_CHECK(hp->removed == 1);
+  rl_holds_unpin(hp);
+}
+
+/* A handle is one allocation whose keys share their storage where one
+ * key's name begins another's (lock.c): every key, its length, the
+ * channel and the name still read as before. */
+static int key_is(const rlock *l, int k, const char *want) {
+  return l->keylens[k] == strlen(want) &&
+         memcmp(l->keys[k], want, l->keylens[k]) == 0;
+}
+
+static void handle_layout(void) {
+  rl_client c;
+  memset(&c, 0, sizeof c);
+  c.prefix = "p:";
+  atomic_init(&c.refs, 2); /* never freed by the handles' unref */
+  static const char *const lock_keys[] = {"", ":fence"};
+  rlock *l = rl_lock_alloc(&c, "n", 2, lock_keys, 0, 1, 0);
+  RT_REQUIRE(l != NULL);
+  RT_CHECK(key_is(l, 0, "p:{n}") && key_is(l, 1, "p:{n}:fence"));
+  RT_CHECK(l->keys[0] == l->keys[1]); /* one copy */
+  RT_CHECK(l->key == l->keys[0] && l->keylen == 5);
+  RT_CHECK(l->fence == l->keys[1] && l->fencelen == 11);
+  RT_CHECK(l->channellen == 8 && strcmp(l->channel, "p:{n}:ch") == 0);
+  RT_CHECK(strcmp(l->name, "n") == 0);
+  RT_CHECK_EQ_INT(atomic_load(&c.refs), 3);
+  rl_lock_unref(l);
+  RT_CHECK_EQ_INT(atomic_load(&c.refs), 2);
+  /* The read-write lock's keys: ":w" inside ":w:fence" (the longest that
+   * begins with it, not ":wq"), ":r" inside ":rc". */
+  static const char *const rw_keys[] = {":w", ":r", ":rc", ":wq", ":w:fence"};
+  l = rl_lock_alloc(&c, "name", 5, rw_keys, 1, 4, 1);
+  RT_REQUIRE(l != NULL);
+  RT_CHECK(key_is(l, 0, "p:{name}:w") && key_is(l, 1, "p:{name}:r") &&
+           key_is(l, 2, "p:{name}:rc") && key_is(l, 3, "p:{name}:wq") &&
+           key_is(l, 4, "p:{name}:w:fence"));
+  RT_CHECK(l->keys[0] == l->keys[4] && l->keys[1] == l->keys[2]);
+  RT_CHECK(l->keys[3] != l->keys[0]);
+  RT_CHECK(l->key == l->keys[1] && l->fence == l->keys[4]);
+  RT_CHECK(strcmp(l->channel, "p:{name}:r:ch") == 0);
+  RT_CHECK(strcmp(l->name, "name") == 0);
+  rl_lock_unref(l);
 }
 
 /* rlock's RESP formatter writes exactly what hiredis's would. */
@@ -267,6 +366,7 @@ int main(int argc, char **argv) {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
+      {"handle_layout", handle_layout},
       {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},
   };

@@ -480,6 +480,35 @@ static void test_next_ms(void) {
     CHECK(it[i].fires == 1);
     CHECK(it[i].fired_at >= e && it[i].fired_at <= round_up(e, 10));
   }
+
+  /* From before a later tick, the answer is that tick's start (its slot's
+   * nodes are not read one by one); from inside it, the node's own time. */
+  CHECK(setup(8, 10, 0) == 0);
+  item_init(&a);
+  arm(&a, 35);
+  CHECK(rl_wheel_next_ms(&W, 0) == 30);
+  adv(30);
+  CHECK(a.fires == 0);
+  CHECK(rl_wheel_next_ms(&W, 30) == 5);
+  adv(35);
+  CHECK(a.fires == 1 && a.fired_at == 35);
+
+  /* An advance that ends at a tick's last ms leaves nothing due in that
+   * tick, so the next one skips its slot (wheel.h: rest); a node made
+   * overdue there afterwards is still found. */
+  CHECK(setup(8, 10, 0) == 0);
+  item_init(&a);
+  item_init(&b);
+  arm(&a, 38);
+  arm(&b, 8 * 10 + 35); /* the same slot, a revolution on */
+  CHECK(adv(39) == 1 && a.fires == 1);
+  CHECK(W.rest == 0);
+  CHECK(rl_wheel_next_ms(&W, 39) == 8 * 10 + 30 - 39);
+  arm(&a, 37); /* already past */
+  CHECK(W.rest == 1);
+  CHECK(rl_wheel_next_ms(&W, 39) == 0);
+  CHECK(adv(40) == 1 && a.fires == 2 && b.fires == 0);
+  CHECK(adv(8 * 10 + 35) == 1 && b.fires == 1);
 }
 
 static void test_count(void) {

@@ -48,6 +48,7 @@ int rl_wheel_init(rl_wheel *w, unsigned nslots, uint64_t tick_ms,
   w->now_ms = now_ms;
   w->count = 0;
   w->advancing = 0;
+  w->rest = 0;
   return 0;
 }
 
@@ -66,18 +67,22 @@ void rl_wheel_node_init(rl_wheel_node *n) {
 /* Puts an unlinked node in its slot, with rounds counted from cur_tick. */
 static void rl__place(rl_wheel *w, rl_wheel_node *n) {
   uint64_t tick = n->expire_ms / w->tick_ms;
-  uint64_t delta;
+  uint64_t delta, rounds;
 
   if (tick <= w->cur_tick) {
     /* Overdue: the next advance looks at cur_tick's slot again. */
     n->rounds = 0;
+    w->rest = 1;
     rl__link_tail(&w->slots[w->cur_tick % w->nslots], n);
     return;
   }
   /* Fresh visits of the slot come delta, delta - nslots, ... ticks from
    * now; the last of them, at tick itself, is the one that fires. */
   delta = tick - w->cur_tick;
-  n->rounds = (delta - 1) / w->nslots;
+  rounds = (delta - 1) / w->nslots;
+  /* Below 2^63 unless a one-slot wheel is given a time 2^63 ticks away;
+   * then it waits fewer rounds, and still never fires early. */
+  n->rounds = rounds >> 63 ? (UINT64_MAX >> 1) : rounds;
   rl__link_tail(&w->slots[tick % w->nslots], n);
 }
 
@@ -228,12 +233,13 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
   if (w->count == 0) {
     w->cur_tick = now_tick;
     w->now_ms = now_ms;
+    w->rest = 0;
     return 0;
   }
 
   w->advancing = 1;
-  /* The rest of the last advance's tick comes first. */
-  fired = rl__visit(w, w->cur_tick, now_ms, 0, cb, arg);
+  /* The rest of the last advance's tick comes first, if it has any. */
+  fired = w->rest ? rl__visit(w, w->cur_tick, now_ms, 0, cb, arg) : 0;
   jump = now_tick - w->cur_tick;
   start = w->cur_tick + 1;
   steps = jump;
@@ -251,6 +257,8 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
   w->cur_tick = now_tick;
   w->now_ms = now_ms;
   w->advancing = 0;
+  /* At the tick's last ms, every node due within it has fired. */
+  w->rest = now_ms % w->tick_ms != w->tick_ms - 1;
 
   /* Nodes the callbacks inserted: their rounds count from the new tick. */
   while (w->deferred.next != &w->deferred) {
@@ -263,7 +271,7 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
 
 uint64_t rl_wheel_next_ms(const rl_wheel *w, uint64_t now_ms) {
   uint64_t best = UINT64_MAX;
-  uint64_t k, tick;
+  uint64_t k, tick, start;
   const rl_wheel_node *head, *n;
   int found;
 
@@ -274,15 +282,27 @@ uint64_t rl_wheel_next_ms(const rl_wheel *w, uint64_t now_ms) {
     if (n->expire_ms < best)
       best = n->expire_ms;
   /* Nodes with rounds 0 in the slot k ticks ahead (k >= 1) are due on
-   * exactly that tick, so the first such slot bounds everything after it.
-   * cur_tick's own slot (k = 0) mixes overdue nodes and nodes a full
-   * revolution ahead; their expire_ms says which, so take the minimum. */
+   * exactly that tick, so the first such slot bounds everything after it;
+   * when that tick starts after now_ms, its start is the answer, found at
+   * the slot's first such node (a slot holds a thousand nodes when a
+   * million locks are renewed: reading each one is a cache miss), and the
+   * driver that wakes then finds the exact time in cur_tick's slot.
+   * That slot (k = 0) mixes overdue nodes and nodes a full revolution
+   * ahead; their expire_ms says which, so take the minimum. */
   for (k = 0; k < w->nslots; k++) {
     head = &w->slots[(w->cur_tick + k) % w->nslots];
+    /* Without a rest, cur_tick's slot holds nothing due before its next
+     * turn, a revolution on. */
+    start = (w->cur_tick + (k > 0 ? k : w->nslots)) * w->tick_ms;
     found = 0;
     for (n = head->next; n != head; n = n->next) {
       if (n->rounds == 0) {
         found = 1;
+        if ((k > 0 || !w->rest) && start > now_ms) {
+          if (start < best)
+            best = start;
+          break;
+        }
         if (n->expire_ms < best)
           best = n->expire_ms;
       }

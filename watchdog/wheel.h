@@ -27,11 +27,13 @@
 #define RL_WHEEL_EINVAL (-5)
 #define RL_WHEEL_ENOMEM (-6)
 
-typedef struct rl_wheel_node {          /* intrusive: embedded in each held lock */
+/* Intrusive: embedded in each held lock, of which a client may have a
+ * million, so it is kept to 32 bytes: rounds and armed share a word. */
+typedef struct rl_wheel_node {
   struct rl_wheel_node *next, *prev;    /* slot list links; NULL when not armed */
   uint64_t expire_ms;                   /* absolute due time */
-  uint64_t rounds;                      /* full revolutions still to wait */
-  int armed;                            /* 1 while in the wheel */
+  uint64_t rounds : 63;                 /* full revolutions still to wait */
+  uint64_t armed : 1;                   /* 1 while in the wheel */
 } rl_wheel_node;
 
 typedef void (*rl_wheel_cb)(rl_wheel_node *node, void *arg);
@@ -45,6 +47,12 @@ typedef struct rl_wheel {
   uint64_t now_ms;          /* the time of the last advance (or of init) */
   size_t count;             /* armed nodes, deferred ones included */
   int advancing;            /* 1 while rl_wheel_advance() runs callbacks */
+  int rest;                 /* cur_tick's slot may hold a node due within
+                               cur_tick: the last advance ended before the
+                               tick's last ms, or an overdue node was put
+                               there. Else the next advance need not walk
+                               that slot again (a thousand nodes when a
+                               million locks are renewed). */
 } rl_wheel;
 
 /* nslots >= 1, tick_ms >= 1. Returns 0, RL_WHEEL_EINVAL on a bad argument
@@ -84,8 +92,14 @@ size_t rl_wheel_advance(rl_wheel *w, uint64_t now_ms, rl_wheel_cb cb,
 
 /* The ms from now_ms until the wheel next needs advancing: 0 if a node is
  * already due, UINT64_MAX if the wheel is empty. Never later than the
- * earliest expire_ms; at most one revolution when every node is further
- * away. O(1) when empty, O(nslots + nodes scanned) otherwise. */
+ * earliest expire_ms, and never 0 when nothing is due; it may be the start
+ * of the earliest node's tick rather than its expire_ms (then the next
+ * call, after advancing there, is exact). At most one revolution when
+ * every node is further away. O(1) when empty; otherwise O(nslots), plus
+ * the nodes of cur_tick's slot up to its first with no rounds left (all
+ * of them when the last advance ended mid-tick or an overdue node was
+ * inserted), and of the first later slot with a node due on its tick up
+ * to that node when that tick starts after now_ms. */
 uint64_t rl_wheel_next_ms(const rl_wheel *w, uint64_t now_ms);
 
 #endif
