@@ -98,6 +98,13 @@ static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static char log_text[1 << 16];
 static size_t log_len;
 
+/* RT_SENTINEL_LOG, read once by main: capture runs on clients' loop
+ * threads, and the harness sets and unsets environment variables while
+ * they run (harness_node.c, to start a node through its script), so a
+ * getenv there can read an environment being rewritten (ASan: SEGV in
+ * getenv under capture, in CI). */
+static int log_echo;
+
 static void capture(int level, const char *msg, void *arg) {
   (void)arg;
   pthread_mutex_lock(&log_mu);
@@ -105,7 +112,7 @@ static void capture(int level, const char *msg, void *arg) {
                    level, msg);
   if (n > 0 && log_len + (size_t)n < sizeof log_text) log_len += (size_t)n;
   pthread_mutex_unlock(&log_mu);
-  if (getenv("RT_SENTINEL_LOG")) fprintf(stderr, "  log: %d %s\n", level, msg);
+  if (log_echo) fprintf(stderr, "  log: %d %s\n", level, msg);
 }
 
 static void log_clear(void) {
@@ -739,14 +746,15 @@ static void set_down_after(int ms) {
   }
 }
 
-static atomic_int lost_calls;
+/* A lost-lock callback that counts its calls in the atomic_int it is
+ * given. */
+static atomic_int lost_calls, lost_control;
 static void on_lost_count(rlock *lock, uint64_t owner, int is_thread,
                           void *arg) {
   (void)lock;
   (void)owner;
   (void)is_thread;
-  (void)arg;
-  atomic_fetch_add(&lost_calls, 1);
+  atomic_fetch_add((atomic_int *)arg, 1);
 }
 
 /*
@@ -781,7 +789,7 @@ static void test_fast_restart_quarantined(void) {
   rlock *la = get(a, "sq"), *lb = get(b, "sq");
   RT_REQUIRE(la && lb);
   atomic_store(&lost_calls, 0);
-  rlock_set_lost_cb(la, on_lost_count, NULL);
+  rlock_set_lost_cb(la, on_lost_count, &lost_calls);
   RT_REQUIRE(rlock_lock(la, RLOCK_WATCHDOG) == 0);
   set_down_after(20000);
   log_clear();
@@ -825,16 +833,6 @@ static void test_fast_restart_quarantined(void) {
 }
 
 /* A second lost-lock counter, for the control lock of the test below. */
-static atomic_int lost_control;
-static void on_lost_control(rlock *lock, uint64_t owner, int is_thread,
-                            void *arg) {
-  (void)lock;
-  (void)owner;
-  (void)is_thread;
-  (void)arg;
-  atomic_fetch_add(&lost_control, 1);
-}
-
 /*
  * A renewal that extends validity counts only if acknowledged (README,
  * "replica_acks"). Client A (replica_acks = 2) holds a watchdog lock
@@ -876,8 +874,8 @@ static void test_unacked_renewal_lost(void) {
   RT_REQUIRE(lw && lf && lc);
   atomic_store(&lost_calls, 0);
   atomic_store(&lost_control, 0);
-  rlock_set_lost_cb(lw, on_lost_count, NULL);
-  rlock_set_lost_cb(lc, on_lost_control, NULL);
+  rlock_set_lost_cb(lw, on_lost_count, &lost_calls);
+  rlock_set_lost_cb(lc, on_lost_count, &lost_control);
   RT_REQUIRE(rlock_lock(lw, RLOCK_WATCHDOG) == 0);
   RT_REQUIRE(rlock_lock(lc, RLOCK_WATCHDOG) == 0);
   RT_REQUIRE(rlock_trylock(lf, 0, 20000) == 0);
@@ -1568,6 +1566,7 @@ int main(int argc, char **argv) {
    * itself never raises it (test_connlayer checks, at the default
    * disposition). */
   signal(SIGPIPE, SIG_IGN);
+  log_echo = getenv("RT_SENTINEL_LOG") != NULL;
   up = rt_sentinel_start(&S, PW) == 0;
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_sentinel_stop(&S);
