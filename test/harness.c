@@ -48,6 +48,7 @@ typedef struct rt_slot {
   char extra_env[RT_EXTRA_MAX][RT_EXTRA_LEN];
   char extra_arg[RT_EXTRA_MAX][RT_EXTRA_LEN];
   int nenv, narg;
+  char server[256];   /* rt_redis_opts.server, or "" for the default */
 } rt_slot;
 
 static rt_slot slots[RT_MAX_SERVERS];
@@ -358,7 +359,7 @@ static void child_exec(const char **argv, char *const *envp, const char *log,
  * -2 when it exited early (the port was taken; worth another port), or
  * -1 on any other failure. */
 static int spawn(rt_redis *r, rt_slot *s) {
-  const char *bin = getenv("RT_REDIS_SERVER");
+  const char *bin = s->server[0] ? s->server : getenv("RT_REDIS_SERVER");
   if (!bin || !*bin) bin = "redis-server";
   char port[16];
   snprintf(port, sizeof port, "%d", r->port);
@@ -544,6 +545,13 @@ int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o) {
   strcpy(s->dir, r->dir);
   strcpy(s->sock, r->unixsock);
   snprintf(s->log, sizeof s->log, "%s/redis.log", r->dir);
+  if (o->server != NULL && strlen(o->server) >= sizeof s->server) {
+    fprintf(stderr, "rt_redis: the server path %s is too long\n", o->server);
+    slot_release(s);
+    memset(r, 0, sizeof *r);
+    return -1;
+  }
+  if (o->server != NULL) strcpy(s->server, o->server);
   if (copy_extra(s->extra_env, &s->nenv, o->env) != 0 ||
       copy_extra(s->extra_arg, &s->narg, o->args) != 0) {
     slot_release(s);
@@ -578,15 +586,23 @@ int rt_acl_mode(void) {
   return e != NULL && strcmp(e, "1") == 0;
 }
 
+void rt_redis_opts_default(rt_redis_opts *o, const char *password) {
+  memset(o, 0, sizeof *o);
+  o->password = password;
+  o->tls = rt_tls_mode();
+  if (rt_acl_mode()) {
+    o->acl_user = RT_ACL_USER;
+    o->acl_password = RT_ACL_PASSWORD;
+    o->acl_rule = RT_ACL_RULE;
+  }
+}
+
 int rt_redis_start_ex(rt_redis *r, const char *password,
                       const char *const *env, const char *const *args) {
-  rt_redis_opts o = {.password = password, .tls = rt_tls_mode(),
-                     .env = env, .args = args};
-  if (rt_acl_mode()) {
-    o.acl_user = RT_ACL_USER;
-    o.acl_password = RT_ACL_PASSWORD;
-    o.acl_rule = RT_ACL_RULE;
-  }
+  rt_redis_opts o;
+  rt_redis_opts_default(&o, password);
+  o.env = env;
+  o.args = args;
   return rt_redis_start_opts(r, &o);
 }
 

@@ -123,7 +123,14 @@ typedef struct rt_redis_opts {
                             tls) */
   const char *const *env;  /* as rt_redis_start_ex; NULL for none */
   const char *const *args;
+  const char *server;      /* the program to run instead of RT_REDIS_SERVER
+                              or redis-server, kept for restarts; NULL for
+                              the default */
 } rt_redis_opts;
+
+/* The options rt_redis_start_ex uses: the password, and TLS and an ACL
+ * user as RT_TLS and RT_ACL say. */
+void rt_redis_opts_default(rt_redis_opts *o, const char *password);
 
 /* rt_redis_start with options, whatever RT_TLS and RT_ACL say (the
  * others follow them); the url is rediss:// for a TLS server. A restart

@@ -19,14 +19,11 @@
 #define RT_TOPO_NODE_SH "test/topology_node.sh"
 #endif
 
-/* Sets or removes an environment variable; value NULL removes it. */
-static void put_env(const char *name, const char *value) {
-  if (value)
-    setenv(name, value, 1);
-  else
-    unsetenv(name);
-}
-
+/* The script learns what harness.c does not pass from the environment of
+ * the one server it starts (the slot's extra entries, kept for restarts),
+ * and the slot runs the script instead of the binary: the process's own
+ * environment is never changed, since other threads (a client's loop
+ * thread calling getenv) run while a test starts a node. */
 static int start_through_script(rt_redis *r, const char *password,
                                 int sentinel, const char *args, int restart) {
   const char *script = getenv("RT_TOPO_NODE_SH");
@@ -38,18 +35,22 @@ static int start_through_script(rt_redis *r, const char *password,
   }
   /* A binary the user chose for harness.c is the one the script runs. */
   const char *chosen = getenv("RT_REDIS_SERVER");
-  char *saved = chosen && *chosen ? strdup(chosen) : NULL;
-  put_env("RT_TOPO_SERVER", saved ? saved : "redis-server");
-  put_env("RT_TOPO_SENTINEL", sentinel ? "1" : "0");
-  put_env("RT_TOPO_ARGS", args ? args : "");
-  put_env("RT_REDIS_SERVER", script);
-  int rc = restart ? rt_redis_restart(r) : rt_redis_start(r, password);
-  put_env("RT_REDIS_SERVER", saved);
-  put_env("RT_TOPO_SERVER", NULL);
-  put_env("RT_TOPO_SENTINEL", NULL);
-  put_env("RT_TOPO_ARGS", NULL);
-  free(saved);
-  return rc;
+  char server[512], role[32], more[512];
+  snprintf(server, sizeof server, "RT_TOPO_SERVER=%s",
+           chosen && *chosen ? chosen : "redis-server");
+  snprintf(role, sizeof role, "RT_TOPO_SENTINEL=%d", sentinel ? 1 : 0);
+  if ((size_t)snprintf(more, sizeof more, "RT_TOPO_ARGS=%s",
+                       args ? args : "") >= sizeof more) {
+    fprintf(stderr, "rt_node: the arguments %s are too long\n", args);
+    return -1;
+  }
+  const char *env[] = {server, role, more, NULL};
+  if (restart) return rt_redis_restart_ex(r, env);
+  rt_redis_opts o;
+  rt_redis_opts_default(&o, password);
+  o.env = env;
+  o.server = script;
+  return rt_redis_start_opts(r, &o);
 }
 
 int rt_node_start(rt_redis *r, const char *password, int sentinel,
