@@ -187,6 +187,19 @@ static rlock *get(rlock_client *c, const char *name) {
   return rlock_get(c, name, &l) == 0 ? l : NULL;
 }
 
+/* Options for a client of the service through the sentinels: url (512
+ * bytes) and ms[1] get its URL and must outlive the open; the command
+ * timeout and the captured log are set, the caller sets the rest. */
+static void service_options(rlock_options *o, char *url, const char **ms) {
+  url_of(url, 512, PW, PW, RT_SENTINEL_NAME);
+  ms[0] = url;
+  rlock_options_init(o);
+  o->masters = ms;
+  o->nmasters = 1;
+  o->master_timeout_ms = MT;
+  o->log_cb = capture;
+}
+
 /* --- the setup ----------------------------------------------------------- */
 
 static const char *data_args(void) {
@@ -435,13 +448,9 @@ static void test_basics(void) {
 
   /* The watchdog: a 1.5 s lease renewed past three leases. */
   char url[512];
-  url_of(url, sizeof url, PW, PW, RT_SENTINEL_NAME);
-  const char *ms[1] = {url};
+  const char *ms[1];
   rlock_options o;
-  rlock_options_init(&o);
-  o.masters = ms;
-  o.nmasters = 1;
-  o.master_timeout_ms = MT;
+  service_options(&o, url, ms);
   o.watchdog_timeout_ms = 1500;
   rlock_client *c = NULL;
   RT_REQUIRE(rlock_client_open(&c, &o) == 0);
@@ -771,17 +780,12 @@ static void test_fast_restart_quarantined(void) {
   int m = heal();
   RT_REQUIRE(m >= 0);
   char url[512];
-  url_of(url, sizeof url, PW, PW, RT_SENTINEL_NAME);
-  const char *ms[1] = {url};
+  const char *ms[1];
   rlock_options o;
-  rlock_options_init(&o);
-  o.masters = ms;
-  o.nmasters = 1;
-  o.master_timeout_ms = MT;
+  service_options(&o, url, ms);
   o.retry_delay_ms = 20;
   o.restart_quarantine_ms = 3000;
   o.watchdog_timeout_ms = 2000;
-  o.log_cb = capture;
   rlock_client *a = NULL, *b = NULL;
   RT_REQUIRE(rlock_client_open(&a, &o) == 0 && rlock_client_open(&b, &o) == 0);
   RT_REQUIRE(rlock_client_wait_ready(a, 10000) == 0 &&
@@ -832,7 +836,6 @@ static void test_fast_restart_quarantined(void) {
   /* The replicas resynced from the empty master: heal sees to the rest. */
 }
 
-/* A second lost-lock counter, for the control lock of the test below. */
 /*
  * A renewal that extends validity counts only if acknowledged (README,
  * "replica_acks"). Client A (replica_acks = 2) holds a watchdog lock
@@ -853,17 +856,12 @@ static void test_unacked_renewal_lost(void) {
   int ra, rb;
   replicas_of(m, &ra, &rb);
   char url[512];
-  url_of(url, sizeof url, PW, PW, RT_SENTINEL_NAME);
-  const char *ms[1] = {url};
+  const char *ms[1];
   rlock_options o;
-  rlock_options_init(&o);
-  o.masters = ms;
-  o.nmasters = 1;
-  o.master_timeout_ms = MT;
+  service_options(&o, url, ms);
   o.watchdog_timeout_ms = 3000;
   o.replica_acks = 2;
   o.replica_ack_timeout_ms = 200;
-  o.log_cb = capture;
   rlock_client *a = NULL, *c = NULL;
   RT_REQUIRE(rlock_client_open(&a, &o) == 0);
   o.replica_acks = 1;
@@ -1299,17 +1297,12 @@ static void test_failover_acks(void) {
   int m = heal();
   RT_REQUIRE(m >= 0);
   char url[512];
-  url_of(url, sizeof url, PW, PW, RT_SENTINEL_NAME);
-  const char *ms[1] = {url};
+  const char *ms[1];
   rlock_options o;
-  rlock_options_init(&o);
-  o.masters = ms;
-  o.nmasters = 1;
-  o.master_timeout_ms = MT;
+  service_options(&o, url, ms);
   o.watchdog_timeout_ms = 20000;
   o.replica_acks = 2;
   o.replica_ack_timeout_ms = 500;
-  o.log_cb = capture;
   rlock_client *a = NULL;
   RT_REQUIRE(rlock_client_open(&a, &o) == 0);
   RT_REQUIRE(rlock_client_wait_ready(a, 10000) == 0);
