@@ -731,6 +731,15 @@ redisReply *rt_redis_cmd(rt_redis *r, const char *fmt, ...) {
   return rep;
 }
 
+long long rt_settle(long long (*read)(int i, const char *what), int i,
+                    const char *what, long long want, int ms) {
+  long long v = read(i, what);
+  for (uint64_t end = rt_now_ms() + (uint64_t)ms; v != want && rt_now_ms() < end;
+       rt_sleep_ms(20))
+    v = read(i, what);
+  return v;
+}
+
 long long rt_redis_int(rt_redis *r, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -179,6 +179,11 @@ redisReply *rt_redis_cmd(rt_redis *r, const char *fmt, ...);
 long long rt_redis_int(rt_redis *r, const char *fmt, ...);
 /* DBSIZE, or -1. */
 int rt_redis_dbsize(rt_redis *r);
+/* Reads read(i, what) every 20 ms until it is want or ms have passed, and
+ * returns the last value read: for a check on a master that a call which
+ * returned once a majority answered may not have reached yet. */
+long long rt_settle(long long (*read)(int i, const char *what), int i,
+                    const char *what, long long want, int ms);
 
 /* Part B: the test runner. */
 

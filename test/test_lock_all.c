@@ -59,12 +59,8 @@ static long long exists_on(int i, const char *key) {
  * with N = 3 a call returns once a majority answered, and the last
  * master's release may land just after (the library does not wait for
  * it). A release that never lands still fails the check. */
-static long long exists_settled(int i, const char *key, long long want) {
-  long long v = exists_on(i, key);
-  for (uint64_t end = rt_now_ms() + 5000; v != want && rt_now_ms() < end;
-       rt_sleep_ms(20))
-    v = exists_on(i, key);
-  return v;
+static long long exists_settled(int i, const char *what, long long want) {
+  return rt_settle(exists_on, i, what, want, 5000);
 }
 
 static int all_keys_have_ttl(int n) {

@@ -68,12 +68,8 @@ static long long live_readers(int i, const char *name) {
 /* live_readers once it says want, or its last answer after 5 s: with
  * N = 3 a grant returns once a majority answered, and the last master's
  * may land just after. */
-static long long readers_settled(int i, const char *name, long long want) {
-  long long v = live_readers(i, name);
-  for (uint64_t end = rt_now_ms() + 5000; v != want && rt_now_ms() < end;
-       rt_sleep_ms(20))
-    v = live_readers(i, name);
-  return v;
+static long long readers_settled(int i, const char *what, long long want) {
+  return rt_settle(live_readers, i, what, want, 5000);
 }
 
 /* Nothing of the lock on master i but its fencing counter (waiting for
