@@ -479,18 +479,33 @@ static int copy_extra(char (*dst)[RT_EXTRA_LEN], int *n,
   return 0;
 }
 
-static void print_log_tail(const char *what, const rt_redis *r,
-                           const char *log) {
-  char buf[1024];
+/* Prints the last bytes of a server's log, after a line that says why. */
+static void log_tail(const char *log, int port, const char *why,
+                     size_t bytes) {
+  char buf[4096];
+  if (bytes > sizeof buf) bytes = sizeof buf;
   ssize_t n = 0;
   int fd = open(log, O_RDONLY);
   if (fd >= 0) {
     off_t end = lseek(fd, 0, SEEK_END);
-    n = pread(fd, buf, sizeof buf, end > 1024 ? end - 1024 : 0);
+    n = pread(fd, buf, bytes, end > (off_t)bytes ? end - (off_t)bytes : 0);
     close(fd);
   }
-  fprintf(stderr, "rt_redis: could not %s on port %d; end of %s:\n%.*s\n",
-          what, r->port, log, n > 0 ? (int)n : 0, buf);
+  fprintf(stderr, "rt_redis: %s (port %d); end of %s:\n%.*s\n", why, port,
+          log, n > 0 ? (int)n : 0, buf);
+}
+
+static void print_log_tail(const char *what, const rt_redis *r,
+                           const char *log) {
+  char why[128];
+  snprintf(why, sizeof why, "could not %s", what);
+  log_tail(log, r->port, why, 1024);
+}
+
+void rt_redis_log_tail(const rt_redis *r, const char *why, size_t bytes) {
+  char log[300];
+  snprintf(log, sizeof log, "%s/redis.log", r->dir);
+  log_tail(log, r->port, why, bytes);
 }
 
 int rt_redis_start_opts(rt_redis *r, const rt_redis_opts *o) {

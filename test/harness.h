@@ -177,6 +177,9 @@ int rt_redis_clockshift_env(long long shift_s, char buf[2][512],
 redisReply *rt_redis_cmd(rt_redis *r, const char *fmt, ...);
 /* The integer reply of a command, or LLONG_MIN on error or another type. */
 long long rt_redis_int(rt_redis *r, const char *fmt, ...);
+/* Prints the last bytes (at most 4096) of the server's log on stderr,
+ * after a line that says why: evidence for a failed wait. */
+void rt_redis_log_tail(const rt_redis *r, const char *why, size_t bytes);
 /* DBSIZE, or -1. */
 int rt_redis_dbsize(rt_redis *r);
 /* Reads read(i, what) every 20 ms until it is want or ms have passed, and

@@ -92,6 +92,14 @@ int rt_sentinel_master(rt_sentinel *s) {
   return m >= 0 && role(s, m, NULL, NULL) == 1 ? m : -1;
 }
 
+/* The ends of every sentinel's log: what they tried and why it failed
+ * (an election lost, no replica good enough) is only written there. */
+static void logs_tail(const rt_sentinel *s, const char *why) {
+  for (int k = 0; k < RT_SENTINELS; k++)
+    if (s->sentinel[k].dir[0] != '\0')
+      rt_redis_log_tail(&s->sentinel[k], why, 1536);
+}
+
 int rt_sentinel_wait_master_not(rt_sentinel *s, int old, int timeout_ms) {
   for (uint64_t end = rt_now_ms() + (uint64_t)timeout_ms;; rt_sleep_ms(50)) {
     int m = rt_sentinel_master(s);
@@ -100,6 +108,7 @@ int rt_sentinel_wait_master_not(rt_sentinel *s, int old, int timeout_ms) {
   }
   fprintf(stderr, "rt_sentinel: sentinels agree on no master other than "
                   "data[%d] after %d ms\n", old, timeout_ms);
+  logs_tail(s, "no failover");
   return -1;
 }
 
@@ -121,6 +130,7 @@ int rt_sentinel_wait_replicas(rt_sentinel *s, int timeout_ms) {
   }
   fprintf(stderr, "rt_sentinel: replicas do not follow the master after "
                   "%d ms\n", timeout_ms);
+  logs_tail(s, "replicas do not follow");
   return -1;
 }
 
