@@ -28,6 +28,10 @@ struct rlock_sem {
   int64_t permits;      /* K, as this handle believes it */
   _Atomic(rlock_sem_lost_cb) lost_cb;
   void *_Atomic lost_arg;
+  /* Acquisition attempts made through this handle (quorum rounds of
+   * sem_acquire), and those that ended split: masters granted, but no n
+   * slots had a majority (sem_acquire.c). For tests and diagnosis. */
+  atomic_uint_fast64_t attempts, splits;
 };
 
 /* A semaphore hold's slots (rl_hold.ext); the hold's count is n. */

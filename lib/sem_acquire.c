@@ -598,6 +598,7 @@ static void acquire_done(rl_round *r) {
       return;
     }
     attempt_end(sr, 0);
+    if (!got) atomic_fetch_add(&sr->sem->splits, 1);
     fail_attempt(sr, got ? RLOCK_ENOQUORUM : E_SPLIT, -1);
     return;
   }
@@ -700,6 +701,7 @@ static void attempt(rl_req *req) {
   sr->att = a;
   req->round = r;
   req->t_start = rl_now_ms();
+  atomic_fetch_add(&sem->attempts, 1);
   rl_round_send(r);
 }
 
