@@ -74,8 +74,8 @@ typedef struct rl_sem_req {
   int64_t *hint;        /* slots to ask for first, from the last attempt */
   size_t nhint;
   rl_fwait wait;
-  uv_timer_t *backoff;  /* the pause after a contended attempt */
-  int contended;        /* contended attempts in a row */
+  uv_timer_t *backoff;  /* the pause after a split (sem_acquire.c) */
+  int splits;           /* splits in a row */
   rl_hold *pending;     /* an async owner's mark in c->pending */
   int64_t free_after;   /* permits still free after the grant */
   /* Release (sem.c): the slots given back and what masters said. */

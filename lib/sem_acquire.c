@@ -11,9 +11,8 @@
  * already the owner's, have a majority each, within the validity of the
  * lease. When only more answers could tell, the round waits for every
  * master. When masters chose differently and no n slots have a majority
- * (a split), everything is given back and the attempt is contended; so is
- * one that a majority refused while others granted. Two things make the
- * masters converge. The next attempt hints every slot it was granted, the
+ * (a split), everything is given back, and two things make the masters
+ * converge. The next attempt hints every slot it was granted, the
  * slots with the most grants first and ties in a random order: each
  * master gives the first hinted slot it has free, so masters whose free
  * slots agree on one give the same. And it comes after a random pause
@@ -627,11 +626,6 @@ static void acquire_done(rl_round *r) {
     return;
   }
   attempt_end(sr, 0);
-  if (r->yes > 0 && r->outcome == RL_VOTE_NO) {
-    /* Refused by a majority while others granted: contended too. */
-    back_off(sr);
-    return;
-  }
   int64_t wait = -1;
   int busy = 0, any_error = 0;
   for (int i = 0; i < r->n; i++) {
@@ -669,10 +663,9 @@ static void stop_backoff(rl_sem_req *sr) {
 }
 
 /*
- * After a contended attempt: some masters granted, but no n slots had a
- * majority each (a split), or a majority refused. Every grant of it has
- * been given back, and so have the other contenders' (one waiter per
- * client: waitq.h). Retrying at once, woken by those give-backs'
+ * After a split: a majority granted, but no n slots had a majority each.
+ * Every grant of it has been given back, and so have the other
+ * contenders' (one waiter per client: waitq.h). Retrying at once, woken by those give-backs'
  * messages, each contender's next acquire lands on every master right
  * behind its own give-back and takes back the very slot it gave back:
  * masters that chose differently stay split, for as long as the
@@ -681,8 +674,8 @@ static void stop_backoff(rl_sem_req *sr) {
  * the splits). So the retry waits a random time first, with no message
  * waking it: whoever comes back first finds the others' grants gone and
  * every master choosing from the same free slots. The window starts at a
- * few of this attempt's round trips and doubles with each contended
- * attempt in a row, up to retry_delay_ms + retry_jitter_ms.
+ * few of this attempt's round trips and doubles with each split in a row,
+ * up to retry_delay_ms + retry_jitter_ms.
  */
 static void back_off(rl_sem_req *sr) {
   rl_req *req = &sr->req;
@@ -696,9 +689,9 @@ static void back_off(rl_sem_req *sr) {
                  (uint64_t)c->opts.retry_jitter_ms;
   if (cap < 2) cap = 2;
   uint64_t window = 4 * (now - req->t_start) + 2;
-  for (int k = 0; k < sr->contended && window < cap; k++) window *= 2;
+  for (int k = 0; k < sr->splits && window < cap; k++) window *= 2;
   if (window > cap) window = cap;
-  sr->contended++;
+  sr->splits++;
   uint64_t ms = 1 + rl_random_upto(window - 1);
   if (req->deadline != RL_FOREVER && req->deadline - now < ms)
     ms = req->deadline - now;
@@ -717,7 +710,7 @@ static void back_off(rl_sem_req *sr) {
 static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms) {
   rl_req *req = &sr->req;
   rl_client *c = req->lock->client;
-  sr->contended = 0;
+  sr->splits = 0;
   if (err == RLOCK_EREDIS) {
     rl_req_finish(req, err);
     return;
