@@ -28,6 +28,10 @@ struct rlock_sem {
   int64_t permits;      /* K, as this handle believes it */
   _Atomic(rlock_sem_lost_cb) lost_cb;
   void *_Atomic lost_arg;
+  /* Acquisition attempts made through this handle (quorum rounds of
+   * sem_acquire), and those that ended split: masters granted, but no n
+   * slots had a majority (sem_acquire.c). For tests and diagnosis. */
+  atomic_uint_fast64_t attempts, splits;
 };
 
 /* A semaphore hold's slots (rl_hold.ext); the hold's count is n. */
@@ -70,6 +74,8 @@ typedef struct rl_sem_req {
   int64_t *hint;        /* slots to ask for first, from the last attempt */
   size_t nhint;
   rl_fwait wait;
+  uv_timer_t *backoff;  /* the pause after a split (sem_acquire.c) */
+  int splits;           /* splits in a row */
   rl_hold *pending;     /* an async owner's mark in c->pending */
   int64_t free_after;   /* permits still free after the grant */
   /* Release (sem.c): the slots given back and what masters said. */
