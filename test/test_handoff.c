@@ -323,8 +323,8 @@ static void one_stopped_n3(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "ho-q1", &l) == 0);
-  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &(async_result){0}) ==
-             0);
+  async_result first = {0};
+  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &first) == 0);
   uint64_t end = rt_now_ms() + 10000;
   while (rlock_owner_hold_count(l, 1) != 1 && rt_now_ms() < end)
     rt_sleep_ms(2);
@@ -371,8 +371,8 @@ static void two_stopped_n3(void) {
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "ho-q2", &l) == 0);
-  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &(async_result){0}) ==
-             0);
+  async_result first = {0};
+  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &first) == 0);
   uint64_t end = rt_now_ms() + 10000;
   while (rlock_owner_hold_count(l, 1) != 1 && rt_now_ms() < end)
     rt_sleep_ms(2);
@@ -416,8 +416,8 @@ static void gives_up_n3(int cancel) {
   rlock *l;
   const char *key = cancel ? "rlock:{ho-cancel}" : "rlock:{ho-timeout}";
   RT_REQUIRE(rlock_get(c, cancel ? "ho-cancel" : "ho-timeout", &l) == 0);
-  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &(async_result){0}) ==
-             0);
+  async_result first = {0};
+  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &first) == 0);
   uint64_t end = rt_now_ms() + 10000;
   while (rlock_owner_hold_count(l, 1) != 1 && rt_now_ms() < end)
     rt_sleep_ms(2);
