@@ -17,7 +17,14 @@
  * waiter through a condition variable as soon as its unlock's reply is in;
  * the waiter then acquires. Prints one JSON line.
  *
- *   floor_handoff procs|threads|direct HOLD_MS SECONDS MASTER
+ * "hop" is "procs" with one thread hop added on the waiting side, the
+ * least a client with a loop thread must add (rlock's waiter reads the
+ * message and its acquire's reply on its loop thread, then wakes the
+ * caller): the side that reads the message and acquires wakes a second
+ * thread of its process through a condition variable, and the hand-off
+ * ends when that thread runs.
+ *
+ *   floor_handoff procs|threads|direct|hop HOLD_MS SECONDS MASTER
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,11 +56,39 @@ static int direct;
 static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
 static int turn; /* direct: the side whose turn it is to acquire */
+static int hop;  /* hop: the acquisition is handed to a second thread */
+static pthread_mutex_t hop_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hop_cv = PTHREAD_COND_INITIALIZER;
+static int hop_state; /* 1: acquired, the caller thread must run; 2: quit */
 
 static void sample(uint64_t t) {
   uint64_t rel = atomic_load(&sh->released_ns);
   long i = atomic_fetch_add(&sh->nsamples, 1);
   if (i < MAX_SAMPLES) sh->samples[i] = t - rel;
+}
+
+/* hop: the caller thread of a side, asleep until its side acquired. */
+static void *hop_caller(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&hop_mu);
+  for (;;) {
+    while (hop_state == 0) pthread_cond_wait(&hop_cv, &hop_mu);
+    if (hop_state == 2) break;
+    sample(bench_now_ns());
+    hop_state = 0;
+    pthread_cond_broadcast(&hop_cv);
+  }
+  pthread_mutex_unlock(&hop_mu);
+  return NULL;
+}
+
+/* hop: wakes the caller thread and waits until it took its sample. */
+static void hop_handover(void) {
+  pthread_mutex_lock(&hop_mu);
+  hop_state = 1;
+  pthread_cond_broadcast(&hop_cv);
+  while (hop_state == 1) pthread_cond_wait(&hop_cv, &hop_mu);
+  pthread_mutex_unlock(&hop_mu);
 }
 
 /* Reads one pub/sub message; 0, or -1 on an error. */
@@ -122,7 +157,10 @@ static void side(int me) {
         goto fail; /* the other side's unlock */
       if (atomic_load(&sh->stop)) break;
       if (raw_acquire(&rc, &l, owner, NULL) != 1) goto fail;
-      sample(bench_now_ns());
+      if (hop)
+        hop_handover();
+      else
+        sample(bench_now_ns());
       holder = 1;
     }
   }
@@ -143,12 +181,13 @@ static void *thread_side(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc != 5 || (strcmp(argv[1], "procs") && strcmp(argv[1], "threads") &&
-                    strcmp(argv[1], "direct"))) {
-    fprintf(stderr,
-            "usage: floor_handoff procs|threads|direct HOLD_MS SECONDS MASTER\n");
+                    strcmp(argv[1], "direct") && strcmp(argv[1], "hop"))) {
+    fprintf(stderr, "usage: floor_handoff procs|threads|direct|hop HOLD_MS "
+                    "SECONDS MASTER\n");
     return 2;
   }
-  int procs = strcmp(argv[1], "procs") == 0;
+  hop = strcmp(argv[1], "hop") == 0;
+  int procs = strcmp(argv[1], "procs") == 0 || hop;
   direct = strcmp(argv[1], "direct") == 0;
   turn = 0;
   hold_ms = atoi(argv[2]);
@@ -166,7 +205,16 @@ int main(int argc, char **argv) {
       fflush(stdout);
       pid[i] = fork();
       if (pid[i] == 0) {
+        pthread_t caller;
+        if (hop) pthread_create(&caller, NULL, hop_caller, NULL);
         side(i);
+        if (hop) {
+          pthread_mutex_lock(&hop_mu);
+          hop_state = 2;
+          pthread_cond_broadcast(&hop_cv);
+          pthread_mutex_unlock(&hop_mu);
+          pthread_join(caller, NULL);
+        }
         _exit(0);
       }
     }
@@ -182,7 +230,11 @@ int main(int argc, char **argv) {
   printf("{\"bench\":\"handoff\",\"impl\":\"floor\",\"between\":\"%s\","
          "\"masters\":1,\"hold_ms\":%d,\"seconds\":%.2f,\"handoffs\":%ld,"
          "\"handoff_p50_us\":%.1f,\"handoff_p99_us\":%.1f,\"errors\":%d}\n",
-         procs ? "processes" : direct ? "threads_direct" : "threads", hold_ms,
+         hop     ? "processes_hop"
+         : procs ? "processes"
+         : direct ? "threads_direct"
+                  : "threads",
+         hold_ms,
          (double)(bench_now_ns() - t0) / 1e9, n, bench_pct_us(sh->samples, n, 0.5),
          bench_pct_us(sh->samples, n, 0.99), atomic_load(&sh->errors));
   return 0;

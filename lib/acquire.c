@@ -58,6 +58,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grants.h"
 #include "kind.h"
 #include "lock.h"
 #include "ops.h"
@@ -73,7 +74,6 @@ struct rl_sleep {
 };
 
 static void attempt(rl_req *req);
-static void fail_attempt(rl_req *req, int err, int64_t holder_pttl);
 
 static void on_sleep_closed(uv_handle_t *h) { free(h); }
 
@@ -107,32 +107,10 @@ static void sleep_then_attempt(rl_req *req, uint64_t ms) {
 
 /* --- the grants of one attempt ------------------------------------------- */
 
-enum { G_GRANTED = 1, G_FINAL = 2, G_UNDONE = 4 };
-enum { G_OPEN = 0, G_KEPT, G_ABANDONED };
-
-typedef struct rl_grants {
-  int refs;          /* the round, and the request while open */
-  int state;
-  rl_client *c;
-  rl_round *round;   /* the acquire round, until it is freed */
-  rl_req *req;       /* while open */
-  uint64_t base_gen; /* the hold this attempt builds on; 0: none */
-  uint64_t kept_gen; /* kept: the hold that has these grants */
-  const rl_kind *kind;
-  int queued;        /* this attempt queued the owner on the masters */
-  int waiting;       /* abandoned while the request still waits */
-  uint64_t ticket;
-  rl_call_vals vals; /* for undos: the handle's keys, channel, owner */
-  const char *keys[RL_KIND_MAXKEYS];
-  size_t keylens[RL_KIND_MAXKEYS];
-  char *key, *owner; /* the hold key, and the owner */
-  size_t keylen, ownerlen;
-  uint8_t *slot;     /* per master, G_* bits */
-} rl_grants;
 
 /* A ledger with copies of what its undos need: they may be sent after
  * the request and its handle are gone. */
-static rl_grants *grants_new(rl_req *req, uint64_t base_gen) {
+rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
   rl_client *c = req->lock->client;
   const rlock *lock = req->lock;
   size_t n = (size_t)c->nmasters, size = sizeof(rl_grants) + n;
@@ -170,14 +148,14 @@ static rl_grants *grants_new(rl_req *req, uint64_t base_gen) {
   return g;
 }
 
-static void grants_unref(rl_grants *g) {
+void rl_grants_unref(rl_grants *g) {
   if (--g->refs == 0) free(g);
 }
 
 /* Takes back master i's grant: a decrement, and for a waiter that still
  * waits in the masters' queues, its place back (kind.h, argument a). */
 static void undo_slot(rl_grants *g, int i) {
-  g->slot[i] |= G_UNDONE;
+  g->slot[i] |= RL_G_UNDONE;
   rl_call_vals v = g->vals;
   v.ticket = g->ticket;
   v.alive_ms = g->waiting && g->queued ? rl_waiter_alive_ms(g->c) : 0;
@@ -186,36 +164,36 @@ static void undo_slot(rl_grants *g, int i) {
 
 /* Gives back every grant the attempt has, and may still get. */
 static void grants_abandon(rl_grants *g) {
-  g->state = G_ABANDONED;
+  g->state = RL_G_ABANDONED;
   rl_round *r = g->round;
   /* A NOSCRIPT acquire resent as EVAL would land after the undo. */
   if (r != NULL) r->args.no_resend = 1;
   for (int i = 0; i < g->c->nmasters; i++) {
-    if (g->slot[i] & G_UNDONE) continue;
-    int pending = r != NULL && !(g->slot[i] & G_FINAL) &&
+    if (g->slot[i] & RL_G_UNDONE) continue;
+    int pending = r != NULL && !(g->slot[i] & RL_G_FINAL) &&
                   (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
-    if ((g->slot[i] & G_GRANTED) || pending) undo_slot(g, i);
+    if ((g->slot[i] & RL_G_GRANTED) || pending) undo_slot(g, i);
   }
 }
 
 /* The request lets go of its attempt: kept, or given back (waiting: the
  * request goes on, so a waiter gets its place in the queues back). */
-static void attempt_end(rl_req *req, int keep, int waiting) {
+void rl_attempt_end(rl_req *req, int keep, int waiting) {
   rl_grants *g = req->grants;
   if (g == NULL) return;
   req->grants = NULL;
   g->req = NULL;
   rl_hold *h = keep ? rl_req_hold(req) : NULL;
   if (h != NULL) {
-    g->state = G_KEPT;
+    g->state = RL_G_KEPT;
     g->kept_gen = h->gen;
   } else if (keep) {
-    g->state = G_KEPT;
+    g->state = RL_G_KEPT;
   } else {
     g->waiting = waiting;
     grants_abandon(g);
   }
-  grants_unref(g);
+  rl_grants_unref(g);
 }
 
 /* The owner's vals for a call of req's handle. */
@@ -243,7 +221,7 @@ void rl_acquire_end(rl_req *req, int status) {
    * request must not detach it. */
   if (g != NULL && req->round != NULL && req->round == g->round)
     req->round = NULL;
-  attempt_end(req, status == RLOCK_OK, 0);
+  rl_attempt_end(req, status == RLOCK_OK, 0);
   if (status != RLOCK_OK && req->queued) leave_queues(req);
 }
 
@@ -258,7 +236,7 @@ static int parse_grant(const rl_round *r, const redisReply *rep,
   return k->parse_grant(rep, sl);
 }
 
-static void note_token(rl_client *c, int64_t token) {
+void rl_note_token(rl_client *c, int64_t token) {
   if (token > 0 && (uint64_t)token > c->max_token_seen)
     c->max_token_seen = (uint64_t)token;
 }
@@ -266,7 +244,7 @@ static void note_token(rl_client *c, int64_t token) {
 static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   rl_round_slot *sl = &r->slot[i];
   rl_grants *g = r->data;
-  if (g != NULL) g->slot[i] |= G_FINAL;
+  if (g != NULL) g->slot[i] |= RL_G_FINAL;
   int gr = parse_grant(r, rep, sl);
   if (gr < 0) {
     rl_client_note_error(r->client, "unexpected reply to acquire", 27);
@@ -276,11 +254,25 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   sl->granted = gr;
   if (gr == 0) /* too late for the master (nothing granted), or held */
     return sl->v[2] == RL_GRANT_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
-  note_token(r->client, sl->v[0]);
-  if (g != NULL) g->slot[i] |= G_GRANTED;
+  rl_note_token(r->client, sl->v[0]);
+  if (g != NULL) g->slot[i] |= RL_G_GRANTED;
   /* A quarantined master's grant counts or not when the round is decided
    * (rl_votes_settle): records may still be on their way. */
   return RL_VOTE_YES;
+}
+
+void rl_grants_late(rl_grants *g, int i, int gr) {
+  g->slot[i] |= RL_G_FINAL | (gr ? RL_G_GRANTED : 0);
+  /* Kept: it joins the hold (every unlock goes to every master). Open: it
+   * is kept or given back with the others. Abandoned: given back, unless
+   * the undo already went out behind it. */
+  if (gr && g->state == RL_G_ABANDONED && !(g->slot[i] & RL_G_UNDONE))
+    undo_slot(g, i);
+  if (gr && g->state == RL_G_KEPT) {
+    rl_hold *h = rl_holds_find(&g->c->holds, g->key, g->keylen, g->owner,
+                               g->ownerlen);
+    if (h != NULL && h->gen == g->kept_gen) h->masters |= 1ull << i;
+  }
 }
 
 static void acquire_late(rl_round *r, int i, const redisReply *rep) {
@@ -292,32 +284,21 @@ static void acquire_late(rl_round *r, int i, const redisReply *rep) {
     r->slot[i].v[0] = tmp.v[0];
     r->slot[i].v[1] = tmp.v[1];
     r->slot[i].v[2] = tmp.v[2];
-    note_token(r->client, tmp.v[0]);
+    rl_note_token(r->client, tmp.v[0]);
   }
-  if (g == NULL) return;
-  g->slot[i] |= G_FINAL | (gr ? G_GRANTED : 0);
-  /* Kept: it joins the hold (every unlock goes to every master). Open: it
-   * is kept or given back with the others. Abandoned: given back, unless
-   * the undo already went out behind it. */
-  if (gr && g->state == G_ABANDONED && !(g->slot[i] & G_UNDONE))
-    undo_slot(g, i);
-  if (gr && g->state == G_KEPT) {
-    rl_hold *h = rl_holds_find(&g->c->holds, g->key, g->keylen, g->owner,
-                               g->ownerlen);
-    if (h != NULL && h->gen == g->kept_gen) h->masters |= 1ull << i;
-  }
+  if (g != NULL) rl_grants_late(g, i, gr);
 }
 
 static void acquire_release(rl_round *r) {
   rl_grants *g = r->data;
   if (g == NULL) return;
   g->round = NULL;
-  grants_unref(g);
+  rl_grants_unref(g);
 }
 
 /* --- deciding -------------------------------------------------------------- */
 
-static int validity_left(rl_req *req) {
+int rl_acquire_valid(rl_req *req) {
   rl_client *c = req->lock->client;
   int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
   return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
@@ -351,7 +332,7 @@ static void commit(rl_req *req) {
   /* The masters that have it now: this attempt's grants so far. */
   if (req->grants != NULL)
     for (int i = 0; i < c->nmasters; i++)
-      if (req->grants->slot[i] & G_GRANTED) h->masters |= 1ull << i;
+      if (req->grants->slot[i] & RL_G_GRANTED) h->masters |= 1ull << i;
   /* Grants never shorten a TTL, so a reentrant acquisition keeps the
    * longer of the two leases, and the watchdog once it has it. */
   int first = h->count == 0;
@@ -380,12 +361,12 @@ static void fence_done(rl_round *r) {
   rl_req *req = r->data;
   if (req == NULL) return; /* finished: its grants were given back */
   req->round = NULL;
-  if (r->outcome == RL_VOTE_YES && validity_left(req)) {
+  if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
     commit(req);
     return;
   }
-  attempt_end(req, 0, 1);
-  fail_attempt(req, RLOCK_ENOQUORUM, -1);
+  rl_attempt_end(req, 0, 1);
+  rl_acquire_failed(req, RLOCK_ENOQUORUM, -1);
 }
 
 const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL, NULL};
@@ -447,7 +428,7 @@ static int hold_intact(rl_round *r, const rl_hold *h) {
   return r->yes + r->no + r->fail < r->n ? -1 : 0;
 }
 
-static void acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
+void rl_acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
   rl_client *c = req->lock->client;
   rl_hold *h = rl_req_hold(req);
   if (g->base_gen != 0) {
@@ -473,7 +454,7 @@ static void acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
       rl_hold_lost(c, h);
       req->deciding = 0;
     }
-    attempt_end(req, 0, 1);
+    rl_attempt_end(req, 0, 1);
     attempt(req); /* afresh, behind the release */
     return;
   }
@@ -496,7 +477,7 @@ static void acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
         !rl_master_duplicate(c, i))
       agree++;
   req->token = (uint64_t)token;
-  note_token(c, token);
+  rl_note_token(c, token);
   if (c->nmasters == 1) {
     commit(req);
     return;
@@ -510,15 +491,15 @@ static void acquire_done(rl_round *r) {
   rl_req *req = g->req;
   if (req == NULL) return; /* finished meanwhile: given back already */
   req->round = NULL;
-  if (r->outcome == RL_VOTE_YES && validity_left(req)) {
-    acquire_won(req, r, g);
+  if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
+    rl_acquire_won(req, r, g);
     return;
   }
   int deadlk = 0;
   for (int i = 0; i < r->n; i++)
     if (r->slot[i].vote == RL_VOTE_NO && r->slot[i].v[2] == RL_GRANT_DEADLK)
       deadlk = 1;
-  attempt_end(req, 0, !deadlk);
+  rl_attempt_end(req, 0, !deadlk);
   if (deadlk) {
     /* A master says the owner holds the read side: it would wait for
      * itself. */
@@ -526,7 +507,7 @@ static void acquire_done(rl_round *r) {
     return;
   }
   if (r->outcome == RL_VOTE_YES) {
-    fail_attempt(req, RLOCK_ENOQUORUM, -1); /* too slow: no validity left */
+    rl_acquire_failed(req, RLOCK_ENOQUORUM, -1); /* too slow: no validity left */
     return;
   }
   int64_t pttl = -1;
@@ -540,15 +521,15 @@ static void acquire_done(rl_round *r) {
     if (sl->vote == RL_VOTE_NO && sl->v[2] == -2 && pttl < 0) pttl = 0;
   }
   if (r->no > 0)
-    fail_attempt(req, RL_EBUSY, pttl);
+    rl_acquire_failed(req, RL_EBUSY, pttl);
   else
-    fail_attempt(req, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
+    rl_acquire_failed(req, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
 }
 
 const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
                                      acquire_late, acquire_release};
 
-static void fail_attempt(rl_req *req, int err, int64_t holder_pttl) {
+void rl_acquire_failed(rl_req *req, int err, int64_t holder_pttl) {
   rl_client *c = req->lock->client;
   if (err == RLOCK_EREDIS) {
     /* A master refused the script (AUTH, OOM, READONLY...): say so now
@@ -580,7 +561,7 @@ static void fail_attempt(rl_req *req, int err, int64_t holder_pttl) {
 /* The token floor: this client's wall clock in microseconds, and one more
  * than the largest token it has seen; below 2^53, which Lua's doubles hold
  * exactly. */
-static uint64_t token_floor(const rl_client *c) {
+uint64_t rl_token_floor(const rl_client *c) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
@@ -609,14 +590,14 @@ static void attempt(rl_req *req) {
   req_vals(req, &v);
   v.lease_ms = req->lease_ms;
   v.count = h != NULL ? h->count + 1 : 1;
-  v.floor = token_floor(c);
+  v.floor = rl_token_floor(c);
   /* A first acquisition that may still wait after this attempt queues
    * (fair, write): a single attempt, or the last one, only asks. */
   uint64_t now = rl_now_ms();
   int may_wait = req->deadline == RL_FOREVER || req->deadline > now;
   int queues = lock->kind->heartbeat && h == NULL && may_wait;
   v.alive_ms = queues ? rl_waiter_alive_ms(c) : 0;
-  rl_grants *g = grants_new(req, h != NULL ? h->gen : 0);
+  rl_grants *g = rl_grants_new(req, h != NULL ? h->gen : 0);
   rl_round *r = g == NULL ? NULL
                           : rl_call_round(c, &lock->kind->acquire, &v,
                                           &rl_acquire_ops, g);

@@ -41,6 +41,17 @@ void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock, uint64_t published);
  * wait queues (pubsub/waitq.h) with callbacks of their own. (pubwait.c) */
 struct rl_pubsub *rl_pubsub_get(rl_client *c);
 
+/*
+ * The waiter of this client that an unlock of lock by owner may hand the
+ * lock to in its own round trip (transfer.c), or NULL; *psw is its place
+ * in the wait queue, for rl_psw_claim. pubwait.c says which waiters
+ * qualify, and how runs of hand-offs end. (pubwait.c)
+ */
+struct rl_psw;
+rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
+                                 const char *owner, size_t ownerlen,
+                                 struct rl_psw **psw);
+
 /* Client shutdown: closes the subscriber connections. Requests must have
  * been finished before. Safe when pub/sub was never used. (pubwait.c) */
 void rl_pubsub_shutdown(rl_client *c);

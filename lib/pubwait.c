@@ -21,6 +21,10 @@
 #include "util.h"
 #include "waitq.h"
 
+/* The most hand-offs (transfer.c) of one lock in a row, without an unlock
+ * that publishes: what a waiter of another client may have to sit out. */
+#define RL_HANDOFF_RUN 16
+
 static void on_pubsub_closed(void *data) {
   rl_client *c = data;
   /* As client.c does for its own handles. */
@@ -141,7 +145,53 @@ void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock,
                            uint64_t published) {
   if (c->pubsub == NULL || published == 0 || lock->kind != &rl_kind_lock)
     return;
+  /* An unlock that ends a run of hand-offs (rl_pubsub_handoff_waiter)
+   * wakes nobody here before the message: this client's waiters then
+   * learn of it when the other clients' waiters do, and race them as
+   * equals. */
+  if (rl_psw_handoffs(c->pubsub, lock->channel, lock->channellen, 1) >=
+      RL_HANDOFF_RUN)
+    return;
   rl_pubsub_unlocked(c->pubsub, lock->channel, lock->channellen, published);
+}
+
+/*
+ * The hand-off (transfer.c) takes the first waiter of the lock's channel
+ * in this client, and only when the waiter is an acquisition of the
+ * reentrant lock by another owner that has no hold of it (a first
+ * acquisition: the transfer grants as one), between attempts (no round
+ * or grants of its own), still within its wait, and when fewer than
+ * RL_HANDOFF_RUN hand-offs of the channel followed each other without a
+ * message from a master. Waiters of other clients hear nothing of a
+ * hand-off (the lock is never free) and sleep on, up to the holder's
+ * PTTL; after RL_HANDOFF_RUN hand-offs, the next unlock is a plain one
+ * that publishes, and they get their chance.
+ */
+rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
+                                 const char *owner, size_t ownerlen,
+                                 rl_psw **psw) {
+  if (c->pubsub == NULL || lock->kind != &rl_kind_lock ||
+      rl_client_closing(c))
+    return NULL;
+  void *data = NULL;
+  rl_psw *w = rl_psw_first_idle(c->pubsub, lock->channel, lock->channellen,
+                                on_wake, RL_HANDOFF_RUN, &data);
+  rl_req *req = data;
+  if (w == NULL || req == NULL || req->psw != w) return NULL;
+  if (req->kind != RL_REQ_ACQUIRE || req->start != NULL ||
+      req->lock->kind != &rl_kind_lock || req->round != NULL ||
+      req->grants != NULL || req->queued || req->deciding)
+    return NULL;
+  if (req->lock->keylen != lock->keylen ||
+      memcmp(req->lock->key, lock->key, lock->keylen) != 0)
+    return NULL;
+  if (req->ownerlen == ownerlen && memcmp(req->owner, owner, ownerlen) == 0)
+    return NULL;
+  if (req->deadline != RL_FOREVER && rl_now_ms() >= req->deadline)
+    return NULL;
+  if (rl_req_hold(req) != NULL) return NULL;
+  *psw = w;
+  return req;
 }
 
 void rl_pubsub_shutdown(rl_client *c) {

@@ -18,6 +18,7 @@
 #include "round.h"
 #include "scripts.h"
 #include "slot.h"
+#include "transfer.h"
 
 static int classify_unlock(rl_round *r, int i, const redisReply *rep) {
   if (rep->type != REDIS_REPLY_INTEGER) return RL_VOTE_FAIL;
@@ -45,11 +46,7 @@ static uint64_t published_by(const rl_round *r) {
   return m;
 }
 
-static void unlock_done(rl_round *r) {
-  if (!rl_votes_settle(r, 0)) return;
-  rl_req *req = r->data;
-  if (req == NULL) return;
-  req->round = NULL;
+void rl_unlock_outcome(rl_req *req, const rl_round *r, uint64_t published) {
   rl_client *c = req->lock->client;
   rl_hold *h = rl_req_hold(req);
   if (r->outcome == RL_VOTE_YES) {
@@ -59,7 +56,7 @@ static void unlock_done(rl_round *r) {
     }
     /* A waiter of this client may start its attempt now (before req,
      * and with it the handle, may be freed). */
-    rl_pubsub_unlocked_by(c, req->lock, published_by(r));
+    rl_pubsub_unlocked_by(c, req->lock, published);
     rl_req_finish(req, h != NULL ? RLOCK_OK : RLOCK_ENOTOWNER);
   } else if (r->no >= r->quorum) {
     if (h != NULL) {
@@ -87,6 +84,14 @@ static void unlock_done(rl_round *r) {
   }
 }
 
+static void unlock_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
+  rl_req *req = r->data;
+  if (req == NULL) return;
+  req->round = NULL;
+  rl_unlock_outcome(req, r, published_by(r));
+}
+
 const rl_round_ops rl_unlock_ops = {classify_unlock, unlock_done, NULL,
                                         NULL};
 
@@ -110,6 +115,9 @@ void rl_unlock_start(rl_req *req) {
   v.ownerlen = req->ownerlen;
   v.lease_ms = h->lease_ms;
   v.last = last;
+  /* A waiter of this client takes it over in the same round trip, when
+   * there is one to take it (transfer.c). */
+  if (last && rl_transfer_start(req, h)) return;
   rl_round *r = rl_call_round(c, &lock->kind->unlock, &v, &rl_unlock_ops, req);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);

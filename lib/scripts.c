@@ -106,6 +106,59 @@ static const char unlock_lua[] =
     "redis.call('publish', ARGV[3], '0')\n"
     "return 1\n";
 
+/* The unlock of a holder that hands the lock to a waiter of its own
+ * client (transfer.c): one script, so that the waiter is granted in the
+ * unlock's round trip.
+ * KEYS[1] lock hash, KEYS[2] fence counter. ARGV[1] the releasing
+ * owner's lease ms, ARGV[2] that owner, ARGV[3] "1" for its last hold
+ * (as unlock's ARGV[4]), ARGV[4] the waiter (owner field), ARGV[5] the
+ * waiter's lease ms, ARGV[6] the token floor, ARGV[7] the deadline in
+ * microseconds of this master's clock after which nothing is granted
+ * (acquire's ARGV[5]).
+ * Where the releasing owner's count reaches 0, the lock goes to the
+ * waiter as a first acquisition would give it (HSET 1, PEXPIRE, the
+ * fencing counter bumped as acquire bumps it) and nothing is published:
+ * the lock is not free. Replies that grant as acquire does, {1, token, 1,
+ * 0}. Otherwise it is the unlock script: {0, 0} not owner, {0, 2} still
+ * held (decremented), {0, 1} released and published (the deadline had
+ * passed, or the waiter's PEXPIRE was refused: never a hash without a
+ * TTL). The channel is the hash's name + ":ch" (the reentrant lock's). */
+static const char transfer_lua[] =
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return {0, 0} end\n"
+    "local late = false\n"
+    "local deadline = tonumber(ARGV[7])\n"
+    "if deadline > 0 then\n"
+    "  local t = redis.call('time')\n"
+    "  late = tonumber(t[1]) * 1000000 + tonumber(t[2]) > deadline\n"
+    "end\n"
+    "local n = 0\n"
+    "if ARGV[3] ~= '1' then\n"
+    "  n = redis.call('hincrby', KEYS[1], ARGV[2], -1)\n"
+    "end\n"
+    "if n > 0 then\n"
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
+    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  end\n"
+    "  return {0, 2}\n"
+    "end\n"
+    "redis.call('del', KEYS[1])\n"
+    "if not late then\n"
+    "  redis.call('hset', KEYS[1], ARGV[4], '1')\n"
+    "  local e = redis.pcall('pexpire', KEYS[1], ARGV[5])\n"
+    "  if type(e) == 'table' and e.err then\n"
+    "    redis.call('del', KEYS[1])\n"
+    "  else\n"
+    "    local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
+    "    local floor = tonumber(ARGV[6])\n"
+    "    if f < floor then f = floor end\n"
+    "    redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
+    RL_STR(RL_FENCE_TTL_MS) ")\n"
+    "    return {1, f, 1, 0}\n"
+    "  end\n"
+    "end\n"
+    "redis.call('publish', KEYS[1] .. ':ch', '0')\n"
+    "return {0, 1}\n";
+
 /* KEYS[1] lock hash. ARGV[1] channel. Replies 1 if it was held. */
 static const char force_lua[] =
     "if redis.call('del', KEYS[1]) == 1 then\n"
@@ -258,7 +311,8 @@ static const char release_node_lua[] =
 
 static const char *const bodies[RL_SCRIPT_FAMILY] = {
     acquire_lua, unlock_lua, force_lua, fence_max_lua, renew_lua,
-    release_lua, undo_lua, record_lua, renew_node_lua, release_node_lua};
+    release_lua, undo_lua, record_lua, renew_node_lua, release_node_lua,
+    transfer_lua};
 
 /* Cluster nodes only: a server before 7.0 does not know the shebang. */
 static int cluster_only(int id) {
@@ -320,6 +374,7 @@ int rl_script_durable(int id) {
   case RL_FAM(RL_FAM_SEM_ACQUIRE):
   case RL_FAM(RL_FAM_MULTI_ACQUIRE):
   case RL_FAM(RL_FAM_MULTI_ACQUIRE_XSLOT):
+  case RL_SCRIPT_TRANSFER:
     return RL_DURABLE_GRANT;
   case RL_SCRIPT_RENEW:
   case RL_SCRIPT_RENEW_NODE:

@@ -29,6 +29,10 @@ typedef enum rl_script_id {
    * and each is touched under pcall. Loaded on cluster nodes only. */
   RL_SCRIPT_RENEW_NODE,
   RL_SCRIPT_RELEASE_NODE,
+  /* An unlock that hands the lock to a waiter of the same client in the
+   * same round trip (transfer.c). Its grant reply is acquire's, so it is
+   * a durable grant (master_ack.c) like an acquisition. */
+  RL_SCRIPT_TRANSFER,
   RL_SCRIPT_FAMILY, /* the family's first: RL_FAM(RL_FAM_...) */
   RL_SCRIPT_COUNT = RL_SCRIPT_FAMILY + RL_FAM_SCRIPT_COUNT
 } rl_script_id;

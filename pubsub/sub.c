@@ -47,6 +47,12 @@ static void chan_check(rl_chan *ch);
 
 /* --- the channel table --------------------------------------------------- */
 
+static uint64_t hash_name(const char *p, size_t len);
+
+unsigned *rl_chan_handoffs(rl_pubsub *ps, const char *name, size_t len) {
+  return &ps->handoffs[hash_name(name, len) % 64];
+}
+
 static uint64_t hash_name(const char *p, size_t len) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (size_t i = 0; i < len; i++) {

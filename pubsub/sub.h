@@ -50,7 +50,16 @@ struct rl_pubsub {
   size_t nbuckets, nchans;
   int closing;
   int open; /* masters whose subscriber side has not closed yet */
+  /* Waiters claimed (rl_psw_claim) since the last message from a master,
+   * per channel hash: a channel may be freed and made again between two
+   * claims (its last waiter left), so the count cannot live in it. Two
+   * channels that share an entry share a count, which only ends their
+   * runs sooner. */
+  unsigned handoffs[64];
 };
+
+/* The entry of rl_pubsub.handoffs for a channel name. */
+unsigned *rl_chan_handoffs(rl_pubsub *ps, const char *name, size_t len);
 
 /* The channel called name, made if needed; refs is incremented. The
  * caller queues its waiter, then calls rl_chan_sync. NULL when out of

@@ -82,6 +82,8 @@ static void wake_first(rl_chan *ch) {
 
 void rl_chan_event(rl_chan *ch, int idx) {
   if (idx >= 0) {
+    /* A master published: the lock was free there. */
+    *rl_chan_handoffs(ch->ps, ch->name, ch->len) = 0;
     uint64_t bit = 1ull << idx, now = rl_now_ms();
     uint64_t window = ch->ps->cfg.event_window_ms;
     if (ch->event_ms != 0 && now - ch->event_ms <= window &&
@@ -112,6 +114,32 @@ void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
   ch->event_ms = now;
   ch->event_mask = ~coming;
   wake_first(ch);
+}
+
+rl_psw *rl_psw_first_idle(rl_pubsub *ps, const char *channel, size_t len,
+                          rl_psw_cb cb, unsigned max_run, void **data) {
+  rl_chan *ch = rl_chan_find(ps, channel, len);
+  if (ch == NULL || ch->refs == 0 || rl_list_empty(&ch->waiters) ||
+      *rl_chan_handoffs(ps, channel, len) >= max_run)
+    return NULL;
+  rl_psw *w = rl_container_of(ch->waiters.next, rl_psw, node);
+  if (w->cb != cb || w->state == W_ATTEMPTING) return NULL;
+  *data = w->data;
+  return w;
+}
+
+void rl_psw_claim(rl_psw *w) {
+  uv_timer_stop(&w->timer);
+  w->woken = w->state == W_WAKING;
+  w->state = W_ATTEMPTING;
+  (*rl_chan_handoffs(w->ch->ps, w->ch->name, w->ch->len))++;
+}
+
+unsigned rl_psw_handoffs(rl_pubsub *ps, const char *channel, size_t len,
+                         int reset) {
+  unsigned *h = rl_chan_handoffs(ps, channel, len), n = *h;
+  if (reset) *h = 0;
+  return n;
 }
 
 rl_psw *rl_psw_join(rl_pubsub *ps, const char *channel, size_t len,

@@ -86,4 +86,25 @@ void rl_psw_leave(rl_psw *w, int may_pass);
 void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
                         uint64_t published);
 
+/*
+ * The hand-off (the lock layer's transfer.c): the first waiter of channel,
+ * if it joined with cb and is not attempting (it sleeps, or an event chose
+ * it and its attempt has not started), and fewer than max_run waiters of
+ * the channel were claimed since the last message came from a master;
+ * else NULL. *data is set to its data.
+ */
+rl_psw *rl_psw_first_idle(rl_pubsub *ps, const char *channel, size_t len,
+                          rl_psw_cb cb, unsigned max_run, void **data);
+
+/* Claims w, as if its callback had run: an attempt of its owner is under
+ * way (events poke it, rl_psw_sleep and rl_psw_leave end it as they end
+ * any attempt). Counts one hand-off on its channel. */
+void rl_psw_claim(rl_psw *w);
+
+/* How many waiters of channel were claimed since the last message from a
+ * master (the count outlives the channel's queue); with reset, it starts
+ * again from 0. */
+unsigned rl_psw_handoffs(rl_pubsub *ps, const char *channel, size_t len,
+                         int reset);
+
 #endif
