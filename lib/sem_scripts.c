@@ -17,11 +17,32 @@
  * last time), so that masters that chose differently converge. With one
  * master this is simply a counted semaphore.
  *
- *   KEYS[1] <prefix>{<name>}:s       hash: slot ("1".."K") -> owner, and
- *                                    "#limit" -> K (the limit record)
+ *   KEYS[1] <prefix>{<name>}:s       hash: slot ("1".."K") -> owner;
+ *                                    records, never slots as they start
+ *                                    with '#': "#limit" -> K, "#refused"
+ *                                    -> refusals counted, "#at:<owner>"
+ *                                    -> that count at the owner's first
+ *                                    grant here
  *   KEYS[2] <prefix>{<name>}:s:t     zset: owner -> lease expiry (master ms)
  *   KEYS[3] <prefix>{<name>}:s:fence string: fencing counter
  *   channel <prefix>{<name>}:s:ch    message: how many permits came back
+ *
+ * Who is told that permits came back. A refused waiter sleeps until a
+ * message on the channel. A release or give-back announces the slots it
+ * frees only when this master refused someone since the owner's first
+ * grant here ("#refused" above its "#at:" mark, or no mark). Why: at
+ * N = 3 a hold usually lives on the two masters that answered first, so
+ * the third grants each waiter a slot the waiter gives back at once; when
+ * every give-back was announced, it woke the waiters, which tried again at
+ * once, thousands of scripts a second while the holder held. Why no
+ * waiter misses its wake: a waiter refused here at count c can only gain
+ * here when a slot taken at that moment is freed, and that slot's owner
+ * got its mark before c and keeps it while it holds a slot (the count is
+ * forgotten only when no slot is taken), so the free is announced. Slots
+ * reclaimed from run-out leases are announced as before, and so is a reset.
+ * Scripts of older clients take the records for slots of dead owners and
+ * delete them (announcing it): their counts stay right; with a mark gone
+ * the owner's free is announced, so their waiters are woken as before.
  *
  * One expiry per owner covers all its slots on that master: its lease is
  * renewed as one (lease_scripts.c), and every script first takes back the
@@ -37,25 +58,39 @@
 #include "family_lua.h"
 #include "family_scripts.h"
 
-/* Lua helpers over KEYS[1..3], after RL_LUA_CLOCK. reclaim() takes back
- * the slots of owners whose lease is not live (its expiry passed, or gone
- * with the expiry zset, whose TTL ends with the last lease) and announces
- * how many came back. scan(o) returns the number of slots taken, o's
- * slots, and the set of taken slot names. */
+/* The refusal records in the slot hash (see the top comment). */
+#define SEM_REFUSED "#refused"
+#define SEM_AT "#at:"
+
+/* Lua helpers over KEYS[1..3], after RL_LUA_CLOCK. A field of the slot
+ * hash that starts with '#' is a record, never a slot (slots are "1".."K").
+ * reclaim() takes back the slots of owners whose lease is not live (its
+ * expiry passed, or gone with the expiry zset, whose TTL ends with the
+ * last lease), with their "#at:" records, and announces how many came
+ * back. scan(o) returns the number of slots taken, o's slots, and the set
+ * of taken slot names. drop_owner_if_empty(o) forgets o's lease and
+ * record when it has no slot left here, and the refusal count when no
+ * slot is taken at all. woke(o) says whether freeing o's slots must be
+ * announced (sem_scripts.c's top comment says why). */
 #define SEM_HELPERS                                                         \
   "local function reclaim()\n"                                              \
   "  local all = redis.call('hgetall', KEYS[1])\n"                          \
   "  local live, n = {}, 0\n"                                               \
+  "  local function alive(o)\n"                                             \
+  "    if live[o] == nil then\n"                                            \
+  "      live[o] = tonumber(redis.call('zscore', KEYS[2], o) or '0') > now\n" \
+  "    end\n"                                                               \
+  "    return live[o]\n"                                                    \
+  "  end\n"                                                                 \
   "  for i = 1, #all, 2 do\n"                                               \
-  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' then\n"                        \
-  "      local o = all[i + 1]\n"                                            \
-  "      if live[o] == nil then\n"                                          \
-  "        live[o] = tonumber(redis.call('zscore', KEYS[2], o) or '0') > now\n" \
-  "      end\n"                                                             \
-  "      if not live[o] then\n"                                             \
-  "        redis.call('hdel', KEYS[1], all[i])\n"                           \
+  "    local f = all[i]\n"                                                  \
+  "    if string.byte(f, 1) ~= 35 then\n"                                   \
+  "      if not alive(all[i + 1]) then\n"                                   \
+  "        redis.call('hdel', KEYS[1], f)\n"                                \
   "        n = n + 1\n"                                                     \
   "      end\n"                                                             \
+  "    elseif string.sub(f, 1, 4) == '" SEM_AT "' then\n"                   \
+  "      if not alive(string.sub(f, 5)) then redis.call('hdel', KEYS[1], f) end\n" \
   "    end\n"                                                               \
   "  end\n"                                                                 \
   "  redis.call('zremrangebyscore', KEYS[2], '-inf', now)\n"                \
@@ -66,7 +101,7 @@
   "  local all = redis.call('hgetall', KEYS[1])\n"                          \
   "  local taken, mine, used = 0, {}, {}\n"                                 \
   "  for i = 1, #all, 2 do\n"                                               \
-  "    if all[i] ~= '" RL_SEM_LIMIT_FIELD "' then\n"                        \
+  "    if string.byte(all[i], 1) ~= 35 then\n"                              \
   "      taken = taken + 1\n"                                               \
   "      used[all[i]] = true\n"                                             \
   "      if all[i + 1] == o then mine[#mine + 1] = all[i] end\n"            \
@@ -75,12 +110,20 @@
   "  return taken, mine, used\n"                                            \
   "end\n"                                                                   \
   "local function drop_owner_if_empty(o)\n"                                 \
-  "  local _, mine = scan(o)\n"                                             \
+  "  local taken, mine = scan(o)\n"                                         \
   "  if #mine == 0 then\n"                                                  \
+  "    redis.call('hdel', KEYS[1], '" SEM_AT "' .. o)\n"                    \
   "    redis.call('zrem', KEYS[2], o)\n"                                    \
   "    if redis.call('zcard', KEYS[2]) == 0 then redis.call('del', KEYS[2]) end\n" \
   "  end\n"                                                                 \
+  "  if taken == 0 then redis.call('hdel', KEYS[1], '" SEM_REFUSED "') end\n" \
   "  return #mine\n"                                                        \
+  "end\n"                                                                   \
+  "local function woke(o)\n"                                                \
+  "  local at = redis.call('hget', KEYS[1], '" SEM_AT "' .. o)\n"           \
+  "  if not at then return true end\n"                                      \
+  "  local r = redis.call('hget', KEYS[1], '" SEM_REFUSED "')\n"            \
+  "  return tonumber(r or '0') > tonumber(at)\n"                            \
   "end\n"
 
 #define SEM_PRELUDE RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP SEM_HELPERS
@@ -127,6 +170,7 @@ const char rl_fam_sem_acquire_lua[] =
     "reclaim()\n"
     "local taken, mine, used = scan(owner)\n"
     "if k - taken < n then\n"
+    "  redis.call('hincrby', KEYS[1], '" SEM_REFUSED "', 1)\n"
     "  local wait = -1\n"
     "  local all = redis.call('zrange', KEYS[2], 0, -1, 'withscores')\n"
     "  for i = 1, #all, 2 do\n"
@@ -162,6 +206,10 @@ const char rl_fam_sem_acquire_lua[] =
     "end\n"
     "for i = 1, #got do redis.call('hset', KEYS[1], got[i], owner) end\n"
     "redis.call('hset', KEYS[1], '" RL_SEM_LIMIT_FIELD "', fmt(k))\n"
+    "if #mine == 0 then\n"
+    "  redis.call('hset', KEYS[1], '" SEM_AT "' .. owner,\n"
+    "             redis.call('hget', KEYS[1], '" SEM_REFUSED "') or '0')\n"
+    "end\n"
     "keep(KEYS[1], hold_ms)\n"
     "local token = 0\n"
     "if #mine == 0 then token = next_token(KEYS[3], floor) end\n"
@@ -185,6 +233,7 @@ const char rl_fam_sem_release_lua[] =
     SEM_PRELUDE
     "local owner = ARGV[1]\n"
     "reclaim()\n"
+    "local announce = woke(owner)\n"
     "local r = {0, 0}\n"
     "local freed = 0\n"
     "for i = 2, #ARGV do\n"
@@ -198,7 +247,7 @@ const char rl_fam_sem_release_lua[] =
     "end\n"
     "r[1] = freed\n"
     "r[2] = drop_owner_if_empty(owner)\n"
-    "if freed > 0 then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
+    "if freed > 0 and announce then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
     "return r\n";
 
 /*
@@ -212,6 +261,7 @@ const char rl_fam_sem_release_lua[] =
 const char rl_fam_sem_drop_lua[] =
     SEM_PRELUDE
     "local owner, freed = ARGV[1], 0\n"
+    "local announce = woke(owner)\n"
     "local keep_ = {}\n"
     "for i = 2, #ARGV do keep_[ARGV[i]] = true end\n"
     "local _, mine = scan(owner)\n"
@@ -222,7 +272,7 @@ const char rl_fam_sem_drop_lua[] =
     "  end\n"
     "end\n"
     "local left = drop_owner_if_empty(owner)\n"
-    "if freed > 0 then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
+    "if freed > 0 and announce then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
     "return {freed, left}\n";
 
 /*
@@ -238,7 +288,7 @@ const char rl_fam_sem_available_lua[] =
     "for i = 1, #all, 2 do\n"
     "  if all[i] == '" RL_SEM_LIMIT_FIELD "' then\n"
     "    limit = tonumber(all[i + 1])\n"
-    "  else\n"
+    "  elseif string.byte(all[i], 1) ~= 35 then\n"
     "    local o = all[i + 1]\n"
     "    if live[o] == nil then\n"
     "      live[o] = tonumber(redis.call('zscore', KEYS[2], o) or '0') > now\n"

@@ -988,11 +988,24 @@ static const char *slot_owner(int srv, const keyset *k, int slot, char *buf,
   return buf;
 }
 
-/* Slots taken on a server (the hash's fields but the limit record). */
+/* Slots taken on a server: the hash's fields but its records (the limit,
+ * the refusal count, the owners' "#at:" marks), which start with '#'. */
 static long long slots_taken(int srv, const keyset *k) {
-  long long n = cmd_int(srv, "HLEN %s", k->v[0]);
-  long long lim = cmd_int(srv, "HEXISTS %s " RL_SEM_LIMIT_FIELD, k->v[0]);
-  return n - lim;
+  cmd(srv, "HKEYS %s", k->v[0]);
+  long long n = 0;
+  for (size_t i = 0; i < len(); i++)
+    if (last->element[i]->str[0] != '#') n++;
+  return n;
+}
+
+/* A field of the slot hash as a number (-1 when absent). */
+static long long sem_field(int srv, const keyset *k, const char *field) {
+  redisContext *c = conn(srv);
+  redisReply *r =
+      c ? redisCommand(c, "HGET %s %s", k->v[0], field) : NULL;
+  long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : -1;
+  if (r) freeReplyObject(r);
+  return v;
 }
 
 static void test_sem_limit_and_wakeup(void) {
@@ -1304,6 +1317,8 @@ static void test_sem_drop_keeps_listed(void) {
   keys_of(&k, "semd", SEM);
   sem_try(0, &k, "cA:1", 4, 3, LONG, NULL, NULL);
   sem_try(0, &k, "cB:1", 4, 1, LONG, NULL, NULL);
+  sem_try(0, &k, "cC:1", 4, 1, LONG, NULL, NULL); /* refused behind A */
+  RT_REQUIRE(at(0) == RL_FAM_BUSY);
   redisContext *sub = sub_open(0, "fam:{semd}:s:ch");
   RT_REQUIRE(sub != NULL);
   CALL(0, RL_FAM_SEM_DROP, k.v, "cA:1", "2");
@@ -1322,6 +1337,80 @@ static void test_sem_drop_keeps_listed(void) {
   RT_CHECK(expect_quiet(sub, 50));
   redisFree(sub);
   CHECK_TTLS("semd");
+}
+
+/*
+ * A freed permit is announced only when this master refused someone while
+ * the owner held here (since its first grant): a refused waiter sleeps
+ * until a message, and a waiter's give-back of a grant nobody was refused
+ * behind must not wake it (at N = 3 that woke waiters in a loop while a
+ * holder held on the other two). The records live in the slot hash under
+ * names that are never slots, count as no slot, and go with the last slot.
+ */
+static void test_sem_announces_only_behind_refusals(void) {
+  flush_all();
+  keyset k;
+  keys_of(&k, "semw", SEM);
+  redisContext *sub = sub_open(0, "fam:{semw}:s:ch");
+  RT_REQUIRE(sub != NULL);
+  sem_try(0, &k, "cA:1", 2, 2, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cA:1"), 0);
+  CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1"); /* nobody refused: quiet */
+  RT_CHECK_EQ_INT(at(0), 1);
+  RT_CHECK(expect_quiet(sub, 50));
+  sem_try(0, &k, "cB:1", 2, 1, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  sem_try(0, &k, "cC:1", 2, 1, LONG, NULL, NULL); /* refused behind both */
+  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#refused"), 1);
+  RT_CHECK_EQ_INT(slots_taken(0, &k), 2);
+  CALL(0, RL_FAM_SEM_AVAILABLE, k.v, "");
+  RT_CHECK(at(0) == 2 && at(1) == 0 && at(2) == 2);
+  CALL(0, RL_FAM_SEM_RELEASE, k.v, "cB:1", "1");
+  RT_CHECK_EQ_INT(at(0), 1);
+  RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "1"));
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cB:1"), -1); /* went with B's slot */
+  sem_try(0, &k, "cC:1", 2, 1, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cC:1"), 1);
+  sem_try(0, &k, "cD:1", 2, 1, LONG, NULL, NULL); /* behind A and C */
+  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#refused"), 2);
+  CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "2");
+  RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "1"));
+  /* E is granted after the refusal and gives back: nobody was refused
+   * behind it, as the third master's give-back at N = 3. */
+  sem_try(0, &k, "cE:1", 2, 1, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  CALL(0, RL_FAM_SEM_DROP, k.v, "cE:1", NULL);
+  RT_CHECK_EQ_INT(at(0), 1);
+  RT_CHECK(expect_quiet(sub, 50));
+  /* C was held when D was refused: its drop is announced, and with the
+   * last slot the refusal count and every mark go. */
+  CALL(0, RL_FAM_SEM_DROP, k.v, "cC:1", NULL);
+  RT_CHECK_EQ_INT(at(0), 1);
+  RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "1"));
+  RT_CHECK_EQ_INT(cmd_int(0, "HLEN %s", k.v[0]), 1); /* the limit only */
+  /* A dead owner's mark goes with its slots when its lease is reclaimed,
+   * which is announced as before (the waiters' timers bring them there). */
+  sem_try(0, &k, "cF:1", 2, 2, SHORT, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  CHECK_TTLS("semw");
+  rt_sleep_ms(PAST_SHORT_MS);
+  sem_try(0, &k, "cG:1", 2, 1, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "2"));
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cF:1"), -1);
+  RT_CHECK_EQ_INT(slots_taken(0, &k), 1);
+  /* The operator's reset forgets the records with the rest. */
+  sem_try(0, &k, "cH:1", 2, 2, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  CALL(0, RL_FAM_SEM_FORCE, k.v, NULL);
+  RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "reset"));
+  RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", k.v[0]), 0);
+  redisFree(sub);
+  CHECK_TTLS("semw");
 }
 
 /* --- latch -------------------------------------------------------------- */
@@ -1675,6 +1764,8 @@ int main(int argc, char **argv) {
       {"sem_floor", test_sem_floor},
       {"sem_quorum_counts_slots", test_sem_quorum_counts_slots},
       {"sem_drop_keeps_listed", test_sem_drop_keeps_listed},
+      {"sem_announces_only_behind_refusals",
+       test_sem_announces_only_behind_refusals},
       {"latch_states", test_latch_states},
       {"latch_ttls", test_latch_ttls},
       {"multi_all_or_nothing", test_multi_all_or_nothing},

@@ -388,11 +388,21 @@ static void woken_by_release(int n) {
   pthread_create(&t1, NULL, waiter, &a1);
   pthread_create(&t2, NULL, waiter, &a2);
   RT_CHECK(subscribed_everywhere(n, "rlock:{wake}:s:ch", 5000));
+  uint64_t before = atomic_load(&sw->attempts);
   rt_sleep_ms(300);
+  uint64_t held = atomic_load(&sw->attempts) - before;
   rlock_metrics *m = calloc(1, sizeof *m);
   rlock_metrics_snapshot(w, m);
   RT_CHECK_EQ_INT(m->sem_waiters, 2);
   RT_CHECK(a1.done_us == 0 && a2.done_us == 0);
+  /* A waiter tries again when a message says permits came back; while
+   * the holder holds, none do. At N = 3 the hold lives on the two masters
+   * that answered first and the third grants each waiter, which gives the
+   * grant back: before the fix that give-back's message woke the waiters
+   * at once, over and over (1003 and 1235 attempts in these 300 ms). */
+  fprintf(stderr, "  %" PRIu64 " attempts by the two waiters in 300 ms of "
+                  "holding\n", held);
+  RT_CHECK(held <= 20);
   uint64_t t0 = now_us();
   RT_CHECK_EQ_INT(rlock_sem_release(sh, 2), 0);
   pthread_join(t1, NULL);
@@ -413,6 +423,79 @@ static void woken_by_release(int n) {
   rlock_client_close(h);
   rlock_client_close(w); /* gives its two back */
   RT_CHECK(all_keys_have_ttl(n));
+}
+
+/* A waiter that holds what it got for 20 ms and gives it back. */
+static void *waiter_passing(void *p) {
+  waiter_arg *a = p;
+  a->rc = rlock_sem_acquire(a->sem, a->n, 60000, RLOCK_WATCHDOG);
+  a->done_us = now_us();
+  if (a->rc == 0) {
+    rt_sleep_ms(20);
+    RT_CHECK_EQ_INT(rlock_sem_release(a->sem, a->n), 0);
+  }
+  return NULL;
+}
+
+/*
+ * Waiters of three clients behind one holder of both K = 2 permits, at
+ * N = 3. The hold usually lives on two masters; on the third, two
+ * waiters' tentative grants refuse the third waiter, so those give-backs
+ * are announced (it was refused behind them) and wake all three: that
+ * must not become a loop either (a bounded count of attempts while the
+ * holder holds). The release must still let every one through, in turn
+ * (each holds 20 ms).
+ */
+static void woken_by_release_clients_3(void) {
+  flush_all();
+  rlock_client *h = open_client(3, 0, 20);
+  RT_REQUIRE(h != NULL);
+  rlock_sem *sh;
+  RT_REQUIRE(rlock_sem_get(h, "wakec", 2, &sh) == 0);
+  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
+  rlock_client *w[3];
+  rlock_sem *sw[3];
+  waiter_arg a[3];
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) {
+    w[i] = open_client(3, 0, 20000);
+    RT_REQUIRE(w[i] != NULL);
+    RT_REQUIRE(rlock_sem_get(w[i], "wakec", 2, &sw[i]) == 0);
+    a[i] = (waiter_arg){sw[i], 1, -99, 0};
+    pthread_create(&t[i], NULL, waiter_passing, &a[i]);
+  }
+  uint64_t end = rt_now_ms() + 5000;
+  while (rt_now_ms() < end && (numsub(&srv[0], "rlock:{wakec}:s:ch") < 3 ||
+                               numsub(&srv[1], "rlock:{wakec}:s:ch") < 3 ||
+                               numsub(&srv[2], "rlock:{wakec}:s:ch") < 3))
+    rt_sleep_ms(5);
+  rt_sleep_ms(50); /* the first attempts are made */
+  uint64_t before = 0, held = 0;
+  for (int i = 0; i < 3; i++) before += atomic_load(&sw[i]->attempts);
+  rt_sleep_ms(300);
+  for (int i = 0; i < 3; i++) held += atomic_load(&sw[i]->attempts);
+  held -= before;
+  fprintf(stderr, "  %" PRIu64 " attempts by three clients' waiters in 300 "
+                  "ms of holding\n", held);
+  RT_CHECK(held <= 20);
+  for (int i = 0; i < 3; i++) RT_CHECK(a[i].done_us == 0);
+  uint64_t t0 = now_us();
+  RT_CHECK_EQ_INT(rlock_sem_release(sh, 2), 0);
+  for (int i = 0; i < 3; i++) {
+    pthread_join(t[i], NULL);
+    RT_CHECK_EQ_INT(a[i].rc, 0);
+    uint64_t d = (a[i].done_us - t0) / 1000;
+    fprintf(stderr, "  waiter %d through %" PRIu64 " ms after the release\n",
+            i, d);
+    RT_CHECK(d < 5000);
+  }
+  for (int i = 0; i < 3; i++) {
+    rlock_sem_free(sw[i]);
+    rlock_client_close(w[i]);
+  }
+  rlock_sem_free(sh);
+  rlock_client_close(h);
+  RT_CHECK(all_keys_have_ttl(3));
 }
 
 static void woken_by_release_1(void) { woken_by_release(1); }
@@ -753,6 +836,7 @@ int main(int argc, char **argv) {
       {"sigkill_holder_3", sigkill_holder_3},
       {"woken_by_release_1", woken_by_release_1},
       {"woken_by_release_3", woken_by_release_3},
+      {"woken_by_release_clients_3", woken_by_release_clients_3},
       {"over_release_1", over_release_1},
       {"over_release_3", over_release_3},
       {"k_disagreement_1", k_disagreement_1},

@@ -222,7 +222,7 @@ static void status_family_append(rt_master *ctx, int slot, const char *key) {
 /* What one master has of the semaphore and the latch called NAME: the
  * replies, read after the lock's on the same connection. */
 typedef struct semlatch_view {
-  redisReply *slots;  /* HGETALL <p>{name}:s: slot -> owner, #limit -> K */
+  redisReply *slots;  /* HGETALL <p>{name}:s: slot -> owner, "#..." records */
   redisReply *leases; /* ZRANGE <p>{name}:s:t 0 -1 WITHSCORES (master ms) */
   redisReply *time;   /* TIME, to tell leases that ran out */
   redisReply *token;  /* GET <p>{name}:s:fence */
@@ -434,6 +434,12 @@ static long long latch_field(const semlatch_view *v, const char *name,
   return def;
 }
 
+/* Whether a field of the slot hash is a slot: the others are records
+ * ("#limit", "#refused", "#at:<owner>"; sem_scripts.c) and start with '#'. */
+static int sem_is_slot(const redisReply *field) {
+  return field->str[0] != '#';
+}
+
 /* The semaphore's limit, taken slots (live leases only) and, per owner
  * in the order first seen, its slots. */
 static long long sem_limit(const semlatch_view *v, long long *taken) {
@@ -444,7 +450,7 @@ static long long sem_limit(const semlatch_view *v, long long *taken) {
     const redisReply *f = v->slots->element[k], *o = v->slots->element[k + 1];
     if (strcmp(f->str, "#limit") == 0)
       limit = atoll(o->str);
-    else if (lease_left(v, o->str, o->len) > 0)
+    else if (sem_is_slot(f) && lease_left(v, o->str, o->len) > 0)
       (*taken)++;
   }
   return limit;
@@ -459,10 +465,10 @@ static void sem_owners(const semlatch_view *v,
   size_t n = v->slots->elements;
   for (size_t k = 0; k + 1 < n; k += 2) {
     const redisReply *o = v->slots->element[k + 1];
-    if (strcmp(v->slots->element[k]->str, "#limit") == 0) continue;
+    if (!sem_is_slot(v->slots->element[k])) continue;
     int seen = 0;
     for (size_t p = 0; p < k; p += 2)
-      if (strcmp(v->slots->element[p]->str, "#limit") != 0 &&
+      if (sem_is_slot(v->slots->element[p]) &&
           v->slots->element[p + 1]->len == o->len &&
           memcmp(v->slots->element[p + 1]->str, o->str, o->len) == 0)
         seen = 1;
@@ -471,7 +477,7 @@ static void sem_owners(const semlatch_view *v,
     char slots[512] = "";
     size_t used = 0;
     for (size_t q = k; q + 1 < n && used + 24 < sizeof slots; q += 2)
-      if (strcmp(v->slots->element[q]->str, "#limit") != 0 &&
+      if (sem_is_slot(v->slots->element[q]) &&
           v->slots->element[q + 1]->len == o->len &&
           memcmp(v->slots->element[q + 1]->str, o->str, o->len) == 0)
         used += (size_t)snprintf(slots + used, sizeof slots - used, "%s%s",
