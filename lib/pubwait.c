@@ -90,7 +90,7 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
   const rlock *lock = req->lock;
   char chan[RL_OWNER_MAX + 700];
   size_t len = lock->channellen;
-  memcpy(chan, lock->channel, len);
+  memcpy(chan, rl_lock_channel(lock), len);
   if (lock->kind->per_owner && len + 1 + req->ownerlen <= sizeof chan) {
     chan[len++] = ':';
     memcpy(chan + len, req->owner, req->ownerlen);
@@ -141,7 +141,8 @@ void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock,
                            uint64_t published) {
   if (c->pubsub == NULL || published == 0 || lock->kind != &rl_kind_lock)
     return;
-  rl_pubsub_unlocked(c->pubsub, lock->channel, lock->channellen, published);
+  rl_pubsub_unlocked(c->pubsub, rl_lock_channel(lock), lock->channellen,
+                     published);
 }
 
 void rl_pubsub_shutdown(rl_client *c) {

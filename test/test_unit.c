@@ -3,11 +3,11 @@
  * lock name checks, SHA-1 (script names), the held-lock table and error
  * names. No Redis here.
  */
+#include <hiredis/hiredis.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <hiredis/hiredis.h>
 
 #include "harness.h"
 #include "holds.h"
@@ -277,11 +277,19 @@ static void holds_table(void) {
 }
 
 /* A handle is one allocation whose keys share their storage where one
- * key's name begins another's (lock.c): every key, its length, the
- * channel and the name still read as before. */
+ * key's name begins another's (lock.c), kept as 16-bit offsets: every
+ * key, its length, the channel and the name still read as before, at the
+ * longest name and prefix too, and a lock named like the watchdog
+ * benchmark's fits in 104 bytes (one 112-byte malloc chunk: issue 17). */
 static int key_is(const rlock *l, int k, const char *want) {
-  return l->keylens[k] == strlen(want) &&
-         memcmp(l->keys[k], want, l->keylens[k]) == 0;
+  return rl_lock_keylenk(l, k) == strlen(want) &&
+         memcmp(rl_lock_keyk(l, k), want, rl_lock_keylenk(l, k)) == 0;
+}
+
+static int chan_is(const rlock *l, const char *want) {
+  return l->channellen == strlen(want) &&
+         memcmp(rl_lock_channel(l), want, l->channellen) == 0 &&
+         rl_lock_channel(l)[l->channellen] == '\0';
 }
 
 static void handle_layout(void) {
@@ -293,11 +301,11 @@ static void handle_layout(void) {
   rlock *l = rl_lock_alloc(&c, "n", 2, lock_keys, 0, 1, 0);
   RT_REQUIRE(l != NULL);
   RT_CHECK(key_is(l, 0, "p:{n}") && key_is(l, 1, "p:{n}:fence"));
-  RT_CHECK(l->keys[0] == l->keys[1]); /* one copy */
-  RT_CHECK(l->key == l->keys[0] && l->keylen == 5);
-  RT_CHECK(l->fence == l->keys[1] && l->fencelen == 11);
-  RT_CHECK(l->channellen == 8 && strcmp(l->channel, "p:{n}:ch") == 0);
-  RT_CHECK(strcmp(l->name, "n") == 0);
+  RT_CHECK(rl_lock_keyk(l, 0) == rl_lock_keyk(l, 1)); /* one copy */
+  RT_CHECK(rl_lock_key(l) == rl_lock_keyk(l, 0) && l->keylen == 5);
+  RT_CHECK(rl_lock_fence(l) == rl_lock_keyk(l, 1) && rl_lock_fencelen(l) == 11);
+  RT_CHECK(chan_is(l, "p:{n}:ch"));
+  RT_CHECK(strcmp(rl_lock_text(l), "n") == 0);
   RT_CHECK_EQ_INT(atomic_load(&c.refs), 3);
   rl_lock_unref(l);
   RT_CHECK_EQ_INT(atomic_load(&c.refs), 2);
@@ -309,12 +317,43 @@ static void handle_layout(void) {
   RT_CHECK(key_is(l, 0, "p:{name}:w") && key_is(l, 1, "p:{name}:r") &&
            key_is(l, 2, "p:{name}:rc") && key_is(l, 3, "p:{name}:wq") &&
            key_is(l, 4, "p:{name}:w:fence"));
-  RT_CHECK(l->keys[0] == l->keys[4] && l->keys[1] == l->keys[2]);
-  RT_CHECK(l->keys[3] != l->keys[0]);
-  RT_CHECK(l->key == l->keys[1] && l->fence == l->keys[4]);
-  RT_CHECK(strcmp(l->channel, "p:{name}:r:ch") == 0);
-  RT_CHECK(strcmp(l->name, "name") == 0);
+  RT_CHECK(rl_lock_keyk(l, 0) == rl_lock_keyk(l, 4) &&
+           rl_lock_keyk(l, 1) == rl_lock_keyk(l, 2));
+  RT_CHECK(rl_lock_keyk(l, 3) != rl_lock_keyk(l, 0));
+  RT_CHECK(rl_lock_key(l) == rl_lock_keyk(l, 1) && l->keylen == 10 &&
+           rl_lock_fence(l) == rl_lock_keyk(l, 4));
+  RT_CHECK(chan_is(l, "p:{name}:r:ch"));
+  RT_CHECK(strcmp(rl_lock_text(l), "name") == 0);
   rl_lock_unref(l);
+  /* The longest prefix and name, with the read-write lock's keys: the
+   * offsets and lengths, 16 bits each, still hold them. */
+  char prefix[RL_PREFIX_MAX + 1], name[RL_NAME_MAX + 1], want[1024];
+  memset(prefix, 'p', RL_PREFIX_MAX);
+  prefix[RL_PREFIX_MAX] = '\0';
+  memset(name, 'n', RL_NAME_MAX);
+  name[RL_NAME_MAX] = '\0';
+  RT_REQUIRE(rl_name_check(name) == 0);
+  c.prefix = prefix;
+  l = rl_lock_alloc(&c, name, 5, rw_keys, 1, 4, 1);
+  RT_REQUIRE(l != NULL);
+  for (int k = 0; k < 5; k++) {
+    snprintf(want, sizeof want, "%s{%s}%s", prefix, name, rw_keys[k]);
+    RT_CHECK(key_is(l, k, want));
+  }
+  snprintf(want, sizeof want, "%s{%s}:r:ch", prefix, name);
+  RT_CHECK(chan_is(l, want));
+  RT_CHECK(strcmp(rl_lock_text(l), name) == 0);
+  rl_lock_unref(l);
+  /* The benchmark's shape: prefix "rlock:", a ten-character name. */
+  c.prefix = "rlock:";
+  l = rl_lock_alloc(&c, "wdb-999999", 2, lock_keys, 0, 1, 0);
+  RT_REQUIRE(l != NULL);
+  RT_CHECK(key_is(l, 1, "rlock:{wdb-999999}:fence"));
+  RT_CHECK(chan_is(l, "rlock:{wdb-999999}:ch"));
+  RT_CHECK(strcmp(rl_lock_text(l), "wdb-999999") == 0);
+  RT_CHECK(malloc_usable_size(l) <= 104);
+  rl_lock_unref(l);
+  RT_CHECK_EQ_INT(atomic_load(&c.refs), 2);
 }
 
 /* rlock's RESP formatter writes exactly what hiredis's would. */
