@@ -276,6 +276,84 @@ static void holds_table(void) {
   rl_holds_unpin(hp);
 }
 
+/* The record keeps no hash and packs its key length with its flags
+ * (holds.h): a table of locks told apart only by their keys' bytes (one
+ * owner, one key length, as in the watchdog benchmark) grows, loses half
+ * its records in an order unlike their insertion, grows again and is
+ * emptied, and every lookup on the way still finds exactly what is
+ * there; the longest key a record takes keeps its length whole. */
+static void holds_compact(void) {
+  static const char id[] = "0123456789abcdef0123456789abcdef";
+  enum { N = 20000 };
+  rl_holds t;
+  RT_REQUIRE(rl_holds_init(&t, id) == 0);
+  static char keys[N][16];
+  static rl_hold *hs[N];
+  char owner[RL_HOLDS_OWNER_MAX];
+  size_t ol = rl_owner_format(id, 1, 0, owner);
+  for (int i = 0; i < N; i++) {
+    snprintf(keys[i], sizeof keys[i], "wdb-%06d", i);
+    if (i == N / 2) RT_CHECK_EQ_INT(t.count, N / 2);
+    hs[i] = rl_holds_add(&t, keys[i], 10, owner, ol);
+    RT_REQUIRE(hs[i] != NULL);
+    hs[i]->count = i;
+    hs[i]->watchdog = 1;
+    hs[i]->lost = i % 3 == 0;
+  }
+  RT_CHECK_EQ_INT(t.count, N);
+  RT_CHECK(t.nbuckets >= N);
+  /* Remove the odd ones, from the last down. */
+  for (int i = N - 1; i >= 0; i--)
+    if (i % 2 == 1) rl_holds_remove(&t, hs[i]);
+  RT_CHECK_EQ_INT(t.count, N / 2);
+  int wrong = 0;
+  for (int i = 0; i < N; i++) {
+    rl_hold *h = rl_holds_find(&t, keys[i], 10, owner, ol);
+    if (i % 2 == 1 ? h != NULL
+                   : h != hs[i] || h->count != i || h->keylen != 10 ||
+                         h->lost != (i % 3 == 0) || !h->watchdog ||
+                         h->owner_is_thread)
+      wrong++;
+  }
+  RT_CHECK_EQ_INT(wrong, 0);
+  /* The odd ones again: the table takes them back where it looks. */
+  for (int i = 1; i < N; i += 2) {
+    hs[i] = rl_holds_add(&t, keys[i], 10, owner, ol);
+    RT_REQUIRE(hs[i] != NULL);
+    hs[i]->count = -i;
+  }
+  for (int i = 0; i < N; i++) {
+    rl_hold *h = rl_holds_find_id(&t, keys[i], 10, 1, 0);
+    if (h != hs[i] || h->count != (i % 2 ? -i : i)) wrong++;
+  }
+  RT_CHECK_EQ_INT(wrong, 0);
+  /* Emptied from the middle outwards. */
+  for (int d = 0; d < N / 2; d++) {
+    rl_holds_remove(&t, hs[N / 2 + d]);
+    rl_holds_remove(&t, hs[N / 2 - 1 - d]);
+  }
+  RT_CHECK_EQ_INT(t.count, 0);
+  for (int i = 0; i < N; i++)
+    if (rl_holds_find_id(&t, keys[i], 10, 1, 0) != NULL) wrong++;
+  RT_CHECK_EQ_INT(wrong, 0);
+  /* The longest key: its whole length, next to flags that are set. */
+  static char longkey[RL_HOLDS_KEY_MAX + 1];
+  memset(longkey, 'k', sizeof longkey);
+  rl_hold *h = rl_holds_add(&t, longkey, RL_HOLDS_KEY_MAX, owner, ol);
+  RT_REQUIRE(h != NULL);
+  h->lost = h->watchdog = 1;
+  RT_CHECK_EQ_INT(h->keylen, RL_HOLDS_KEY_MAX);
+  RT_CHECK(rl_holds_find(&t, longkey, RL_HOLDS_KEY_MAX, owner, ol) == h);
+  RT_CHECK(rl_holds_find(&t, longkey, RL_HOLDS_KEY_MAX - 1, owner, ol) ==
+           NULL);
+  RT_CHECK(rl_holds_add(&t, longkey, RL_HOLDS_KEY_MAX + 1, owner, ol) ==
+           NULL);
+  RT_CHECK_EQ_INT(t.count, 1);
+  rl_holds_remove(&t, h);
+  RT_CHECK_EQ_INT(t.count, 0);
+  rl_holds_free(&t);
+}
+
 /* A handle is one allocation whose keys share their storage where one
  * key's name begins another's (lock.c), kept as 16-bit offsets: every
  * key, its length, the channel and the name still read as before, at the
@@ -405,7 +483,7 @@ int main(int argc, char **argv) {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
-      {"handle_layout", handle_layout},
+      {"holds_compact", holds_compact}, {"handle_layout", handle_layout},
       {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},
   };
