@@ -114,7 +114,7 @@ rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
   rl_client *c = req->lock->client;
   const rlock *lock = req->lock;
   size_t n = (size_t)c->nmasters, size = sizeof(rl_grants) + n;
-  for (int k = 0; k < lock->nkeys; k++) size += lock->keylens[k] + 1;
+  for (int k = 0; k < lock->nkeys; k++) size += rl_lock_keylenk(lock, k) + 1;
   size += lock->channellen + 1 + req->ownerlen + 1;
   rl_grants *g = calloc(1, size);
   if (g == NULL) return NULL;
@@ -127,14 +127,14 @@ rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
   g->slot = (uint8_t *)(g + 1);
   char *p = (char *)g->slot + n;
   for (int k = 0; k < lock->nkeys; k++) {
-    memcpy(p, lock->keys[k], lock->keylens[k]);
+    memcpy(p, rl_lock_keyk(lock, k), rl_lock_keylenk(lock, k));
     g->keys[k] = p;
-    g->keylens[k] = lock->keylens[k];
-    p += lock->keylens[k] + 1;
+    g->keylens[k] = rl_lock_keylenk(lock, k);
+    p += g->keylens[k] + 1;
   }
   g->key = (char *)g->keys[lock->kind->hold];
   g->keylen = g->keylens[lock->kind->hold];
-  memcpy(p, lock->channel, lock->channellen);
+  memcpy(p, rl_lock_channel(lock), lock->channellen);
   g->vals.channel = p;
   g->vals.channellen = lock->channellen;
   p += lock->channellen + 1;
@@ -313,7 +313,7 @@ static void commit(rl_req *req) {
     h = NULL;
   }
   if (h == NULL) {
-    h = rl_holds_add(&c->holds, req->lock->key, req->lock->keylen,
+    h = rl_holds_add(&c->holds, rl_lock_key(req->lock), req->lock->keylen,
                      req->owner, req->ownerlen);
     if (h == NULL) {
       rl_req_finish(req, RLOCK_ENOMEM); /* the grants are given back */
@@ -372,9 +372,10 @@ static void fence_done(rl_round *r) {
 const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL, NULL};
 
 /* The fence_max arguments for the request's token. */
-#define FENCE_ARGS(req, token, ttl)                                        \
-  const char *argv[] = {NULL, "1", (req)->lock->fence, token, ttl};        \
-  size_t len[] = {0, 1, (req)->lock->fencelen, strlen(token), strlen(ttl)}
+#define FENCE_ARGS(req, token, ttl)                                         \
+  const char *argv[] = {NULL, "1", rl_lock_fence((req)->lock), token, ttl}; \
+  size_t len[] = {0, 1, rl_lock_fencelen((req)->lock), strlen(token),       \
+                  strlen(ttl)}
 
 /* Raises the counter of master i to the token, expecting no answer: it
  * lands after this attempt's acquire there, late grant or not. */
@@ -652,12 +653,12 @@ void rl_acquire_start(rl_req *req) {
   if (!req->owner_is_thread) {
     /* An async owner may have one acquisition of a lock in flight: two at
      * once would race on its count and its token. */
-    if (rl_holds_find(&c->pending, req->lock->key, req->lock->keylen,
+    if (rl_holds_find(&c->pending, rl_lock_key(req->lock), req->lock->keylen,
                       req->owner, req->ownerlen) != NULL) {
       rl_req_finish(req, RLOCK_EINVAL);
       return;
     }
-    req->pending = rl_holds_add(&c->pending, req->lock->key,
+    req->pending = rl_holds_add(&c->pending, rl_lock_key(req->lock),
                                 req->lock->keylen, req->owner, req->ownerlen);
     if (req->pending == NULL) {
       rl_req_finish(req, RLOCK_ENOMEM);

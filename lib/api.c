@@ -189,8 +189,8 @@ int rlock_fencing_token(rlock *lock, uint64_t *token) {
 static rl_hold *owner_hold(rlock *lock, uint64_t owner) {
   rl_req tmp;
   rl_owner_async(lock->client, owner, &tmp);
-  rl_hold *h = rl_holds_find(&lock->client->holds, lock->key, lock->keylen,
-                             tmp.owner, tmp.ownerlen);
+  rl_hold *h = rl_holds_find(&lock->client->holds, rl_lock_key(lock),
+                             lock->keylen, tmp.owner, tmp.ownerlen);
   return h != NULL && !h->lost ? h : NULL;
 }
 
@@ -290,8 +290,8 @@ int rlock_extend_async(rlock *lock, uint64_t owner, int64_t lease_ms,
 
 void rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
   if (lock == NULL) return;
-  atomic_store(&lock->lost_arg, arg);
-  atomic_store(&lock->lost_cb, cb);
+  if (rl_lock_set_lost(lock, cb, arg) != 0)
+    rl_client_note_error(lock->client, "out of memory", 13);
 }
 
 uint64_t rlock_thread_id(void) { return rl_thread_seq(); }

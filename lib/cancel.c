@@ -17,7 +17,7 @@ int rl_pubsub_cancel(rlock *lock, const char *owner, size_t ownerlen) {
     if (r->kind != RL_REQ_ACQUIRE || r->waiter != NULL || r->deciding)
       continue;
     if (r->lock->keylen != lock->keylen ||
-        memcmp(r->lock->key, lock->key, lock->keylen) != 0)
+        memcmp(rl_lock_key(r->lock), rl_lock_key(lock), lock->keylen) != 0)
       continue;
     if (r->ownerlen != ownerlen || memcmp(r->owner, owner, ownerlen) != 0)
       continue;

@@ -97,27 +97,34 @@ typedef struct rl_req {
 /*
  * A handle: one allocation, since a client may hold a million locks
  * (issue 17: at most 300 bytes per held lock, handle and hold together).
- * After the struct come keys[nkeys], keylens[nkeys] and the strings: a
- * key whose name begins another's is not stored twice (a lock's hash
- * "<prefix>{<name>}" is the start of its fencing counter's name, which
- * is passed with its length), then the channel and the name (lock.c).
+ * No pointers into itself: after the struct come at[], 16-bit offsets and
+ * lengths, then the text: the name with its NUL, the keys, each key whose
+ * name begins another's not stored twice (a lock's hash "<prefix>{<name>}"
+ * is the start of its fencing counter's name, which is passed with its
+ * length), and the channel. lock.h reads them (rl_lock_key and the rest);
+ * a reentrant lock named like "wdb-123456" takes 112 bytes of heap.
  */
+typedef struct rl_lost { /* the lost-lock callback as set (lock.c) */
+  rlock_lost_cb cb;
+  void *arg;
+  struct rl_lost *prev; /* the one it replaced: freed with the handle */
+} rl_lost;
+
 struct rlock {
   atomic_int refs;
-  int nkeys;      /* its keys, in the order its scripts take them */
-  _Atomic(rlock_lost_cb) lost_cb;
-  void *_Atomic lost_arg;
+  uint8_t nkeys;         /* its keys, in the order its scripts take them */
+  uint8_t hold;          /* which of them is the hold key */
+  uint16_t keylen;       /* the hold key's length */
+  rl_lost *_Atomic lost; /* rlock_set_lost_cb's, or NULL */
   rl_client *client;
   const struct rl_kind *kind; /* what the handle is (lib/kind.h); NULL for
                                  a family object (family.c) */
-  const char *name;
-  const char *key;      /* the hold key: keys[kind->hold] */
-  const char *fence;    /* keys[kind->fence] */
-  const char *channel;  /* where its waiters listen (a fair waiter: + ":"
-                           owner) */
-  uint32_t keylen, fencelen, channellen;
-  size_t *keylens;
-  const char *keys[];
+  uint8_t fence;              /* which key is the fencing counter */
+  uint8_t chan_key;           /* the key whose name + ":ch" is the channel */
+  uint16_t channellen;        /* where its waiters listen (a fair waiter: + ":"
+                                 owner) */
+  uint16_t at[]; /* at[k]: key k's offset in the text, at[nkeys + k]
+                    its length, at[2 * nkeys] the channel's offset */
 };
 
 struct rlock_client {

@@ -80,12 +80,18 @@ void rl_extend_start(rl_req *req) {
   int hk = kind->hold, pair = kind->renew_pair;
   char lease[24];
   snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
-  const char *argv[] = {NULL, pair ? "2" : "1", lock->keys[hk],
-                        pair ? lock->keys[hk + 1] : lease,
-                        pair ? lease : req->owner, req->owner};
-  size_t len[] = {0, 1, lock->keylens[hk],
-                  pair ? lock->keylens[hk + 1] : strlen(lease),
-                  pair ? strlen(lease) : req->ownerlen, req->ownerlen};
+  const char *argv[] = {NULL,
+                        pair ? "2" : "1",
+                        rl_lock_keyk(lock, hk),
+                        pair ? rl_lock_keyk(lock, hk + 1) : lease,
+                        pair ? lease : req->owner,
+                        req->owner};
+  size_t len[] = {0,
+                  1,
+                  rl_lock_keylenk(lock, hk),
+                  pair ? rl_lock_keylenk(lock, hk + 1) : strlen(lease),
+                  pair ? strlen(lease) : req->ownerlen,
+                  req->ownerlen};
   rl_round *r = rl_round_new(c, &rl_extend_ops, req, kind->renew, pair ? 6 : 5,
                              argv, len);
   if (r == NULL) {

@@ -109,11 +109,15 @@ void rl_holds_free(rl_holds *t) {
   t->count = 0;
 }
 
+static uint32_t hash_rec(const rl_hold *h) {
+  return hash_of(h->key, h->keylen, h->owner_id, h->owner_is_thread);
+}
+
 rl_hold *rl_holds_find_id(rl_holds *t, const char *key, size_t keylen,
                           uint64_t owner_id, int owner_is_thread) {
   uint32_t hash = hash_of(key, keylen, owner_id, owner_is_thread);
   for (rl_hold *h = t->buckets[hash & (t->nbuckets - 1)]; h; h = h->hnext)
-    if (h->hash == hash && h->owner_id == owner_id &&
+    if (h->owner_id == owner_id &&
         h->owner_is_thread == (owner_is_thread != 0) && h->keylen == keylen &&
         memcmp(h->key, key, keylen) == 0)
       return h;
@@ -136,8 +140,9 @@ static void grow(rl_holds *t) {
     rl_hold *h = t->buckets[i];
     while (h) {
       rl_hold *next = h->hnext;
-      h->hnext = b[h->hash & (n - 1)];
-      b[h->hash & (n - 1)] = h;
+      uint32_t hash = hash_rec(h);
+      h->hnext = b[hash & (n - 1)];
+      b[hash & (n - 1)] = h;
       h = next;
     }
   }
@@ -150,18 +155,17 @@ rl_hold *rl_holds_add(rl_holds *t, const char *key, size_t keylen,
                       const char *owner, size_t ownerlen) {
   uint64_t id;
   int is_thread;
-  if (keylen > UINT32_MAX ||
+  if (keylen > RL_HOLDS_KEY_MAX ||
       parse_owner(t, owner, ownerlen, &id, &is_thread) != 0)
     return NULL;
   rl_hold *h = calloc(1, sizeof *h);
   if (h == NULL) return NULL;
   h->key = key;
-  h->keylen = (uint32_t)keylen;
+  h->keylen = (uint16_t)keylen;
   h->owner_id = id;
-  h->owner_is_thread = (uint8_t)is_thread;
-  h->hash = hash_of(key, keylen, id, is_thread);
+  h->owner_is_thread = (uint16_t)(is_thread != 0);
   if (t->count + 1 > t->nbuckets) grow(t);
-  rl_hold **b = &t->buckets[h->hash & (t->nbuckets - 1)];
+  rl_hold **b = &t->buckets[hash_rec(h) & (t->nbuckets - 1)];
   h->hnext = *b;
   *b = h;
   t->count++;
@@ -169,9 +173,12 @@ rl_hold *rl_holds_add(rl_holds *t, const char *key, size_t keylen,
 }
 
 void rl_holds_remove(rl_holds *t, rl_hold *h) {
-  rl_hold **p = &t->buckets[h->hash & (t->nbuckets - 1)];
-  while (*p && *p != h) p = &(*p)->hnext;
-  if (*p) {
+  /* One marked removed is out of the table already, and its key may be
+   * gone: it is not hashed again. */
+  rl_hold **p =
+      h->removed ? NULL : &t->buckets[hash_rec(h) & (t->nbuckets - 1)];
+  while (p && *p && *p != h) p = &(*p)->hnext;
+  if (p && *p) {
     *p = h->hnext;
     t->count--;
   }

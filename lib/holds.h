@@ -27,14 +27,26 @@ struct rlock;
  * and 20 digits. */
 #define RL_HOLDS_OWNER_MAX 64
 
+/* The longest key a record takes (12 bits): far above the longest a
+ * handle makes (lock.c checks). */
+#define RL_HOLDS_KEY_MAX 4095
+
 /* The fields a renewal reads come first, with the wheel node: at a
- * million locks each one read is a cache miss. */
+ * million locks each one read is a cache miss. 136 bytes, one 144-byte
+ * malloc chunk: the key's length and the flags share 16 bits, and the
+ * hash is not kept (a lookup compares the owner, the length, then the
+ * key; a removal or a growth of the table hashes the key again). */
 typedef struct rl_hold {
   rl_wheel_node wd;        /* the watchdog's renewal timer */
   struct rl_hold *hnext;   /* hash chain */
   const char *key;         /* the lock's hash key: borrowed, see rl_holds_add */
-  uint32_t keylen;
-  uint32_t hash;
+  uint16_t keylen : 12;
+  uint16_t owner_is_thread : 1;
+  uint16_t watchdog : 1;
+  uint16_t lost : 1;
+  uint16_t removed : 1;    /* out of the table, kept while pinned */
+  uint16_t pins;           /* renewal batches in flight that point here */
+  int32_t extensions;      /* rlock_extend calls on this acquisition */
   uint64_t gen;            /* unique per record: an answer about an earlier
                               record of the same (key, owner) is never
                               applied to this one */
@@ -42,12 +54,6 @@ typedef struct rl_hold {
   uint64_t masters;        /* the masters known to have it (bit per index):
                               granted there, and not since found gone */
   uint64_t owner_id;       /* the thread id or the async owner */
-  int32_t extensions;      /* rlock_extend calls on this acquisition */
-  uint16_t pins;           /* renewal batches in flight that point here */
-  uint8_t owner_is_thread : 1;
-  uint8_t watchdog : 1;
-  uint8_t lost : 1;
-  uint8_t removed : 1;     /* out of the table, kept while pinned */
   int64_t count;
   uint64_t token;
   int64_t lease_ms;
@@ -79,8 +85,9 @@ rl_hold *rl_holds_find_id(rl_holds *t, const char *key, size_t keylen,
                           uint64_t owner_id, int owner_is_thread);
 
 /* Adds a zeroed record (count 0) for (key, owner), with owner_id and
- * owner_is_thread set from the owner field; NULL if out of memory or if
- * the field is not of this client's form. The caller has checked that
+ * owner_is_thread set from the owner field; NULL if out of memory, if
+ * the key is longer than RL_HOLDS_KEY_MAX or if the field is not of this
+ * client's form. The caller has checked that
  * none exists. The key is not copied: it must stay valid, unchanged, for
  * as long as the record (a handle's key; the hold keeps a reference to
  * its handle, and a pending mark lives no longer than its request, which

@@ -52,7 +52,7 @@ typedef struct rl_call {
 
 /* The values an rl_call's codes stand for. */
 typedef struct rl_call_vals {
-  const char *const *keys; /* the handle's keys, as in rlock.keys */
+  const char *const *keys; /* the handle's keys, in its scripts' order */
   const size_t *keylens;
   const char *channel;
   size_t channellen;
@@ -61,6 +61,11 @@ typedef struct rl_call_vals {
   int64_t lease_ms, count, alive_ms;
   uint64_t floor, ticket;
   int last;
+  /* Where rl_lock_vals puts the handle's keys for keys and keylens to
+   * point to (a handle stores offsets, not pointers): a copy of the
+   * struct keeps pointing to the original's. */
+  const char *keyv[RL_KIND_MAXKEYS];
+  size_t lenv[RL_KIND_MAXKEYS];
 } rl_call_vals;
 
 /* Acquire replies, read into a round slot: a grant sets v[0] the token,

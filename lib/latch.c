@@ -89,7 +89,7 @@ int rlock_latch_get(rlock_client *client, const char *name,
     free(l);
     return RLOCK_ENOMEM;
   }
-  memcpy(l->dkey, l->obj->key, l->obj->keylen);
+  memcpy(l->dkey, rl_lock_key(l->obj), l->obj->keylen);
   memcpy(l->dkey + l->obj->keylen, ":d", 3);
   atomic_init(&l->refs, 1);
   *out = l;
@@ -101,7 +101,7 @@ void rlock_latch_free(rlock_latch *latch) {
 }
 
 const char *rlock_latch_name(const rlock_latch *latch) {
-  return latch != NULL ? latch->obj->name : NULL;
+  return latch != NULL ? rl_lock_text(latch->obj) : NULL;
 }
 
 /* --- rounds ------------------------------------------------------------- */
@@ -262,7 +262,7 @@ static void await_fail(rl_latch_req *lr, int err, uint64_t sleep_ms) {
     lr->waiting = 1;
     RL_ADD(c->metrics.latch_waiters, 1);
   }
-  if (rl_fwait_sleep(&lr->wait, req, lr->latch->obj->channel,
+  if (rl_fwait_sleep(&lr->wait, req, rl_lock_channel(lr->latch->obj),
                      lr->latch->obj->channellen, sleep_ms, look, NULL) != 0)
     rl_req_finish(req, RLOCK_ENOMEM);
 }
@@ -339,7 +339,7 @@ static void send_round(rl_latch_req *lr, const rl_round_ops *ops, int script,
   rl_args_str(&a, NULL, 0);
   int two = script != RL_FAM(RL_FAM_LATCH_COUNT);
   rl_args_str(&a, two ? "2" : "1", 1);
-  rl_args_str(&a, l->obj->key, l->obj->keylen);
+  rl_args_str(&a, rl_lock_key(l->obj), l->obj->keylen);
   if (two) rl_args_str(&a, l->dkey, l->dkeylen);
   if (lr->op == OP_SET) {
     rl_args_i64(&a, lr->count);
@@ -412,7 +412,8 @@ static int cancel_on_loop(rlock_latch *l, const char *owner,
       continue;
     rl_latch_req *lr = (rl_latch_req *)r;
     if (lr->op != OP_AWAIT || lr->latch->obj->keylen != l->obj->keylen ||
-        memcmp(lr->latch->obj->key, l->obj->key, l->obj->keylen) != 0)
+        memcmp(rl_lock_key(lr->latch->obj), rl_lock_key(l->obj),
+               l->obj->keylen) != 0)
       continue;
     if (r->ownerlen != ownerlen || memcmp(r->owner, owner, ownerlen) != 0)
       continue;

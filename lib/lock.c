@@ -7,6 +7,7 @@
 #include "lock.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,8 @@
 #include "family.h"
 #include "kind.h"
 #include "options.h"
-#include "util.h"
 #include "pubsub.h"
+#include "util.h"
 #include "wait.h"
 
 void rl_lock_ref(rlock *lock) { atomic_fetch_add(&lock->refs, 1); }
@@ -23,9 +24,35 @@ void rl_lock_ref(rlock *lock) { atomic_fetch_add(&lock->refs, 1); }
 void rl_lock_unref(rlock *lock) {
   if (atomic_fetch_sub(&lock->refs, 1) != 1) return;
   rl_client *c = lock->client;
+  rl_lost *l = atomic_load(&lock->lost);
+  while (l != NULL) {
+    rl_lost *prev = l->prev;
+    free(l);
+    l = prev;
+  }
   free(lock);
   rl_client_unref(c);
 }
+
+/* A callback and its argument are set together, without a lock, by
+ * publishing a new pair; the loop thread may still be reading the one it
+ * replaces, so that one is freed with the handle (a handle's callback is
+ * set once or a few times, not in a loop). */
+int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg) {
+  rl_lost *l = malloc(sizeof *l);
+  if (l == NULL) return RLOCK_ENOMEM;
+  l->cb = cb;
+  l->arg = arg;
+  l->prev = atomic_load(&lock->lost);
+  while (!atomic_compare_exchange_weak(&lock->lost, &l->prev, l)) {
+  }
+  return 0;
+}
+
+/* The longest name and prefix make keys the client's table and a handle's
+ * 16-bit offsets take (the longest suffix is a few bytes). */
+_Static_assert(RL_PREFIX_MAX + RL_NAME_MAX + 2 + 64 <= RL_HOLDS_KEY_MAX,
+               "a hold key longer than a hold record takes");
 
 rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
                      const char *const *suffixes, int hold, int fence,
@@ -35,7 +62,9 @@ rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
   /* Key k is kept inside key in_key[k]: the one whose suffix is the
    * longest that begins with k's (itself, when no other does). */
   int in_key[RL_KIND_MAXKEYS];
-  size_t size = sizeof(rlock) + (size_t)nkeys * (sizeof(char *) + sizeof(size_t));
+  size_t head =
+      offsetof(rlock, at) + (size_t)(2 * nkeys + 1) * sizeof(uint16_t);
+  size_t text = nlen + 1;
   for (int k = 0; k < nkeys; k++) slen[k] = strlen(suffixes[k]);
   for (int k = 0; k < nkeys; k++) {
     in_key[k] = k;
@@ -43,15 +72,24 @@ rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
       if (slen[j] > slen[in_key[k]] &&
           memcmp(suffixes[j], suffixes[k], slen[k]) == 0)
         in_key[k] = j;
-    if (in_key[k] == k) size += base + slen[k] + 1;
+    if (in_key[k] == k) text += base + slen[k] + 1;
   }
-  size += base + slen[chan_key] + 4 + nlen + 1; /* the channel, the name */
-  rlock *lock = malloc(size);
+  text += base + slen[chan_key] + 4; /* the channel */
+  /* Offsets and lengths are 16 bits: names and prefixes are bounded
+   * (options.h) far below that. */
+  if (text > UINT16_MAX || nkeys > RL_KIND_MAXKEYS ||
+      base + slen[hold] > RL_HOLDS_KEY_MAX)
+    return NULL;
+  rlock *lock = malloc(head + text);
   if (lock == NULL) return NULL;
-  memset(lock, 0, sizeof *lock);
-  lock->nkeys = nkeys;
-  lock->keylens = (size_t *)(void *)&lock->keys[nkeys];
-  char *p = (char *)&lock->keylens[nkeys];
+  memset(lock, 0, head);
+  lock->nkeys = (uint8_t)nkeys;
+  lock->hold = (uint8_t)hold;
+  lock->fence = (uint8_t)fence;
+  lock->chan_key = (uint8_t)chan_key;
+  char *t = (char *)lock + head, *p = t;
+  memcpy(p, name, nlen + 1);
+  p += nlen + 1;
   for (int k = 0; k < nkeys; k++) {
     if (in_key[k] != k) continue;
     memcpy(p, c->prefix, plen);
@@ -59,27 +97,20 @@ rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
     memcpy(p + plen + 1, name, nlen);
     p[plen + 1 + nlen] = '}';
     memcpy(p + base, suffixes[k], slen[k] + 1);
-    lock->keys[k] = p;
+    lock->at[k] = (uint16_t)(p - t);
     p += base + slen[k] + 1;
   }
   for (int k = 0; k < nkeys; k++) {
-    lock->keys[k] = lock->keys[in_key[k]];
-    lock->keylens[k] = base + slen[k];
+    lock->at[k] = lock->at[in_key[k]];
+    lock->at[nkeys + k] = (uint16_t)(base + slen[k]);
   }
-  lock->key = lock->keys[hold];
-  lock->keylen = (uint32_t)lock->keylens[hold];
-  lock->fence = lock->keys[fence];
-  lock->fencelen = (uint32_t)lock->keylens[fence];
-  memcpy(p, lock->keys[chan_key], lock->keylens[chan_key]);
-  memcpy(p + lock->keylens[chan_key], ":ch", 4);
-  lock->channel = p;
-  lock->channellen = (uint32_t)lock->keylens[chan_key] + 3;
-  p += lock->channellen + 1;
-  memcpy(p, name, nlen + 1);
-  lock->name = p;
+  lock->keylen = (uint16_t)(base + slen[hold]);
+  memcpy(p, t + lock->at[chan_key], base + slen[chan_key]);
+  memcpy(p + base + slen[chan_key], ":ch", 4);
+  lock->at[2 * nkeys] = (uint16_t)(p - t);
+  lock->channellen = (uint16_t)(base + slen[chan_key] + 3);
   atomic_init(&lock->refs, 1);
-  atomic_init(&lock->lost_cb, NULL);
-  atomic_init(&lock->lost_arg, NULL);
+  atomic_init(&lock->lost, NULL);
   lock->client = c;
   atomic_fetch_add(&c->refs, 1);
   return lock;
@@ -130,7 +161,7 @@ void rlock_free(rlock *lock) {
 }
 
 const char *rlock_name(const rlock *lock) {
-  return lock != NULL ? lock->name : NULL;
+  return lock != NULL ? rl_lock_text(lock) : NULL;
 }
 
 void rl_owner_thread(rl_client *c, rl_req *req) {
@@ -148,15 +179,19 @@ void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req) {
 
 void rl_lock_vals(const rlock *lock, rl_call_vals *v) {
   memset(v, 0, sizeof *v);
-  v->keys = lock->keys;
-  v->keylens = lock->keylens;
-  v->channel = lock->channel;
+  for (int k = 0; k < lock->nkeys; k++) {
+    v->keyv[k] = rl_lock_keyk(lock, k);
+    v->lenv[k] = rl_lock_keylenk(lock, k);
+  }
+  v->keys = v->keyv;
+  v->keylens = v->lenv;
+  v->channel = rl_lock_channel(lock);
   v->channellen = lock->channellen;
 }
 
 rl_hold *rl_req_hold(rl_req *req) {
   rlock *lock = req->lock;
-  return rl_holds_find(&lock->client->holds, lock->key, lock->keylen,
+  return rl_holds_find(&lock->client->holds, rl_lock_key(lock), lock->keylen,
                        req->owner, req->ownerlen);
 }
 

@@ -9,6 +9,39 @@
 
 #include "client.h"
 
+/* A handle's text (client.h): the name, with its NUL, comes first. */
+static inline const char *rl_lock_text(const rlock *lock) {
+  return (const char *)&lock->at[2 * lock->nkeys + 1];
+}
+/* Key k of the handle, not NUL-terminated, and its length. */
+static inline const char *rl_lock_keyk(const rlock *lock, int k) {
+  return rl_lock_text(lock) + lock->at[k];
+}
+static inline size_t rl_lock_keylenk(const rlock *lock, int k) {
+  return lock->at[lock->nkeys + k];
+}
+/* The hold key (its length is lock->keylen), by which the client's table
+ * knows a hold of the handle. */
+static inline const char *rl_lock_key(const rlock *lock) {
+  return rl_lock_keyk(lock, lock->hold);
+}
+/* The fencing counter's key and its length. */
+static inline const char *rl_lock_fence(const rlock *lock) {
+  return rl_lock_keyk(lock, lock->fence);
+}
+static inline size_t rl_lock_fencelen(const rlock *lock) {
+  return rl_lock_keylenk(lock, lock->fence);
+}
+/* Where its waiters listen (its length is lock->channellen): a stable
+ * pointer, so that a wait queue knows its channel by its address. */
+static inline const char *rl_lock_channel(const rlock *lock) {
+  return rl_lock_text(lock) + lock->at[2 * lock->nkeys];
+}
+
+/* Sets the lost-lock callback (any thread); RLOCK_ENOMEM leaves the one
+ * set before. */
+int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg);
+
 /* Handle references (any thread). */
 void rl_lock_ref(rlock *lock);
 void rl_lock_unref(rlock *lock);

@@ -37,7 +37,7 @@ static int cmp_key(const void *x, const void *y) {
   const entry *a = x, *b = y;
   size_t n = a->lock->keylen < b->lock->keylen ? a->lock->keylen
                                                : b->lock->keylen;
-  int c = memcmp(a->lock->key, b->lock->key, n);
+  int c = memcmp(rl_lock_key(a->lock), rl_lock_key(b->lock), n);
   if (c != 0) return c;
   if (a->lock->keylen != b->lock->keylen)
     return a->lock->keylen < b->lock->keylen ? -1 : 1;
@@ -90,8 +90,8 @@ static int make_set(rl_multi_req *mr, rlock *const *locks, size_t n) {
   size_t m = 0;
   for (size_t j = 0; j < n; j++) {
     if (m > 0 && mr->locks[m - 1]->keylen == e[j].lock->keylen &&
-        memcmp(mr->locks[m - 1]->key, e[j].lock->key, e[j].lock->keylen) ==
-            0)
+        memcmp(rl_lock_key(mr->locks[m - 1]), rl_lock_key(e[j].lock),
+               e[j].lock->keylen) == 0)
       continue; /* listed twice: once (the first listed position kept) */
     mr->locks[m] = e[j].lock;
     mr->pos[m++] = e[j].pos;
@@ -143,7 +143,7 @@ static void unlock_done(rl_round *r) {
   for (size_t k = 0; k < mr->nwhich; k++) {
     size_t j = mr->which[k];
     rlock *lock = mr->locks[j];
-    rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen,
+    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
                                req->owner, req->ownerlen);
     int yes = 0, no = 0;
     for (int i = 0; i < r->n; i++) {
@@ -189,8 +189,9 @@ static void unlock_start(rl_req *req) {
   rl_client *c = req->lock->client;
   /* Every lock must be the owner's, or nothing is done. */
   for (size_t j = 0; j < mr->n; j++)
-    if (rl_holds_find(&c->holds, mr->locks[j]->key, mr->locks[j]->keylen,
-                      req->owner, req->ownerlen) == NULL) {
+    if (rl_holds_find(&c->holds, rl_lock_key(mr->locks[j]),
+                      mr->locks[j]->keylen, req->owner,
+                      req->ownerlen) == NULL) {
       rl_req_finish(req, RLOCK_ENOTOWNER);
       return;
     }
@@ -202,7 +203,7 @@ static void unlock_start(rl_req *req) {
   }
   for (size_t j = 0; j < mr->n; j++) {
     rlock *lock = mr->locks[j];
-    rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen,
+    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
                                req->owner, req->ownerlen);
     if (h->lost) { /* as rlock_unlock: dropped, and said */
       rl_hold_drop(c, h);
@@ -221,19 +222,19 @@ static void unlock_start(rl_req *req) {
   rl_args_i64(&args, (int64_t)mr->nwhich);
   for (size_t k = 0; k < mr->nwhich; k++) {
     rlock *lock = mr->locks[mr->which[k]];
-    rl_args_str(&args, lock->key, lock->keylen);
+    rl_args_str(&args, rl_lock_key(lock), lock->keylen);
   }
   rl_args_str(&args, req->owner, req->ownerlen);
   for (size_t k = 0; k < mr->nwhich; k++) {
     rlock *lock = mr->locks[mr->which[k]];
-    rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen,
+    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
                                req->owner, req->ownerlen);
     /* The last release stops the renewal before it is sent; it deletes
      * whatever the count, unless an acquisition of the owner is in
      * flight (its grant must only be decremented). */
     if (h->count == 1) rl_watchdog_cancel(&c->watchdog, &h->wd);
     int last = h->count == 1 &&
-               rl_holds_find(&c->pending, lock->key, lock->keylen,
+               rl_holds_find(&c->pending, rl_lock_key(lock), lock->keylen,
                              req->owner, req->ownerlen) == NULL;
     rl_args_i64(&args, h->lease_ms);
     rl_args_str(&args, last ? "1" : "0", 1);
@@ -264,7 +265,8 @@ static int cancel_on_loop(rlock *lock, const char *owner, size_t ownerlen) {
     rl_multi_req *mr = (rl_multi_req *)r;
     for (size_t j = 0; j < mr->n; j++)
       if (mr->locks[j]->keylen == lock->keylen &&
-          memcmp(mr->locks[j]->key, lock->key, lock->keylen) == 0) {
+          memcmp(rl_lock_key(mr->locks[j]), rl_lock_key(lock), lock->keylen) ==
+              0) {
         rl_req_finish(r, RLOCK_ECANCELED);
         return 0;
       }

@@ -131,7 +131,7 @@ static void undo_master(rl_multi_attempt *a, int i) {
   rl_args_str(&args, NULL, 0);
   rl_args_i64(&args, (int64_t)a->n);
   for (size_t j = 0; j < a->n; j++)
-    rl_args_str(&args, a->locks[j]->key, a->locks[j]->keylen);
+    rl_args_str(&args, rl_lock_key(a->locks[j]), a->locks[j]->keylen);
   rl_args_str(&args, a->owner, a->ownerlen);
   rl_round *u =
       rl_args_round(&args, a->c, NULL, NULL, RL_FAM(RL_FAM_MULTI_UNDO));
@@ -221,7 +221,7 @@ static void acquire_late(rl_round *r, int i, const redisReply *rep) {
   if (a->state == A_ABANDONED && !(a->flags[i] & G_UNDONE)) undo_master(a, i);
   if (a->state == A_KEPT)
     for (size_t j = 0; j < a->n; j++) {
-      rl_hold *h = rl_holds_find(&a->c->holds, a->locks[j]->key,
+      rl_hold *h = rl_holds_find(&a->c->holds, rl_lock_key(a->locks[j]),
                                  a->locks[j]->keylen, a->owner, a->ownerlen);
       if (h != NULL && h->gen == a->kept_gen[j]) h->masters |= 1ull << i;
     }
@@ -253,14 +253,14 @@ static void commit(rl_multi_req *mr) {
     if (a->flags[i] & G_GRANTED) granted |= 1ull << i;
   for (size_t j = 0; j < mr->n; j++) {
     rlock *lock = mr->locks[j];
-    rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen,
+    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
                                req->owner, req->ownerlen);
     if (h != NULL && h->lost) {
       rl_hold_drop(c, h);
       h = NULL;
     }
     if (h == NULL) {
-      h = rl_holds_add(&c->holds, lock->key, lock->keylen, req->owner,
+      h = rl_holds_add(&c->holds, rl_lock_key(lock), lock->keylen, req->owner,
                        req->ownerlen);
       if (h == NULL) {
         /* Out of memory: the locks committed so far are held (an unlock
@@ -353,7 +353,7 @@ static rl_round *fence_round(rl_multi_attempt *a, size_t j,
   rl_args_init(&args);
   rl_args_str(&args, NULL, 0);
   rl_args_str(&args, "1", 1);
-  rl_args_str(&args, a->locks[j]->fence, a->locks[j]->fencelen);
+  rl_args_str(&args, rl_lock_fence(a->locks[j]), rl_lock_fencelen(a->locks[j]));
   rl_args_i64(&args, (int64_t)a->out_token[j]);
   rl_args_i64(&args, RL_FENCE_TTL_MS);
   rl_round *r = rl_args_round(&args, a->c, ops, ops ? a : NULL,
@@ -371,7 +371,7 @@ static void hand_out_tokens(rl_multi_req *mr, rl_round *r) {
   rl_round *need[RL_MULTI_MAX];
   size_t nneed = 0;
   for (size_t j = 0; j < n; j++) {
-    rl_hold *h = rl_holds_find(&c->holds, a->locks[j]->key,
+    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(a->locks[j]),
                                a->locks[j]->keylen, a->owner, a->ownerlen);
     if (h != NULL && !h->lost && h->count > 0) continue; /* re-entered */
     int64_t token = 0;
@@ -418,7 +418,7 @@ static void won(rl_multi_req *mr, rl_round *r) {
   int undecided = 0, lost = 0;
   for (size_t j = 0; j < a->n; j++) {
     if (a->base_gen[j] == 0) continue;
-    rl_hold *h = rl_holds_find(&c->holds, a->locks[j]->key,
+    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(a->locks[j]),
                                a->locks[j]->keylen, a->owner, a->ownerlen);
     int live = h != NULL && h->gen == a->base_gen[j] && !h->lost;
     int intact = live ? hold_intact(r, a, j, h) : 0;
@@ -436,7 +436,7 @@ static void won(rl_multi_req *mr, rl_round *r) {
      * attempt (which it takes too); then the attempt starts again. */
     for (size_t j = 0; j < a->n; j++) {
       if (a->base_gen[j] == 0) continue;
-      rl_hold *h = rl_holds_find(&c->holds, a->locks[j]->key,
+      rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(a->locks[j]),
                                  a->locks[j]->keylen, a->owner, a->ownerlen);
       if (h == NULL || h->gen != a->base_gen[j] || h->lost) continue;
       if (hold_intact(r, a, j, h) != 1) {
@@ -520,8 +520,8 @@ static void fail_attempt(rl_multi_req *mr, int err, int64_t pttl,
   if (req->deadline != RL_FOREVER && req->deadline - now < ms)
     ms = req->deadline - now;
   const rlock *held = mr->locks[blocker];
-  if (rl_fwait_sleep(&mr->wait, req, held->channel, held->channellen, ms,
-                     retry, &c->metrics.waiters) != 0)
+  if (rl_fwait_sleep(&mr->wait, req, rl_lock_channel(held), held->channellen,
+                     ms, retry, &c->metrics.waiters) != 0)
     rl_req_finish(req, RLOCK_ENOMEM);
 }
 
@@ -539,8 +539,8 @@ static void attempt(rl_req *req) {
   rl_args_i64(&args, (int64_t)(2 * mr->n));
   for (size_t j = 0; j < mr->n; j++) {
     rlock *lock = mr->locks[j];
-    rl_args_str(&args, lock->key, lock->keylen);
-    rl_args_str(&args, lock->fence, lock->fencelen);
+    rl_args_str(&args, rl_lock_key(lock), lock->keylen);
+    rl_args_str(&args, rl_lock_fence(lock), rl_lock_fencelen(lock));
   }
   rl_args_i64(&args, req->lease_ms);
   rl_args_str(&args, req->owner, req->ownerlen);
@@ -549,7 +549,7 @@ static void attempt(rl_req *req) {
     rlock *lock = mr->locks[j];
     /* A lost hold was released everywhere when it was found lost, before
      * this attempt: build on nothing. */
-    rl_hold *h = rl_holds_find(&c->holds, lock->key, lock->keylen,
+    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
                                req->owner, req->ownerlen);
     if (h != NULL && h->lost) {
       rl_hold_drop(c, h);
@@ -582,16 +582,17 @@ void rl_multi_acquire_start(rl_req *req) {
     /* As for one lock: an async owner has one acquisition of a lock in
      * flight at a time. */
     for (size_t j = 0; j < mr->n; j++)
-      if (rl_holds_find(&c->pending, mr->locks[j]->key, mr->locks[j]->keylen,
-                        req->owner, req->ownerlen) != NULL) {
+      if (rl_holds_find(&c->pending, rl_lock_key(mr->locks[j]),
+                        mr->locks[j]->keylen, req->owner,
+                        req->ownerlen) != NULL) {
         rl_req_finish(req, RLOCK_EINVAL);
         return;
       }
     mr->pending = calloc(mr->n, sizeof *mr->pending);
     for (size_t j = 0; mr->pending != NULL && j < mr->n; j++) {
-      mr->pending[j] = rl_holds_add(&c->pending, mr->locks[j]->key,
-                                    mr->locks[j]->keylen, req->owner,
-                                    req->ownerlen);
+      mr->pending[j] =
+          rl_holds_add(&c->pending, rl_lock_key(mr->locks[j]),
+                       mr->locks[j]->keylen, req->owner, req->ownerlen);
       if (mr->pending[j] == NULL) {
         rl_req_finish(req, RLOCK_ENOMEM);
         return;

@@ -94,7 +94,7 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
   const rlock *lock = req->lock;
   char chan[RL_OWNER_MAX + 700];
   size_t len = lock->channellen;
-  memcpy(chan, lock->channel, len);
+  memcpy(chan, rl_lock_channel(lock), len);
   if (lock->kind->per_owner && len + 1 + req->ownerlen <= sizeof chan) {
     chan[len++] = ':';
     memcpy(chan + len, req->owner, req->ownerlen);
@@ -149,10 +149,11 @@ void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock,
    * wakes nobody here before the message: this client's waiters then
    * learn of it when the other clients' waiters do, and race them as
    * equals. */
-  if (rl_psw_handoffs(c->pubsub, lock->channel, lock->channellen, 1) >=
+  if (rl_psw_handoffs(c->pubsub, rl_lock_channel(lock), lock->channellen, 1) >=
       RL_HANDOFF_RUN)
     return;
-  rl_pubsub_unlocked(c->pubsub, lock->channel, lock->channellen, published);
+  rl_pubsub_unlocked(c->pubsub, rl_lock_channel(lock), lock->channellen,
+                     published);
 }
 
 /*
@@ -174,7 +175,7 @@ rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
       rl_client_closing(c))
     return NULL;
   void *data = NULL;
-  rl_psw *w = rl_psw_first_idle(c->pubsub, lock->channel, lock->channellen,
+  rl_psw *w = rl_psw_first_idle(c->pubsub, rl_lock_channel(lock), lock->channellen,
                                 on_wake, RL_HANDOFF_RUN, &data);
   rl_req *req = data;
   if (w == NULL || req == NULL || req->psw != w) return NULL;
@@ -183,7 +184,7 @@ rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
       req->grants != NULL || req->queued || req->deciding)
     return NULL;
   if (req->lock->keylen != lock->keylen ||
-      memcmp(req->lock->key, lock->key, lock->keylen) != 0)
+      memcmp(rl_lock_key(req->lock), rl_lock_key(lock), lock->keylen) != 0)
     return NULL;
   if (req->ownerlen == ownerlen && memcmp(req->owner, owner, ownerlen) == 0)
     return NULL;

@@ -149,7 +149,7 @@ void rl_query_start(rl_req *req) {
   }
   switch (req->kind) {
     case RL_REQ_IS_LOCKED: {
-      const char *argv[] = {"EXISTS", lock->key};
+      const char *argv[] = {"EXISTS", rl_lock_key(lock)};
       size_t len[] = {6, lock->keylen};
       send_query(req, &rl_bool_ops, 2, argv, len);
       break;
@@ -159,13 +159,13 @@ void rl_query_start(rl_req *req) {
         rl_req_finish(req, 0);
         break;
       }
-      const char *argv[] = {"HEXISTS", lock->key, req->owner};
+      const char *argv[] = {"HEXISTS", rl_lock_key(lock), req->owner};
       size_t len[] = {7, lock->keylen, req->ownerlen};
       send_query(req, &rl_bool_ops, 3, argv, len);
       break;
     }
     case RL_REQ_PTTL: {
-      const char *argv[] = {"PTTL", lock->key};
+      const char *argv[] = {"PTTL", rl_lock_key(lock)};
       size_t len[] = {4, lock->keylen};
       send_query(req, &rl_pttl_ops, 2, argv, len);
       break;

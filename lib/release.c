@@ -107,8 +107,8 @@ void rl_unlock_start(rl_req *req) {
    * may differ: acquire.c), unless an acquisition of the same owner is in
    * flight: its grant, landing first, must only be decremented. */
   int last = h->count == 1 &&
-             rl_holds_find(&c->pending, lock->key, lock->keylen, req->owner,
-                           req->ownerlen) == NULL;
+             rl_holds_find(&c->pending, rl_lock_key(lock), lock->keylen,
+                           req->owner, req->ownerlen) == NULL;
   rl_call_vals v;
   rl_lock_vals(lock, &v);
   v.owner = req->owner;

@@ -221,8 +221,8 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
       len[3 + per * k] = h->keylen;
       if (pair) { /* the key after the hold key in the handle's vector */
         int hk = h->lock->kind->hold;
-        argv[4 + per * k] = h->lock->keys[hk + 1];
-        len[4 + per * k] = h->lock->keylens[hk + 1];
+        argv[4 + per * k] = rl_lock_keyk(h->lock, hk + 1);
+        len[4 + per * k] = rl_lock_keylenk(h->lock, hk + 1);
       }
       char *o = owners + k * RL_HOLDS_OWNER_MAX;
       argv[4 + per * n + k] = o;

@@ -27,11 +27,12 @@
 static int refuse_upgrade(rl_req *req) {
   const rlock *lock = req->lock;
   rl_holds *t = &lock->client->holds;
-  const rl_hold *r = rl_holds_find(t, lock->keys[1], lock->keylens[1],
-                                   req->owner, req->ownerlen);
+  const rl_hold *r =
+      rl_holds_find(t, rl_lock_keyk(lock, 1), rl_lock_keylenk(lock, 1),
+                    req->owner, req->ownerlen);
   if (r == NULL || r->lost) return 0;
-  const rl_hold *w = rl_holds_find(t, lock->key, lock->keylen, req->owner,
-                                   req->ownerlen);
+  const rl_hold *w = rl_holds_find(t, rl_lock_key(lock), lock->keylen,
+                                   req->owner, req->ownerlen);
   return w != NULL && !w->lost ? 0 : RLOCK_EDEADLK;
 }
 

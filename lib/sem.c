@@ -58,7 +58,7 @@ int rlock_sem_get(rlock_client *client, const char *name, int64_t permits,
     free(sem);
     return RLOCK_ENOMEM;
   }
-  memcpy(sem->tkey, sem->obj->key, sem->obj->keylen);
+  memcpy(sem->tkey, rl_lock_key(sem->obj), sem->obj->keylen);
   memcpy(sem->tkey + sem->obj->keylen, ":t", 3);
   sem->permits = permits;
   atomic_init(&sem->refs, 1);
@@ -71,7 +71,7 @@ void rlock_sem_free(rlock_sem *sem) {
 }
 
 const char *rlock_sem_name(const rlock_sem *sem) {
-  return sem != NULL ? sem->obj->name : NULL;
+  return sem != NULL ? rl_lock_text(sem->obj) : NULL;
 }
 
 void rlock_sem_set_lost_cb(rlock_sem *sem, rlock_sem_lost_cb cb, void *arg) {
@@ -90,7 +90,7 @@ static rl_holds *permits_table(rl_client *c) {
 rl_hold *rl_sem_hold_find(rl_client *c, const rlock_sem *sem,
                           const char *owner, size_t ownerlen) {
   rl_holds *t = permits_table(c);
-  return t ? rl_holds_find(t, sem->obj->key, sem->obj->keylen, owner,
+  return t ? rl_holds_find(t, rl_lock_key(sem->obj), sem->obj->keylen, owner,
                            ownerlen)
            : NULL;
 }
@@ -98,7 +98,7 @@ rl_hold *rl_sem_hold_find(rl_client *c, const rlock_sem *sem,
 rl_hold *rl_sem_hold_add(rl_client *c, rlock_sem *sem, const rl_req *req) {
   rl_holds *t = permits_table(c);
   rl_permits *p = calloc(1, sizeof *p);
-  rl_hold *h = p && t ? rl_holds_add(t, sem->obj->key, sem->obj->keylen,
+  rl_hold *h = p && t ? rl_holds_add(t, rl_lock_key(sem->obj), sem->obj->keylen,
                                      req->owner, req->ownerlen)
                       : NULL;
   if (h == NULL) {
@@ -179,7 +179,7 @@ static void send_slots(rl_client *c, const rlock_sem *sem, int script,
   rl_args_init(&a);
   rl_args_str(&a, NULL, 0);
   rl_args_str(&a, "2", 1);
-  rl_args_str(&a, sem->obj->key, sem->obj->keylen);
+  rl_args_str(&a, rl_lock_key(sem->obj), sem->obj->keylen);
   rl_args_str(&a, sem->tkey, sem->tkeylen);
   rl_args_str(&a, owner, ownerlen);
   for (size_t k = 0; k < n; k++) rl_args_i64(&a, slots[k]);
@@ -358,7 +358,7 @@ static void release_start(rl_req *req) {
   rl_args_init(&a);
   rl_args_str(&a, NULL, 0);
   rl_args_str(&a, "2", 1);
-  rl_args_str(&a, sr->sem->obj->key, sr->sem->obj->keylen);
+  rl_args_str(&a, rl_lock_key(sr->sem->obj), sr->sem->obj->keylen);
   rl_args_str(&a, sr->sem->tkey, sr->sem->tkeylen);
   rl_args_str(&a, req->owner, req->ownerlen);
   for (size_t k = 0; k < n; k++) rl_args_i64(&a, sr->rel[k]);
@@ -384,7 +384,7 @@ static void note_conflict(rlock_sem *sem, int64_t stored) {
   int n = snprintf(why, sizeof why,
                    "semaphore %.100s has a limit of %lld permits; this "
                    "handle's is %lld",
-                   sem->obj->name, (long long)stored,
+                   rl_lock_text(sem->obj), (long long)stored,
                    (long long)sem->permits);
   rl_client_note_error(sem->obj->client, why, (size_t)n);
 }
@@ -461,7 +461,7 @@ static void query_start(rl_req *req) {
   rl_args_init(&a);
   rl_args_str(&a, NULL, 0);
   rl_args_str(&a, "2", 1);
-  rl_args_str(&a, sem->obj->key, sem->obj->keylen);
+  rl_args_str(&a, rl_lock_key(sem->obj), sem->obj->keylen);
   rl_args_str(&a, sem->tkey, sem->tkeylen);
   if (sr->op == RL_SEM_OP_AVAILABLE) rl_args_str(&a, "", 0);
   rl_round *r = rl_args_round(
@@ -487,7 +487,8 @@ static int cancel_on_loop(rlock_sem *sem, const char *owner, size_t ownerlen) {
         r->waiter != NULL || r->deciding)
       continue;
     if (r->lock->keylen != sem->obj->keylen ||
-        memcmp(r->lock->key, sem->obj->key, sem->obj->keylen) != 0)
+        memcmp(rl_lock_key(r->lock), rl_lock_key(sem->obj), sem->obj->keylen) !=
+            0)
       continue;
     if (r->ownerlen != ownerlen || memcmp(r->owner, owner, ownerlen) != 0)
       continue;

@@ -482,7 +482,7 @@ static rl_round *fence_round(rl_sem_req *sr, uint64_t token,
   rl_args_init(&a);
   rl_args_str(&a, NULL, 0);
   rl_args_str(&a, "1", 1);
-  rl_args_str(&a, sr->sem->obj->fence, sr->sem->obj->fencelen);
+  rl_args_str(&a, rl_lock_fence(sr->sem->obj), rl_lock_fencelen(sr->sem->obj));
   rl_args_i64(&a, (int64_t)token);
   rl_args_i64(&a, RL_FENCE_TTL_MS);
   rl_round *r = rl_args_round(&a, sr->req.lock->client, ops,
@@ -574,7 +574,7 @@ static void note_conflict(rl_sem_req *sr, int64_t stored) {
   int n = snprintf(why, sizeof why,
                    "semaphore %.100s has a limit of %lld permits; this "
                    "handle's is %lld",
-                   sr->sem->obj->name, (long long)stored,
+                   rl_lock_text(sr->sem->obj), (long long)stored,
                    (long long)sr->sem->permits);
   rl_client_note_error(sr->req.lock->client, why, (size_t)n);
 }
@@ -733,7 +733,7 @@ static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms) {
   }
   if (req->deadline != RL_FOREVER && req->deadline - now < ms)
     ms = req->deadline - now;
-  if (rl_fwait_sleep(&sr->wait, req, sr->sem->obj->channel,
+  if (rl_fwait_sleep(&sr->wait, req, rl_lock_channel(sr->sem->obj),
                      sr->sem->obj->channellen, ms, retry,
                      &c->metrics.sem_waiters) != 0)
     rl_req_finish(req, RLOCK_ENOMEM);
@@ -754,9 +754,9 @@ static void attempt(rl_req *req) {
   rl_args_init(&args);
   rl_args_str(&args, NULL, 0);
   rl_args_str(&args, "3", 1);
-  rl_args_str(&args, sem->obj->key, sem->obj->keylen);
+  rl_args_str(&args, rl_lock_key(sem->obj), sem->obj->keylen);
   rl_args_str(&args, sem->tkey, sem->tkeylen);
-  rl_args_str(&args, sem->obj->fence, sem->obj->fencelen);
+  rl_args_str(&args, rl_lock_fence(sem->obj), rl_lock_fencelen(sem->obj));
   rl_args_i64(&args, req->lease_ms);
   rl_args_str(&args, req->owner, req->ownerlen);
   rl_args_i64(&args, (int64_t)rl_fam_token_floor(c));
@@ -798,12 +798,12 @@ void rl_sem_acquire_start(rl_req *req) {
     /* An async owner may have one acquisition of a semaphore in flight:
      * two would race on its hold. */
     rlock *obj = req->lock;
-    if (rl_holds_find(&c->pending, obj->key, obj->keylen, req->owner,
+    if (rl_holds_find(&c->pending, rl_lock_key(obj), obj->keylen, req->owner,
                       req->ownerlen) != NULL) {
       rl_req_finish(req, RLOCK_EINVAL);
       return;
     }
-    sr->pending = rl_holds_add(&c->pending, obj->key, obj->keylen,
+    sr->pending = rl_holds_add(&c->pending, rl_lock_key(obj), obj->keylen,
                                req->owner, req->ownerlen);
     if (sr->pending == NULL) {
       rl_req_finish(req, RLOCK_ENOMEM);

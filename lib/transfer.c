@@ -208,13 +208,16 @@ int rl_transfer_start(rl_req *req, rl_hold *h) {
   snprintf(lease, sizeof lease, "%" PRId64, h->lease_ms);
   snprintf(wlease, sizeof wlease, "%" PRId64, w->lease_ms);
   snprintf(floor, sizeof floor, "%" PRIu64, rl_token_floor(c));
-  const char *argv[] = {NULL,       "2",          lock->key, lock->fence,
-                        lease,      req->owner,   "1",       w->owner,
-                        wlease,     floor,        rl_arg_master_deadline};
+  const char *argv[] = {NULL,        "2",
+                        rl_lock_key(lock), rl_lock_fence(lock),
+                        lease,       req->owner,
+                        "1",         w->owner,
+                        wlease,      floor,
+                        rl_arg_master_deadline};
   size_t len[] = {0,
                   1,
                   lock->keylen,
-                  lock->fencelen,
+                  rl_lock_fencelen(lock),
                   strlen(lease),
                   req->ownerlen,
                   1,

@@ -3,11 +3,11 @@
  * lock name checks, SHA-1 (script names), the held-lock table and error
  * names. No Redis here.
  */
+#include <hiredis/hiredis.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <hiredis/hiredis.h>
 
 #include "harness.h"
 #include "holds.h"
@@ -276,12 +276,105 @@ static void holds_table(void) {
   rl_holds_unpin(hp);
 }
 
+/* The record keeps no hash and packs its key length with its flags
+ * (holds.h): a table of locks told apart only by their keys' bytes (one
+ * owner, one key length, as in the watchdog benchmark) grows, loses half
+ * its records in an order unlike their insertion, grows again and is
+ * emptied, and every lookup on the way still finds exactly what is
+ * there; the longest key a record takes keeps its length whole. */
+static void holds_compact(void) {
+  static const char id[] = "0123456789abcdef0123456789abcdef";
+  enum { N = 20000 };
+  rl_holds t;
+  RT_REQUIRE(rl_holds_init(&t, id) == 0);
+  static char keys[N][16];
+  static rl_hold *hs[N];
+  char owner[RL_HOLDS_OWNER_MAX];
+  size_t ol = rl_owner_format(id, 1, 0, owner);
+  for (int i = 0; i < N; i++) {
+    snprintf(keys[i], sizeof keys[i], "wdb-%06d", i);
+    if (i == N / 2) RT_CHECK_EQ_INT(t.count, N / 2);
+    hs[i] = rl_holds_add(&t, keys[i], 10, owner, ol);
+    RT_REQUIRE(hs[i] != NULL);
+    hs[i]->count = i;
+    hs[i]->watchdog = 1;
+    hs[i]->lost = i % 3 == 0;
+  }
+  RT_CHECK_EQ_INT(t.count, N);
+  RT_CHECK(t.nbuckets >= N);
+  /* Remove the odd ones, from the last down. */
+  for (int i = N - 1; i >= 0; i--)
+    if (i % 2 == 1) rl_holds_remove(&t, hs[i]);
+  RT_CHECK_EQ_INT(t.count, N / 2);
+  int wrong = 0;
+  for (int i = 0; i < N; i++) {
+    rl_hold *h = rl_holds_find(&t, keys[i], 10, owner, ol);
+    if (i % 2 == 1 ? h != NULL
+                   : h != hs[i] || h->count != i || h->keylen != 10 ||
+                         h->lost != (i % 3 == 0) || !h->watchdog ||
+                         h->owner_is_thread)
+      wrong++;
+  }
+  RT_CHECK_EQ_INT(wrong, 0);
+  /* The odd ones again: the table takes them back where it looks. */
+  for (int i = 1; i < N; i += 2) {
+    hs[i] = rl_holds_add(&t, keys[i], 10, owner, ol);
+    RT_REQUIRE(hs[i] != NULL);
+    hs[i]->count = -i;
+  }
+  for (int i = 0; i < N; i++) {
+    rl_hold *h = rl_holds_find_id(&t, keys[i], 10, 1, 0);
+    if (h != hs[i] || h->count != (i % 2 ? -i : i)) wrong++;
+  }
+  RT_CHECK_EQ_INT(wrong, 0);
+  /* Emptied from the middle outwards. */
+  for (int d = 0; d < N / 2; d++) {
+    rl_holds_remove(&t, hs[N / 2 + d]);
+    rl_holds_remove(&t, hs[N / 2 - 1 - d]);
+  }
+  RT_CHECK_EQ_INT(t.count, 0);
+  for (int i = 0; i < N; i++)
+    if (rl_holds_find_id(&t, keys[i], 10, 1, 0) != NULL) wrong++;
+  RT_CHECK_EQ_INT(wrong, 0);
+  /* The longest key: its whole length, next to flags that are set. */
+  static char longkey[RL_HOLDS_KEY_MAX + 1];
+  memset(longkey, 'k', sizeof longkey);
+  rl_hold *h = rl_holds_add(&t, longkey, RL_HOLDS_KEY_MAX, owner, ol);
+  RT_REQUIRE(h != NULL);
+  h->lost = h->watchdog = 1;
+  RT_CHECK_EQ_INT(h->keylen, RL_HOLDS_KEY_MAX);
+  RT_CHECK(rl_holds_find(&t, longkey, RL_HOLDS_KEY_MAX, owner, ol) == h);
+  RT_CHECK(rl_holds_find(&t, longkey, RL_HOLDS_KEY_MAX - 1, owner, ol) ==
+           NULL);
+  RT_CHECK(rl_holds_add(&t, longkey, RL_HOLDS_KEY_MAX + 1, owner, ol) ==
+           NULL);
+  RT_CHECK_EQ_INT(t.count, 1);
+  rl_holds_remove(&t, h);
+  RT_CHECK_EQ_INT(t.count, 0);
+  rl_holds_free(&t);
+}
+
 /* A handle is one allocation whose keys share their storage where one
- * key's name begins another's (lock.c): every key, its length, the
- * channel and the name still read as before. */
+ * key's name begins another's (lock.c), kept as 16-bit offsets: every
+ * key, its length, the channel and the name still read as before, at the
+ * longest name and prefix too, and a lock named like the watchdog
+ * benchmark's fits in 104 bytes (one 112-byte malloc chunk: issue 17). */
 static int key_is(const rlock *l, int k, const char *want) {
-  return l->keylens[k] == strlen(want) &&
-         memcmp(l->keys[k], want, l->keylens[k]) == 0;
+  return rl_lock_keylenk(l, k) == strlen(want) &&
+         memcmp(rl_lock_keyk(l, k), want, rl_lock_keylenk(l, k)) == 0;
+}
+
+static int chan_is(const rlock *l, const char *want) {
+  return l->channellen == strlen(want) &&
+         memcmp(rl_lock_channel(l), want, l->channellen) == 0 &&
+         rl_lock_channel(l)[l->channellen] == '\0';
+}
+
+static void lost_noop(rlock *lock, uint64_t owner, int is_thread, void *arg) {
+  (void)lock;
+  (void)owner;
+  (void)is_thread;
+  (void)arg;
 }
 
 static void handle_layout(void) {
@@ -293,11 +386,11 @@ static void handle_layout(void) {
   rlock *l = rl_lock_alloc(&c, "n", 2, lock_keys, 0, 1, 0);
   RT_REQUIRE(l != NULL);
   RT_CHECK(key_is(l, 0, "p:{n}") && key_is(l, 1, "p:{n}:fence"));
-  RT_CHECK(l->keys[0] == l->keys[1]); /* one copy */
-  RT_CHECK(l->key == l->keys[0] && l->keylen == 5);
-  RT_CHECK(l->fence == l->keys[1] && l->fencelen == 11);
-  RT_CHECK(l->channellen == 8 && strcmp(l->channel, "p:{n}:ch") == 0);
-  RT_CHECK(strcmp(l->name, "n") == 0);
+  RT_CHECK(rl_lock_keyk(l, 0) == rl_lock_keyk(l, 1)); /* one copy */
+  RT_CHECK(rl_lock_key(l) == rl_lock_keyk(l, 0) && l->keylen == 5);
+  RT_CHECK(rl_lock_fence(l) == rl_lock_keyk(l, 1) && rl_lock_fencelen(l) == 11);
+  RT_CHECK(chan_is(l, "p:{n}:ch"));
+  RT_CHECK(strcmp(rl_lock_text(l), "n") == 0);
   RT_CHECK_EQ_INT(atomic_load(&c.refs), 3);
   rl_lock_unref(l);
   RT_CHECK_EQ_INT(atomic_load(&c.refs), 2);
@@ -309,12 +402,55 @@ static void handle_layout(void) {
   RT_CHECK(key_is(l, 0, "p:{name}:w") && key_is(l, 1, "p:{name}:r") &&
            key_is(l, 2, "p:{name}:rc") && key_is(l, 3, "p:{name}:wq") &&
            key_is(l, 4, "p:{name}:w:fence"));
-  RT_CHECK(l->keys[0] == l->keys[4] && l->keys[1] == l->keys[2]);
-  RT_CHECK(l->keys[3] != l->keys[0]);
-  RT_CHECK(l->key == l->keys[1] && l->fence == l->keys[4]);
-  RT_CHECK(strcmp(l->channel, "p:{name}:r:ch") == 0);
-  RT_CHECK(strcmp(l->name, "name") == 0);
+  RT_CHECK(rl_lock_keyk(l, 0) == rl_lock_keyk(l, 4) &&
+           rl_lock_keyk(l, 1) == rl_lock_keyk(l, 2));
+  RT_CHECK(rl_lock_keyk(l, 3) != rl_lock_keyk(l, 0));
+  RT_CHECK(rl_lock_key(l) == rl_lock_keyk(l, 1) && l->keylen == 10 &&
+           rl_lock_fence(l) == rl_lock_keyk(l, 4));
+  RT_CHECK(chan_is(l, "p:{name}:r:ch"));
+  RT_CHECK(strcmp(rl_lock_text(l), "name") == 0);
   rl_lock_unref(l);
+  /* The longest prefix and name, with the read-write lock's keys: the
+   * offsets and lengths, 16 bits each, still hold them. */
+  char prefix[RL_PREFIX_MAX + 1], name[RL_NAME_MAX + 1], want[1024];
+  memset(prefix, 'p', RL_PREFIX_MAX);
+  prefix[RL_PREFIX_MAX] = '\0';
+  memset(name, 'n', RL_NAME_MAX);
+  name[RL_NAME_MAX] = '\0';
+  RT_REQUIRE(rl_name_check(name) == 0);
+  c.prefix = prefix;
+  l = rl_lock_alloc(&c, name, 5, rw_keys, 1, 4, 1);
+  RT_REQUIRE(l != NULL);
+  for (int k = 0; k < 5; k++) {
+    snprintf(want, sizeof want, "%s{%s}%s", prefix, name, rw_keys[k]);
+    RT_CHECK(key_is(l, k, want));
+  }
+  snprintf(want, sizeof want, "%s{%s}:r:ch", prefix, name);
+  RT_CHECK(chan_is(l, want));
+  RT_CHECK(strcmp(rl_lock_text(l), name) == 0);
+  rl_lock_unref(l);
+  /* The benchmark's shape: prefix "rlock:", a ten-character name. */
+  c.prefix = "rlock:";
+  l = rl_lock_alloc(&c, "wdb-999999", 2, lock_keys, 0, 1, 0);
+  RT_REQUIRE(l != NULL);
+  RT_CHECK(key_is(l, 1, "rlock:{wdb-999999}:fence"));
+  RT_CHECK(chan_is(l, "rlock:{wdb-999999}:ch"));
+  RT_CHECK(strcmp(rl_lock_text(l), "wdb-999999") == 0);
+  RT_CHECK(malloc_usable_size(l) <= 104);
+  /* The lost-lock callback lives outside the handle, as one published
+   * pair: the last one set is the one read, and the ones it replaced are
+   * freed with the handle (a leak shows under ASan and valgrind). */
+  static int arg1, arg2;
+  RT_CHECK(atomic_load(&l->lost) == NULL);
+  RT_REQUIRE(rl_lock_set_lost(l, lost_noop, &arg1) == 0);
+  RT_REQUIRE(rl_lock_set_lost(l, lost_noop, &arg2) == 0);
+  const rl_lost *lp = atomic_load(&l->lost);
+  RT_CHECK(lp != NULL && lp->cb == lost_noop && lp->arg == &arg2 &&
+           lp->prev != NULL && lp->prev->arg == &arg1);
+  RT_REQUIRE(rl_lock_set_lost(l, NULL, NULL) == 0);
+  RT_CHECK(atomic_load(&l->lost)->cb == NULL);
+  rl_lock_unref(l);
+  RT_CHECK_EQ_INT(atomic_load(&c.refs), 2);
 }
 
 /* rlock's RESP formatter writes exactly what hiredis's would. */
@@ -366,7 +502,7 @@ int main(int argc, char **argv) {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
-      {"handle_layout", handle_layout},
+      {"holds_compact", holds_compact}, {"handle_layout", handle_layout},
       {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},
   };
