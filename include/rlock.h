@@ -583,12 +583,15 @@ RLOCK_EXTERN int rlock_extend(rlock *lock, int64_t lease_ms);
  * a blocking owner the thread's rlock_thread_id() (is_thread = 1).
  *
  * The callback is per handle; set it before acquiring through the handle
- * (cb NULL removes it). A lock with a fixed lease is not renewed, so its
- * loss is only seen at rlock_unlock or rlock_extend.
+ * (cb NULL removes it), from any thread, as often as you like (the pair
+ * it replaces is freed). A lock with a fixed lease is not renewed, so its
+ * loss is only seen at rlock_unlock or rlock_extend. Returns 0,
+ * RLOCK_EINVAL for a NULL lock, or RLOCK_ENOMEM (the callback set before
+ * stays).
  */
 typedef void (*rlock_lost_cb)(rlock *lock, uint64_t owner, int is_thread,
                               void *arg);
-RLOCK_EXTERN void rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg);
+RLOCK_EXTERN int rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg);
 
 /* The id rlock gives the calling thread as a lock owner: unique in the
  * process for the thread's lifetime, never reused. */

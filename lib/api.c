@@ -288,10 +288,9 @@ int rlock_extend_async(rlock *lock, uint64_t owner, int64_t lease_ms,
   return post_async(lock, req, owner, cb, arg);
 }
 
-void rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
-  if (lock == NULL) return;
-  if (rl_lock_set_lost(lock, cb, arg) != 0)
-    rl_client_note_error(lock->client, "out of memory", 13);
+int rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
+  if (lock == NULL) return RLOCK_EINVAL;
+  return rl_lock_set_lost(lock, cb, arg);
 }
 
 uint64_t rlock_thread_id(void) { return rl_thread_seq(); }

@@ -107,7 +107,6 @@ typedef struct rl_req {
 typedef struct rl_lost { /* the lost-lock callback as set (lock.c) */
   rlock_lost_cb cb;
   void *arg;
-  struct rl_lost *prev; /* the one it replaced: freed with the handle */
 } rl_lost;
 
 struct rlock {
@@ -115,7 +114,8 @@ struct rlock {
   uint8_t nkeys;         /* its keys, in the order its scripts take them */
   uint8_t hold;          /* which of them is the hold key */
   uint16_t keylen;       /* the hold key's length */
-  rl_lost *_Atomic lost; /* rlock_set_lost_cb's, or NULL */
+  rl_lost *lost;          /* rlock_set_lost_cb's, or NULL; under the
+                             client's qmu (lock.c) */
   rl_client *client;
   const struct rl_kind *kind; /* what the handle is (lib/kind.h); NULL for
                                  a family object (family.c) */

@@ -65,7 +65,7 @@ void rl_hold_lost(rl_client *c, rl_hold *h) {
    * a later acquisition of the same owner would stack on it. */
   rl_hold_release_everywhere(c, h);
   rlock *lock = h->lock;
-  const rl_lost *l = lock ? atomic_load(&lock->lost) : NULL;
-  if (l != NULL && l->cb != NULL)
-    l->cb(lock, h->owner_id, h->owner_is_thread, l->arg);
+  void *arg = NULL;
+  rlock_lost_cb cb = lock ? rl_lock_lost(lock, &arg) : NULL;
+  if (cb != NULL) cb(lock, h->owner_id, h->owner_is_thread, arg);
 }

@@ -24,29 +24,40 @@ void rl_lock_ref(rlock *lock) { atomic_fetch_add(&lock->refs, 1); }
 void rl_lock_unref(rlock *lock) {
   if (atomic_fetch_sub(&lock->refs, 1) != 1) return;
   rl_client *c = lock->client;
-  rl_lost *l = atomic_load(&lock->lost);
-  while (l != NULL) {
-    rl_lost *prev = l->prev;
-    free(l);
-    l = prev;
-  }
+  free(lock->lost);
   free(lock);
   rl_client_unref(c);
 }
 
-/* A callback and its argument are set together, without a lock, by
- * publishing a new pair; the loop thread may still be reading the one it
- * replaces, so that one is freed with the handle (a handle's callback is
- * set once or a few times, not in a loop). */
+/* A callback and its argument are set and read together under the
+ * client's queue mutex (taken briefly, and last in the lock order), so the
+ * pair a new one replaces is freed at once: a program may set the
+ * callback before every acquisition without the handle growing. The
+ * reader copies the pair and calls it after letting go. */
 int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg) {
-  rl_lost *l = malloc(sizeof *l);
-  if (l == NULL) return RLOCK_ENOMEM;
-  l->cb = cb;
-  l->arg = arg;
-  l->prev = atomic_load(&lock->lost);
-  while (!atomic_compare_exchange_weak(&lock->lost, &l->prev, l)) {
+  rl_lost *l = NULL;
+  if (cb != NULL) {
+    l = malloc(sizeof *l);
+    if (l == NULL) return RLOCK_ENOMEM;
+    l->cb = cb;
+    l->arg = arg;
   }
+  rl_client *c = lock->client;
+  uv_mutex_lock(&c->qmu);
+  rl_lost *old = lock->lost;
+  lock->lost = l;
+  uv_mutex_unlock(&c->qmu);
+  free(old);
   return 0;
+}
+
+rlock_lost_cb rl_lock_lost(rlock *lock, void **arg) {
+  rl_client *c = lock->client;
+  uv_mutex_lock(&c->qmu);
+  rlock_lost_cb cb = lock->lost ? lock->lost->cb : NULL;
+  *arg = lock->lost ? lock->lost->arg : NULL;
+  uv_mutex_unlock(&c->qmu);
+  return cb;
 }
 
 /* The longest name and prefix make keys the client's table and a handle's
@@ -110,7 +121,7 @@ rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
   lock->at[2 * nkeys] = (uint16_t)(p - t);
   lock->channellen = (uint16_t)(base + slen[chan_key] + 3);
   atomic_init(&lock->refs, 1);
-  atomic_init(&lock->lost, NULL);
+  lock->lost = NULL;
   lock->client = c;
   atomic_fetch_add(&c->refs, 1);
   return lock;

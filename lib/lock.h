@@ -41,6 +41,8 @@ static inline const char *rl_lock_channel(const rlock *lock) {
 /* Sets the lost-lock callback (any thread); RLOCK_ENOMEM leaves the one
  * set before. */
 int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg);
+/* The lost-lock callback and its argument as last set (NULL: none). */
+rlock_lost_cb rl_lock_lost(rlock *lock, void **arg);
 
 /* Handle references (any thread). */
 void rl_lock_ref(rlock *lock);
