@@ -61,7 +61,8 @@ static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
  * A reply from a nearby master often comes back sooner than a sleeping
  * thread can be woken, so a blocking call that is alone (the only one of
  * its client in flight, and no other thread of the process spinning)
- * first spins for a short while. With more calls in flight it sleeps at
+ * first spins for a short while: in its own round (client.c) by polling
+ * its master's socket without sleeping, else on its request's end. With more calls in flight it sleeps at
  * once: spinners would take the CPU that the loop thread and the masters
  * need, and a busy loop wakes sleepers quickly anyway. Nor with more
  * than one master: on the 2-core machine of README's figures, with the
