@@ -30,9 +30,11 @@
  *    the lock is let go or soon after: a new or changed I/O watcher, a
  *    started prepare or idle handle or a pending callback wake the loop at
  *    once (rl_client_wake); a timer earlier than the one the loop sleeps
- *    for (the command deadline) wakes it if the caller's wait outlasts its
- *    spin (api.c). Any reply wakes the loop anyway, and every loop turn
- *    recomputes its timeout.
+ *    for wakes it if the caller's wait outlasts its spin (api.c). The loop
+ *    never sleeps longer than one command timeout (run_locked), so a
+ *    command deadline armed on a caller, a command timeout from then, is
+ *    never earlier than its wake-up and needs no wake. Any reply wakes the
+ *    loop anyway, and every loop turn recomputes its timeout.
  *  - User code never runs on the caller: the path is taken only when every
  *    master's connection is ready, so no send fails and no round decides
  *    inside the start; a send that fails off the loop does not fail the
@@ -88,6 +90,7 @@
 #include "client.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <time.h>
@@ -330,9 +333,16 @@ static void run_locked(rl_client *c) {
   uv_loop_t *l = c->loop;
   struct pollfd p = {.fd = uv_backend_fd(l), .events = POLLIN};
   uv_mutex_lock(&c->loopmu);
+  /* It sleeps no longer than one command timeout: a command started on a
+   * caller while it sleeps has its deadline a command timeout from then,
+   * so the loop is awake by then without being woken for it (a wake per
+   * call for N > 1, whose last replies come after the caller is done). */
+  uint64_t cap = c->conn_cfg.command_timeout_ms;
   while (uv_run(l, UV_RUN_NOWAIT) != 0) {
     int timeout = uv_backend_timeout(l);
     if (timeout == 0 || loop_needs_turn(l)) continue;
+    if (cap > 0 && cap < INT_MAX && (timeout < 0 || (uint64_t)timeout > cap))
+      timeout = (int)cap;
     c->poll_until = timeout < 0 ? UINT64_MAX : uv_now(l) + (uint64_t)timeout;
     uv_mutex_unlock(&c->loopmu);
     poll(&p, 1, timeout); /* EINTR: the loop turns early, no harm */
