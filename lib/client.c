@@ -51,14 +51,17 @@
  * a started request may also be finished on its caller, which keeps the
  * loop lock, waits in poll(2) on its masters' sockets and hands each reply
  * to its command exactly as the loop would (own_round). Why that is safe:
- *  - Only the replies of this request are read there: the caller takes
+ *  - Only replies that run no user code are read there: the caller takes
  *    its round only when every master is one plain connection (no TLS, no
- *    replica acks) with nothing written, queued or waiting on it before
- *    the start (rl_conn_idle); while it holds the lock nothing but its
- *    own decision can write to them, so every reply it reads is this
- *    request's (or a fire-and-forget command its decision sent). Replies
- *    of other requests on the same connection, renewals' included, make
- *    it post or start the usual way.
+ *    replica acks) with nothing queued or waiting on it before the start,
+ *    and nothing written and unanswered but commands whose rounds are
+ *    decided and whose late replies only keep or undo a grant (the last
+ *    masters' replies of the caller's previous call, undos, fence
+ *    catch-ups: rl_conn_idle, rl_round_cmd_settled); while it holds the
+ *    lock nothing but its own decision can write to them, so every other
+ *    reply it reads is this request's (or a fire-and-forget command its
+ *    decision sent). Replies of other requests that are still open on the
+ *    same connection, renewals' included, make it start the usual way.
  *  - Deciding runs no user code: the round is a first acquisition (a
  *    reentrant one may find its hold lost and tell the owner) or the last
  *    unlock of a hold (an outer level's may be lost); an async request
@@ -204,6 +207,12 @@ static rl_conn *master_conn(rl_client *c, int i) {
   return conn;
 }
 
+/* A command whose reply runs no user code: a round's, decided (round.c). */
+static int cmd_settled(const rl_cmd *cmd) {
+  const rl_mcmd *m = rl_master_single_mcmd(cmd);
+  return m != NULL && rl_round_cmd_settled(m);
+}
+
 /* 1 if req, about to start on the caller, may also be finished there
  * (its own round; see the top of this file): its replies will be the
  * only ones its connections carry, and deciding on them runs no user
@@ -217,7 +226,7 @@ static int own_round_ok(rl_client *c, rl_req *req) {
   for (int i = 0; i < c->nmasters; i++) {
     rl_conn *conn = master_conn(c, i);
     if (c->masters[i]->acks > 0 || conn == NULL || conn->url.tls ||
-        !rl_conn_idle(conn))
+        !rl_conn_idle(conn, cmd_settled))
       return 0;
   }
   return 1;

@@ -834,10 +834,17 @@ static void on_timer(uv_timer_t *t) {
   arm_timer(conn);
 }
 
-int rl_conn_idle(const rl_conn *conn) {
-  return conn->state == RL_CONN_READY && conn->stream != NULL &&
-         !conn->fail_deferred && rl_list_empty(&conn->pending) &&
-         rl_list_empty(&conn->unsent) && rl_list_empty(&conn->waiting);
+int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd)) {
+  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
+      conn->fail_deferred || !rl_list_empty(&conn->unsent) ||
+      !rl_list_empty(&conn->waiting))
+    return 0;
+  for (rl_list *n = conn->pending.next; n != &conn->pending; n = n->next) {
+    const rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
+    if (cmd->kind == K_REFRESH || cmd->kind == K_LOAD) continue;
+    if (cmd->kind != K_USER || settled == NULL || !settled(cmd)) return 0;
+  }
+  return 1;
 }
 
 void rl_conn_mute(rl_conn *conn, int mute) {

@@ -308,11 +308,14 @@ static inline int rl_conn_ready(const rl_conn *conn) {
 
 /*
  * For a caller that finishes its own round under the client's loop lock
- * (client.c): 1 if the connection is ready and nothing is written and
- * unanswered, queued or waiting on it, so that every reply it reads next
- * answers a command sent from then on.
+ * (client.c): 1 if the connection is ready, nothing is queued or waiting
+ * on it, and every command written and unanswered is the connection's
+ * own clock refresh or script load, or one that settled says is settled
+ * (its reply runs no user code; settled may be NULL: none is), so that
+ * every reply it reads next is one of those or answers a command sent
+ * from then on.
  */
-int rl_conn_idle(const rl_conn *conn);
+int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd));
 
 /* rl_stream_mute for the connection's stream, if it has one. */
 void rl_conn_mute(rl_conn *conn, int mute);

@@ -612,8 +612,11 @@ static void own_round_master_faults(void) {
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
   RT_CHECK_EQ_INT(own_finished(c), fin0 + 1);
   RT_CHECK_EQ_INT(holders(r3, 2, "fp-own-stop"), 2);
-  RT_CHECK_EQ_INT(rlock_unlock(l), 0); /* through the loop: master 2 is
-                                          not idle */
+  /* Master 2 still owes the acquire's reply, a decided round's: the
+   * unlock may take its own round too, reading it if it comes. */
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  fprintf(stderr, "    N = 3, one master stopped: %llu of 2 calls finished "
+          "by their caller\n", (unsigned long long)(own_finished(c) - fin0));
   RT_CHECK(rt_redis_resume(&r3[2]) == 0);
   uint64_t end = rt_now_ms() + 5000;
   while (holders(r3, 3, "fp-own-stop") != 0 && rt_now_ms() < end)
