@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "ready.h"
@@ -74,12 +75,33 @@ static void *lib_thread(void *p) {
   return NULL;
 }
 
-static void report(const char *mode, int conc, double t) {
+/* What this process (every rlock thread and caller, not the floor's
+ * child) spent during a window: CPU and context switches, per pair. */
+typedef struct usage {
+  double cpu_us;
+  double switches;
+} usage;
+
+static usage usage_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  usage u = {(double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+                 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec,
+             (double)ru.ru_nvcsw + (double)ru.ru_nivcsw};
+  return u;
+}
+
+static void report(const char *mode, int conc, double t, usage u0,
+                   usage u1) {
+  double n = (double)atomic_load(&pairs);
+  if (n < 1) n = 1;
   printf("{\"bench\":\"throughput\",\"impl\":\"rlock\",\"mode\":\"%s\","
          "\"masters\":%d,\"concurrency\":%d,\"round\":%d,\"seconds\":%.2f,"
-         "\"pairs_per_s\":%.0f,\"errors\":%ld}\n",
+         "\"pairs_per_s\":%.0f,\"errors\":%ld,\"cpu_us_per_pair\":%.1f,"
+         "\"switches_per_pair\":%.2f}\n",
          mode, nmasters, conc, round_no, t, (double)atomic_load(&pairs) / t,
-         atomic_load(&errors));
+         atomic_load(&errors), (u1.cpu_us - u0.cpu_us) / n,
+         (u1.switches - u0.switches) / n);
   fflush(stdout);
 }
 
@@ -96,15 +118,17 @@ static void run_threads(rlock_client *c, int n) {
     pthread_create(&th[i], NULL, lib_thread, &args[i]);
   }
   while (atomic_load(&ready) < n) usleep(1000);
+  usage u0 = usage_now();
   uint64_t t0 = bench_now_ns();
   atomic_store(&go, 1);
   bench_sleep_ns((uint64_t)(seconds * 1e9));
   atomic_store(&stop, 1);
   double t = (double)(bench_now_ns() - t0) / 1e9;
+  usage u1 = usage_now();
   long done = atomic_load(&pairs);
   for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
   atomic_store(&pairs, done);
-  report("threads", n, t);
+  report("threads", n, t, u0, u1);
   free(th);
   free(args);
 }
@@ -163,15 +187,17 @@ static void run_async(rlock_client *c, int n) {
     chains[i].owner = (uint64_t)i + 1;
     chains[i].live = &live;
   }
+  usage u0 = usage_now();
   uint64_t t0 = bench_now_ns();
   for (int i = 0; i < n; i++) chain_next(&chains[i]);
   bench_sleep_ns((uint64_t)(seconds * 1e9));
   atomic_store(&stop, 1);
   double t = (double)(bench_now_ns() - t0) / 1e9;
+  usage u1 = usage_now();
   long done = atomic_load(&pairs);
   while (atomic_load(&live) > 0) usleep(1000);
   atomic_store(&pairs, done);
-  report("async", n, t);
+  report("async", n, t, u0, u1);
   for (int i = 0; i < n; i++)
     for (int k = 0; k < NAMES; k++) rlock_free(chains[i].locks[k]);
   free(chains);

@@ -61,7 +61,8 @@ static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
  * A reply from a nearby master often comes back sooner than a sleeping
  * thread can be woken, so a blocking call that is alone (the only one of
  * its client in flight, and no other thread of the process spinning)
- * first spins for a short while. With more calls in flight it sleeps at
+ * first spins for a short while: in its own round (client.c) by polling
+ * its master's socket without sleeping, else on its request's end. With more calls in flight it sleeps at
  * once: spinners would take the CPU that the loop thread and the masters
  * need, and a busy loop wakes sleepers quickly anyway. Nor with more
  * than one master: on the 2-core machine of README's figures, with the
@@ -78,21 +79,30 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void spin_until_finished(rl_client *c, rl_req *req) {
+/* 1 if this call may spin: it is alone, with one master, and no other
+ * thread spins. spin_end(1) after. */
+static int spin_begin(rl_client *c) {
   if (c->nmasters > 1 ||
       atomic_load_explicit(&c->blocking, memory_order_relaxed) != 1)
-    return;
-  if (atomic_fetch_add(&spinners, 1) == 0) {
-    uint64_t end = now_ns() + RL_SPIN_NS;
-    for (unsigned i = 1;; i++) {
-      if (atomic_load_explicit(&req->finished, memory_order_acquire)) break;
-      if ((i & 63) == 0 && now_ns() >= end) break;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-  }
+    return 0;
+  if (atomic_fetch_add(&spinners, 1) == 0) return 1;
   atomic_fetch_sub(&spinners, 1);
+  return 0;
+}
+
+static void spin_end(int spin) {
+  if (spin) atomic_fetch_sub(&spinners, 1);
+}
+
+static void spin_until_finished(rl_req *req) {
+  uint64_t end = now_ns() + RL_SPIN_NS;
+  for (unsigned i = 1;; i++) {
+    if (atomic_load_explicit(&req->finished, memory_order_acquire)) break;
+    if ((i & 63) == 0 && now_ns() >= end) break;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
 }
 
 /* Posts req and waits for it on the calling thread. */
@@ -105,17 +115,21 @@ static int call(rlock *lock, rl_req *req) {
   req->waiter = w;
   atomic_init(&req->finished, 0);
   atomic_fetch_add_explicit(&c->blocking, 1, memory_order_relaxed);
-  /* Started here when the loop sleeps (client.c's fast path), else
+  int spin = spin_begin(c);
+  /* Started here when the loop sleeps (client.c's fast path), and often
+   * finished here too (its own round, which spins as this would), else
    * posted. */
-  int fast = rl_client_fast_start(c, req);
+  int fast = rl_client_fast_start(c, req, spin ? RL_SPIN_NS : 0);
   if (!fast) {
     int rc = rl_client_post(c, req);
     if (rc != 0) {
+      spin_end(spin);
       atomic_fetch_sub_explicit(&c->blocking, 1, memory_order_relaxed);
       return rc;
     }
   }
-  spin_until_finished(c, req);
+  if (spin && !(fast & RL_FAST_OWN)) spin_until_finished(req);
+  spin_end(spin);
   /* The start armed a deadline the sleeping loop does not know of: it
    * must wake to keep it, unless the reply (which wakes it) is in. */
   if ((fast & RL_FAST_TIMERS) &&

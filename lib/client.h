@@ -171,12 +171,17 @@ struct rlock_client {
   uint64_t poll_until; /* loopmu: the loop time the loop thread sleeps
                           until (UINT64_MAX: no timer) */
   atomic_uint_fast64_t fast_starts; /* requests started that way (tests) */
+  atomic_uint_fast64_t own_rounds;  /* of those, requests whose caller read
+                                       its replies itself (tests) */
+  atomic_uint_fast64_t own_finished; /* and finished them so (tests) */
 
   uv_mutex_t errmu;  /* guards last_error */
   char last_error[256];
 
   /* Loop thread only. */
   rl_list active;
+  rl_list done; /* async requests finished on a caller under the loop
+                   lock, whose callbacks the loop runs (client.c) */
   rl_holds holds;
   rl_holds pending; /* (key, async owner) with an acquisition in flight */
   uint64_t hold_gen; /* the last rl_hold.gen handed out */
@@ -210,14 +215,19 @@ void rl_client_unref(rl_client *c);
 /*
  * Any thread but the loop's, for a blocking request not yet posted:
  * starts it on the calling thread under the loop lock when that is free
- * and the request is one that can run there (client.c). 0 when it did
- * not (post it instead); else RL_FAST_STARTED, with RL_FAST_TIMERS when
- * the start armed a timer the sleeping loop does not know of yet: the
- * caller must rl_client_wake it before it waits for long.
+ * and the request is one that can run there (client.c), and when it may,
+ * waits for its replies on that thread and finishes it there too (its
+ * own round), spinning first for up to spin_ns. 0 when it did not start
+ * it (post it instead); else RL_FAST_STARTED, with RL_FAST_OWN when it
+ * waited for the replies itself (finished or not: the caller need not
+ * spin again), and RL_FAST_TIMERS when the start armed a timer the
+ * sleeping loop does not know of yet: the caller must rl_client_wake it
+ * before it waits for long.
  */
 #define RL_FAST_STARTED 1
 #define RL_FAST_TIMERS 2
-int rl_client_fast_start(rl_client *c, rl_req *req);
+#define RL_FAST_OWN 4
+int rl_client_fast_start(rl_client *c, rl_req *req, uint64_t spin_ns);
 
 /* Wakes the loop thread (unless the client is closed): it then sees
  * every timer and watcher started under the loop lock. Any thread. */

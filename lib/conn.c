@@ -655,7 +655,7 @@ static void on_received(rl_stream *s, const char *data, size_t len) {
     return;
   }
   conn->dispatching = 1;
-  while (conn->stream == s) {
+  while (conn->stream == s && !conn->fail_deferred) {
     void *reply = NULL;
     if (redisReaderGetReply(rd, &reply) != REDIS_OK) {
       char why[sizeof conn->err];
@@ -721,6 +721,18 @@ static void schedule_reconnect(rl_conn *conn) {
 static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls) {
   if (conn->state == RL_CONN_CLOSED) return;
+  if (rl_stream_off_loop) {
+    /* A caller's own round or start (client.c): the loop reports it. */
+    if (!conn->fail_deferred) {
+      conn->fail_deferred = 1;
+      conn->deferred_refused = refused;
+      conn->deferred_tls = tls;
+      snprintf(conn->deferred_why, sizeof conn->deferred_why, "%s", why);
+      uv_timer_start(&conn->timer, on_timer, 0, 0);
+    }
+    return;
+  }
+  conn->fail_deferred = 0;
   int was_ready = conn->state == RL_CONN_READY;
   set_err(conn, why);
   conn->refused = refused;
@@ -774,6 +786,12 @@ static void on_retry(uv_timer_t *t) { connect_now(t->data); }
 
 static void on_timer(uv_timer_t *t) {
   rl_conn *conn = t->data;
+  if (conn->fail_deferred) {
+    char why[sizeof conn->deferred_why];
+    memcpy(why, conn->deferred_why, sizeof why);
+    attempt_failed(conn, why, conn->deferred_refused, conn->deferred_tls);
+    return;
+  }
   if (conn->state == RL_CONN_CONNECTING || conn->state == RL_CONN_HANDSHAKE) {
     const char *why = "connect timed out";
     int tls = conn->state == RL_CONN_CONNECTING && conn->stream != NULL &&
@@ -814,6 +832,39 @@ static void on_timer(uv_timer_t *t) {
     }
   }
   arm_timer(conn);
+}
+
+int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd)) {
+  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
+      conn->fail_deferred || !rl_list_empty(&conn->unsent) ||
+      !rl_list_empty(&conn->waiting))
+    return 0;
+  for (rl_list *n = conn->pending.next; n != &conn->pending; n = n->next) {
+    const rl_cmd *cmd = rl_container_of(n, rl_cmd, node);
+    if (cmd->kind == K_REFRESH || cmd->kind == K_LOAD) continue;
+    if (cmd->kind != K_USER || settled == NULL || !settled(cmd)) return 0;
+  }
+  return 1;
+}
+
+void rl_conn_mute(rl_conn *conn, int mute) {
+  if (conn->stream != NULL) rl_stream_mute(conn->stream, mute);
+}
+
+int rl_conn_awaiting_fd(const rl_conn *conn) {
+  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
+      conn->fail_deferred || rl_list_empty(&conn->pending))
+    return -1;
+  return rl_stream_fd(conn->stream);
+}
+
+int rl_conn_read_off_loop(rl_conn *conn) {
+  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
+      conn->fail_deferred)
+    return -1;
+  int rc = rl_stream_read_off_loop(conn->stream);
+  if (conn->fail_deferred || conn->state != RL_CONN_READY) return -1;
+  return rc;
 }
 
 int rl_conn_start(rl_conn *conn, uv_loop_t *loop, const rl_url *url,

@@ -152,6 +152,13 @@ struct rl_conn {
   int hs_left;     /* handshake replies still to come */
   uint64_t backoff_ms;
   int dispatching; /* inside the reply loop */
+  /* A failure found off the loop thread (a caller reading its own
+   * replies, client.c), to be reported by the loop: its timer fires at
+   * once and fails the attempt there, so that the owner's hooks (the
+   * log, user code) never run on that caller. */
+  int fail_deferred;
+  int deferred_refused, deferred_tls;
+  char deferred_why[160];
   /* Counters, read by metrics snapshots from any thread. */
   atomic_uint_fast64_t connects; /* completed handshakes so far */
   atomic_uint_fast64_t timeouts; /* commands that passed their deadline */
@@ -298,6 +305,32 @@ int rl_conn_clock_offset(const rl_conn *conn, int64_t *offset_us);
 static inline int rl_conn_ready(const rl_conn *conn) {
   return conn->state == RL_CONN_READY;
 }
+
+/*
+ * For a caller that finishes its own round under the client's loop lock
+ * (client.c): 1 if the connection is ready, nothing is queued or waiting
+ * on it, and every command written and unanswered is the connection's
+ * own clock refresh or script load, or one that settled says is settled
+ * (its reply runs no user code; settled may be NULL: none is), so that
+ * every reply it reads next is one of those or answers a command sent
+ * from then on.
+ */
+int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd));
+
+/* rl_stream_mute for the connection's stream, if it has one. */
+void rl_conn_mute(rl_conn *conn, int mute);
+
+/* The socket to poll(2) while commands written on a ready connection
+ * await their replies; -1 when none do (or it is not ready). */
+int rl_conn_awaiting_fd(const rl_conn *conn);
+
+/*
+ * The same caller: reads the replies the kernel holds and hands each to
+ * its command, on the calling thread (rl_stream_off_loop set). 1 if any
+ * bytes came, 0 if none; -1 when the loop must take over: the stream
+ * ended or failed, or a failure was found and deferred to the loop.
+ */
+int rl_conn_read_off_loop(rl_conn *conn);
 
 /* Copies the connection's error text ("" while up) for any thread. */
 void rl_conn_error_text(rl_conn *conn, char *buf, size_t size);

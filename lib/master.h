@@ -223,6 +223,11 @@ struct rl_master {
 rl_master *rl_master_new(const rl_master_url *url, uv_loop_t *loop,
                          const rl_conn_config *cfg, int idx);
 
+/* The command a single master's connection carries as cmd (its data), or
+ * NULL when cmd is not one of those (the connection's own, another
+ * sender's): for a caller's own round (client.c). */
+rl_mcmd *rl_master_single_mcmd(const rl_cmd *cmd);
+
 /* The connection a master's node connections all point back from:
  * conn->master. */
 static inline rl_master *rl_conn_master(const rl_conn *node) {

@@ -86,6 +86,10 @@ static void on_cmd_reply(rl_cmd *cmd, redisReply *reply, int status) {
   c->cb(c, cmd->conn, reply, status);
 }
 
+rl_mcmd *rl_master_single_mcmd(const rl_cmd *cmd) {
+  return cmd->cb == on_cmd_reply ? cmd->data : NULL;
+}
+
 static int single_send(rl_master *m, rl_mcmd *c) {
   single *s = of(m);
   uv_buf_t bufs[RL_CONN_MAX_BUFS];

@@ -297,6 +297,13 @@ void rl_round_send(rl_round *r) {
   maybe_free(r);
 }
 
+int rl_round_cmd_settled(const rl_mcmd *c) {
+  if (c->cb != on_cmd) return 0;
+  const rl_round *r = c->data;
+  return r->decided &&
+         (r->ops == NULL || r->ops->late == NULL || r->ops == &rl_acquire_ops);
+}
+
 void rl_round_send_one(rl_round *r, int idx) {
   r->t_start = rl_now_ms();
   r->args.no_resend = 1; /* nobody waits for it: it must not be reordered */

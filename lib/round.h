@@ -132,6 +132,14 @@ void rl_round_send(rl_round *r);
  * round is decided from the start and every reply goes to late. */
 void rl_round_send_one(rl_round *r, int idx);
 
+/*
+ * 1 if c is a round's command and the round is decided, and what a late
+ * reply runs is known to run no user code (no late hook, or the
+ * acquisition's, which keeps or undoes the grant): a caller in its own
+ * round may read that reply (client.c).
+ */
+int rl_round_cmd_settled(const rl_mcmd *c);
+
 /* RLOCK_EREDIS if a master sent an error reply, else RLOCK_ENOQUORUM:
  * the error of a round that could not reach a majority. */
 int rl_round_error(const rl_round *r);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -55,6 +56,8 @@ struct rl_stream {
   int handles;    /* open handles */
   int state;
   int shut_wr;    /* the write side is shut (graceful close) */
+  int muted;      /* out of the loop's epoll set (rl_stream_mute) */
+  unsigned muted_events;
   const rl_stream_handler *h;
   void *data;
   rl_tls *tls;
@@ -132,6 +135,7 @@ static void on_handle_closed(uv_handle_t *h) {
 static void finish_close(rl_stream *s) {
   if (s->state == S_CLOSED) return;
   s->state = S_CLOSED;
+  s->muted = 0; /* libuv takes the descriptor out of epoll itself */
   uv_close(&s->io.handle, on_handle_closed);
   uv_close((uv_handle_t *)&s->timer, on_handle_closed);
   if (s->wpoll_made) uv_close((uv_handle_t *)&s->wpoll, on_handle_closed);
@@ -352,6 +356,53 @@ void rl_stream_read_now(rl_stream *s) {
     }
     return;
   }
+}
+
+int rl_stream_read_off_loop(rl_stream *s) {
+  int got = 0;
+  for (int i = 0; i < 16; i++) {
+    if (s->state != S_OPEN || s->tls != NULL) return -1;
+    ssize_t n = recv(fd_of(s), s->rbuf, sizeof s->rbuf, MSG_DONTWAIT);
+    if (n > 0) {
+      s->h->received(s, s->rbuf, (size_t)n);
+      got = 1;
+      if ((size_t)n < sizeof s->rbuf) return got;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return got;
+    return -1; /* the end, or an error: the loop's read reports it */
+  }
+  return got;
+}
+
+void rl_stream_mute(rl_stream *s, int mute) {
+  uv__io_t *w = &s->io.stream.io_watcher;
+  if (mute == s->muted) return;
+  if (mute) {
+    /* Not registered with epoll (yet): nothing the loop could wake on
+     * that the caller must hide. */
+    if (s->state != S_OPEN || w->events == 0 || w->fd < 0) return;
+    if (epoll_ctl(uv_backend_fd(s->loop), EPOLL_CTL_DEL, w->fd, NULL) != 0)
+      return;
+    s->muted = 1;
+    s->muted_events = w->events;
+    return;
+  }
+  s->muted = 0;
+  /* libuv's view is unchanged (it registers pevents as events, data.fd
+   * the descriptor): the same registration again. */
+  struct epoll_event e;
+  memset(&e, 0, sizeof e);
+  e.events = s->muted_events;
+  e.data.fd = w->fd;
+  if (w->fd >= 0)
+    epoll_ctl(uv_backend_fd(s->loop), EPOLL_CTL_ADD, w->fd, &e);
+}
+
+int rl_stream_fd(const rl_stream *s) {
+  if (s->state != S_OPEN && s->state != S_HANDSHAKING) return -1;
+  return fd_of(s);
 }
 
 /* --- connecting ---------------------------------------------------------------- */

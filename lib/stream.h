@@ -81,6 +81,33 @@ extern __thread int rl_stream_off_loop;
 void rl_stream_read_now(rl_stream *s);
 
 /*
+ * Off the loop thread, under the client's loop lock (client.c, a caller
+ * that finishes its own round): reads what the kernel already holds for
+ * a plain stream that is open, and hands it to received on the calling
+ * thread. Nothing here fails the stream, whose failed callback would run
+ * user code on that thread: end of stream, an error, a stream that is not
+ * open and any TLS stream are left to the loop thread, whose poll sees
+ * them (level-triggered) when it next turns. 1 if bytes were handed up,
+ * 0 if none were there, -1 if the loop must take over.
+ */
+int rl_stream_read_off_loop(rl_stream *s);
+
+/* The socket's descriptor (for poll(2)), or -1. */
+int rl_stream_fd(const rl_stream *s);
+
+/*
+ * The same caller, around its own round: mute 1 takes the socket out of
+ * the loop's epoll set, so that the reply it waits for does not also
+ * wake the sleeping loop thread (which would then only wait for the loop
+ * lock and turn for nothing, holding the lock when the caller's next call
+ * wants it); mute 0 puts it back as libuv registered it, before the loop
+ * lock is let go. A socket libuv has not registered yet is left alone.
+ * Level-triggered: a reply that arrives while muted is seen by the loop
+ * once it is back.
+ */
+void rl_stream_mute(rl_stream *s, int mute);
+
+/*
  * Closes the stream. With linger_ms > 0 and the stream connected, what is
  * still unsent is sent first (over TLS, followed by close_notify), then
  * the write side is shut and the stream reads, and drops, whatever the

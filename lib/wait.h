@@ -1,7 +1,8 @@
 /*
  * Per-thread wait objects for the blocking API: one mutex and condition
  * variable per application thread, made on its first blocking call and
- * freed when the thread exits, so the hot path allocates nothing.
+ * kept for a later thread when it exits (never freed: a late signal must
+ * find it), so the hot path allocates nothing.
  */
 #ifndef RL_WAIT_H
 #define RL_WAIT_H
@@ -12,6 +13,7 @@
 struct rl_waiter {
   uv_mutex_t mu;
   uv_cond_t cond;
+  struct rl_waiter *next; /* wait.c: among the spares */
 };
 
 typedef struct rl_waiter rl_waiter;

@@ -29,6 +29,16 @@ static uint64_t fast_starts(rlock_client *c) {
   return atomic_load(&((rl_client *)c)->fast_starts);
 }
 
+/* Requests whose caller waited for their replies itself, and those it
+ * also finished (client.c: its own round). */
+static uint64_t own_rounds(rlock_client *c) {
+  return atomic_load(&((rl_client *)c)->own_rounds);
+}
+
+static uint64_t own_finished(rlock_client *c) {
+  return atomic_load(&((rl_client *)c)->own_finished);
+}
+
 static rlock_client *open_one(rt_redis *r, int64_t master_timeout_ms,
                               int64_t watchdog_ms) {
   rlock_options o;
@@ -58,12 +68,17 @@ static void lone_call_deadline_while_paused(void) {
    * fires then, finding nothing due), then stop the master. */
   rt_sleep_ms(1000);
   uint64_t before = fast_starts(c);
+  uint64_t own0 = own_rounds(c), fin0 = own_finished(c);
   RT_REQUIRE(rt_redis_pause(&r) == 0);
   uint64_t t0 = rt_now_ms();
   int rc = rlock_trylock(l, 0, 10000);
   uint64_t took = rt_now_ms() - t0;
   RT_CHECK(rc == RLOCK_ENOQUORUM || rc == RLOCK_ETIMEDOUT);
   RT_CHECK_EQ_INT(fast_starts(c), before + 1);
+  /* The caller waited in its own round until the command deadline, then
+   * left the request to the loop, whose timer failed it. */
+  RT_CHECK_EQ_INT(own_rounds(c), own0 + 1);
+  RT_CHECK_EQ_INT(own_finished(c), fin0);
   /* 300 ms of master timeout; 5 s only catches a loop that slept on. */
   if (took >= 5000) fprintf(stderr, "    the call took %llu ms\n",
                             (unsigned long long)took);
@@ -288,11 +303,339 @@ static void mixed_callers_with_kills(void) {
   rt_redis_stop(&r);
 }
 
+/* --- the caller's own round ------------------------------------------------ */
+
+/* How many of the n masters have the lock's key. */
+static int holders(rt_redis *rs, int n, const char *name) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    k += rt_redis_int(&rs[i], "EXISTS rlock:{%s}", name) == 1;
+  return k;
+}
+
+/* Lone pairs, N = 1 and N = 3: the callers finish their own rounds, and
+ * what they decide is what the masters hold. */
+static void own_round_lone_calls(void) {
+  rt_redis rs[3];
+  RT_REQUIRE(rt_redis_start_many(rs, 3) == 0);
+  for (int n = 1; n <= 3; n += 2) {
+    rlock_options o;
+    rlock_options_init(&o);
+    o.master_timeout_ms = 2000;
+    rlock_client *c = rt_client_opts(rs, n, &o);
+    RT_REQUIRE(c != NULL);
+    RT_REQUIRE(rlock_client_wait_ready(c, 10000) == 0);
+    rlock *l;
+    char name[32];
+    snprintf(name, sizeof name, "fp-own-%d", n);
+    RT_REQUIRE(rlock_get(c, name, &l) == 0);
+    uint64_t fin0 = own_finished(c), last = 0;
+    int quorum = n / 2 + 1;
+    /* 40 pairs, then more, spaced out, until one was finished by its
+     * caller (up to 20 s): with N = 3 the last master's reply comes after
+     * the caller is done, and the next call finds the loop busy with it
+     * (or the queries between the calls), under the sanitizers often. */
+    uint64_t more_until = 0;
+    for (int i = 0; i < 40 || (own_finished(c) == fin0 &&
+                               rt_now_ms() < more_until); i++) {
+      if (i == 40) more_until = rt_now_ms() + 20000;
+      if (i >= 40) rt_sleep_ms(20);
+      RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+      RT_CHECK(holders(rs, n, name) >= quorum);
+      RT_CHECK_EQ_INT(rlock_hold_count(l), 1);
+      uint64_t token = 0;
+      RT_CHECK_EQ_INT(rlock_fencing_token(l, &token), 0);
+      RT_CHECK(token > last);
+      last = token;
+      RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+      RT_CHECK_EQ_INT(rlock_hold_count(l), 0);
+    }
+    uint64_t end = rt_now_ms() + 5000;
+    while (holders(rs, n, name) != 0 && rt_now_ms() < end) rt_sleep_ms(10);
+    RT_CHECK_EQ_INT(holders(rs, n, name), 0);
+    fprintf(stderr, "    N = %d: %llu calls finished by their caller\n",
+            n, (unsigned long long)(own_finished(c) - fin0));
+    RT_CHECK(own_finished(c) > fin0);
+    rlock_free(l);
+    rlock_client_close(c);
+  }
+  rt_redis_stop_many(rs, 3);
+}
+
+/* A lone call on a thread of its own: trylock, then (if granted) unlock
+ * on the same thread, the owner. */
+typedef struct bg_call {
+  rlock *lock;
+  int rc, unlock_rc;
+  atomic_int done;
+  atomic_ullong done_ms;
+  pthread_t th;
+} bg_call;
+
+static void *bg_trylock(void *arg) {
+  bg_call *b = arg;
+  b->rc = rlock_trylock(b->lock, 0, 10000);
+  atomic_store(&b->done_ms, rt_now_ms());
+  atomic_store(&b->done, 1);
+  if (b->rc == 0) b->unlock_rc = rlock_unlock(b->lock);
+  return NULL;
+}
+
+static void bg_start(bg_call *b, rlock *lock) {
+  b->lock = lock;
+  b->rc = b->unlock_rc = 1;
+  atomic_init(&b->done, 0);
+  atomic_init(&b->done_ms, 0);
+  RT_REQUIRE(pthread_create(&b->th, NULL, bg_trylock, b) == 0);
+}
+
+/* Waits (up to 10 s) until the client counts one more own round than
+ * before: the caller is in it (the master is paused). */
+static int wait_own_round(rlock_client *c, uint64_t before) {
+  uint64_t end = rt_now_ms() + 10000;
+  while (own_rounds(c) == before && rt_now_ms() < end) rt_sleep_ms(1);
+  return own_rounds(c) > before;
+}
+
+static void *bg_close(void *arg) {
+  rlock_client_close(arg);
+  return NULL;
+}
+
+/* A lone call whose master is paused waits in its own round (a long
+ * command deadline); a close from another thread ends the call at once,
+ * not at the deadline, and the grant that lands after the master resumes
+ * is undone. (The close itself then lingers until the paused master has
+ * its last bytes, as any close does.) */
+static void own_round_close(void) {
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start(&r, NULL) == 0);
+  rlock_client *c = open_one(&r, 20000, 30000);
+  RT_REQUIRE(c != NULL);
+  RT_REQUIRE(rlock_client_wait_ready(c, 10000) == 0);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "fp-own-close", &l) == 0);
+  rt_sleep_ms(200); /* the loop sleeps */
+  uint64_t own0 = own_rounds(c);
+  rl_client *cc = (rl_client *)c;
+  atomic_fetch_add(&cc->refs, 1); /* its counters, read after the close */
+  RT_REQUIRE(rt_redis_pause(&r) == 0);
+  static bg_call b;
+  bg_start(&b, l);
+  RT_CHECK(wait_own_round(c, own0));
+  rt_sleep_ms(50);
+  RT_CHECK_EQ_INT(atomic_load(&b.done), 0);
+  uint64_t t0 = rt_now_ms();
+  pthread_t closer;
+  RT_REQUIRE(pthread_create(&closer, NULL, bg_close, c) == 0);
+  pthread_join(b.th, NULL);
+  uint64_t took = atomic_load(&b.done_ms) - t0;
+  /* 20 s of command deadline; the call ends in milliseconds. */
+  if (took >= 10000) fprintf(stderr, "    the call took %llu ms\n",
+                             (unsigned long long)took);
+  RT_CHECK(took < 10000);
+  RT_CHECK_EQ_INT(b.rc, RLOCK_ECLOSED);
+  RT_CHECK(rt_redis_resume(&r) == 0);
+  pthread_join(closer, NULL);
+  uint64_t end = rt_now_ms() + 5000;
+  while (rt_redis_int(&r, "EXISTS rlock:{fp-own-close}") != 0 &&
+         rt_now_ms() < end)
+    rt_sleep_ms(20);
+  RT_CHECK_EQ_INT(rt_redis_int(&r, "EXISTS rlock:{fp-own-close}"), 0);
+  RT_CHECK_EQ_INT(atomic_load(&cc->own_finished), 0);
+  rlock_free(l);
+  rl_client_unref(cc);
+  rt_redis_stop(&r);
+}
+
+typedef struct async_rec {
+  atomic_int status, called;
+  pthread_t thread;
+} async_rec;
+
+static void on_async_done(rlock *lock, int status, void *arg) {
+  (void)lock;
+  async_rec *a = arg;
+  a->thread = pthread_self();
+  atomic_store(&a->status, status);
+  atomic_fetch_add(&a->called, 1);
+}
+
+static int wait_called(async_rec *a) {
+  uint64_t end = rt_now_ms() + 10000;
+  while (atomic_load(&a->called) == 0 && rt_now_ms() < end) rt_sleep_ms(1);
+  return atomic_load(&a->called);
+}
+
+/* Replies of other requests on the caller's connection. (1) An async
+ * request waits for its reply when a lone call starts: the call is
+ * started on the caller, but its reply is not read there (it would come
+ * after the other's, whose callback is user code). (2) An async request
+ * posted while a caller is in its round: the caller leaves the round to
+ * the loop at once. Either way both complete, each callback once and on
+ * the loop thread, never on a caller. */
+static void own_round_other_requests(void) {
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start(&r, NULL) == 0);
+  rlock_client *c = open_one(&r, 20000, 30000);
+  RT_REQUIRE(c != NULL);
+  RT_REQUIRE(rlock_client_wait_ready(c, 10000) == 0);
+  rlock *a, *b;
+  RT_REQUIRE(rlock_get(c, "fp-own-async", &a) == 0);
+  RT_REQUIRE(rlock_get(c, "fp-own-block", &b) == 0);
+  static bg_call call;
+  static async_rec rec;
+  /* (1) */
+  RT_REQUIRE(rt_redis_pause(&r) == 0);
+  atomic_init(&rec.called, 0);
+  RT_CHECK_EQ_INT(rlock_lock_async(a, 7, 0, 10000, on_async_done, &rec), 0);
+  rt_sleep_ms(200); /* written; the loop sleeps again */
+  uint64_t fast0 = fast_starts(c), own0 = own_rounds(c);
+  bg_start(&call, b);
+  uint64_t end = rt_now_ms() + 10000;
+  while (fast_starts(c) == fast0 && rt_now_ms() < end) rt_sleep_ms(1);
+  RT_CHECK_EQ_INT(fast_starts(c), fast0 + 1);
+  RT_CHECK_EQ_INT(own_rounds(c), own0);
+  RT_CHECK(rt_redis_resume(&r) == 0);
+  pthread_join(call.th, NULL);
+  RT_CHECK_EQ_INT(call.rc, 0);
+  RT_CHECK_EQ_INT(call.unlock_rc, 0);
+  RT_CHECK(wait_called(&rec));
+  RT_CHECK_EQ_INT(atomic_load(&rec.status), 0);
+  RT_CHECK(!pthread_equal(rec.thread, call.th));
+  RT_CHECK(!pthread_equal(rec.thread, pthread_self()));
+  atomic_init(&rec.called, 0);
+  RT_CHECK_EQ_INT(rlock_unlock_async(a, 7, on_async_done, &rec), 0);
+  RT_CHECK(wait_called(&rec));
+  RT_CHECK_EQ_INT(atomic_load(&rec.status), 0);
+  /* (2) */
+  rt_sleep_ms(200);
+  own0 = own_rounds(c);
+  uint64_t fin0 = own_finished(c);
+  RT_REQUIRE(rt_redis_pause(&r) == 0);
+  bg_start(&call, b);
+  RT_CHECK(wait_own_round(c, own0));
+  atomic_init(&rec.called, 0);
+  RT_CHECK_EQ_INT(rlock_lock_async(a, 7, 0, 10000, on_async_done, &rec), 0);
+  rt_sleep_ms(100);
+  RT_CHECK(rt_redis_resume(&r) == 0);
+  pthread_join(call.th, NULL);
+  RT_CHECK_EQ_INT(call.rc, 0);
+  RT_CHECK_EQ_INT(call.unlock_rc, 0);
+  /* It left the round (its unlock may have had one of its own). */
+  RT_CHECK(own_finished(c) <= fin0 + 1);
+  RT_CHECK(wait_called(&rec));
+  RT_CHECK_EQ_INT(atomic_load(&rec.status), 0);
+  RT_CHECK_EQ_INT(atomic_load(&rec.called), 1);
+  RT_CHECK(!pthread_equal(rec.thread, call.th));
+  RT_CHECK(!pthread_equal(rec.thread, pthread_self()));
+  atomic_init(&rec.called, 0);
+  RT_CHECK_EQ_INT(rlock_unlock_async(a, 7, on_async_done, &rec), 0);
+  RT_CHECK(wait_called(&rec));
+  rlock_free(a);
+  rlock_free(b);
+  rlock_client_close(c);
+  rt_redis_stop(&r);
+}
+
+/* Faults during a caller's round. N = 1, the master paused, then killed
+ * (SIGKILL) while the caller waits in its round: the call ends with the
+ * connection (not at the 20 s deadline), and once the master is back
+ * calls succeed and finish on their callers again. N = 3 with one master
+ * stopped (SIGSTOP): the caller's round ends on the two that answer; the
+ * stopped one's late grant, after SIGCONT, is released. */
+static void own_round_master_faults(void) {
+  rt_redis rs[4];
+  RT_REQUIRE(rt_redis_start_many(rs, 4) == 0);
+  rlock_options o;
+  rlock_options_init(&o);
+  o.master_timeout_ms = 20000;
+  /* The restarted master's grants count at once (a test of the round,
+   * not of the restart quarantine). */
+  o.restart_quarantine_ms = 0;
+  rlock_client *c = rt_client_opts(&rs[0], 1, &o);
+  RT_REQUIRE(c != NULL);
+  RT_REQUIRE(rlock_client_wait_ready(c, 10000) == 0);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "fp-own-kill", &l) == 0);
+  rt_sleep_ms(200);
+  uint64_t own0 = own_rounds(c);
+  RT_REQUIRE(rt_redis_pause(&rs[0]) == 0);
+  static bg_call b;
+  bg_start(&b, l);
+  RT_CHECK(wait_own_round(c, own0));
+  rt_sleep_ms(50);
+  uint64_t t0 = rt_now_ms();
+  /* SIGKILL while stopped, so that it never runs the command (the
+   * harness's kill sends SIGCONT first), then the harness reaps it. */
+  RT_REQUIRE(kill(rs[0].pid, SIGKILL) == 0);
+  RT_REQUIRE(rt_redis_kill(&rs[0]) == 0);
+  pthread_join(b.th, NULL);
+  uint64_t took = rt_now_ms() - t0;
+  if (b.rc != RLOCK_ENOQUORUM && b.rc != RLOCK_EREDIS)
+    fprintf(stderr, "    the call returned %s\n", rlock_strerror(b.rc));
+  RT_CHECK(b.rc == RLOCK_ENOQUORUM || b.rc == RLOCK_EREDIS);
+  if (took >= 10000) fprintf(stderr, "    the call took %llu ms after the "
+                             "kill\n", (unsigned long long)took);
+  RT_CHECK(took < 10000);
+  RT_REQUIRE(rt_redis_restart(&rs[0]) == 0);
+  RT_REQUIRE(rlock_client_wait_ready(c, 10000) == 0);
+  uint64_t fin0 = own_finished(c);
+  int ok = 0;
+  for (uint64_t end = rt_now_ms() + 10000;
+       (ok < 10 || own_finished(c) == fin0) && rt_now_ms() < end;) {
+    if (rlock_trylock(l, 0, 10000) == 0 && rlock_unlock(l) == 0) ok++;
+    rt_sleep_ms(5);
+  }
+  RT_CHECK(ok >= 10);
+  RT_CHECK(own_finished(c) > fin0);
+  rlock_free(l);
+  rlock_client_close(c);
+
+  /* N = 3, on the other three. */
+  rt_redis *r3 = &rs[1];
+  c = rt_client_opts(r3, 3, &o);
+  RT_REQUIRE(c != NULL);
+  RT_REQUIRE(rlock_client_wait_ready(c, 10000) == 0);
+  static rlock_metrics m;
+  for (uint64_t end = rt_now_ms() + 10000; rt_now_ms() < end;) {
+    int up = 0; /* every master, not just a quorum */
+    if (rlock_metrics_snapshot(c, &m) == 0)
+      for (int i = 0; i < 3; i++) up += m.masters[i].up;
+    if (up == 3) break;
+    rt_sleep_ms(10);
+  }
+  RT_REQUIRE(rlock_get(c, "fp-own-stop", &l) == 0);
+  rt_sleep_ms(200);
+  fin0 = own_finished(c);
+  RT_REQUIRE(rt_redis_pause(&r3[2]) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+  RT_CHECK_EQ_INT(own_finished(c), fin0 + 1);
+  RT_CHECK_EQ_INT(holders(r3, 2, "fp-own-stop"), 2);
+  /* Master 2 still owes the acquire's reply, a decided round's: the
+   * unlock may take its own round too, reading it if it comes. */
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  fprintf(stderr, "    N = 3, one master stopped: %llu of 2 calls finished "
+          "by their caller\n", (unsigned long long)(own_finished(c) - fin0));
+  RT_CHECK(rt_redis_resume(&r3[2]) == 0);
+  uint64_t end = rt_now_ms() + 5000;
+  while (holders(r3, 3, "fp-own-stop") != 0 && rt_now_ms() < end)
+    rt_sleep_ms(20);
+  RT_CHECK_EQ_INT(holders(r3, 3, "fp-own-stop"), 0);
+  rlock_free(l);
+  rlock_client_close(c);
+  rt_redis_stop_many(rs, 4);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   static const rt_test tests[] = {
       {"lone_call_deadline_while_paused", lone_call_deadline_while_paused},
       {"mixed_callers_with_kills", mixed_callers_with_kills},
+      {"own_round_lone_calls", own_round_lone_calls},
+      {"own_round_close", own_round_close},
+      {"own_round_other_requests", own_round_other_requests},
+      {"own_round_master_faults", own_round_master_faults},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
