@@ -112,6 +112,7 @@
 #include "wait.h"
 
 static void client_free(rl_client *c) {
+  rl_log_flush(c, 0);
   rl_quarantine_free(c);
   rl_holds_free(&c->holds);
   rl_holds_free(&c->pending);
@@ -135,6 +136,8 @@ void rl_client_unref(rl_client *c) {
 
 /* This thread is inside rl_client_fast_start (with the loop lock). */
 static __thread int in_fast_start;
+
+int rl_client_in_fast_start(void) { return in_fast_start; }
 
 int rl_client_on_loop(rl_client *c) {
   if (in_fast_start) return 1;
@@ -333,7 +336,7 @@ int rl_client_fast_start(rl_client *c, rl_req *req, uint64_t spin_ns) {
   in_fast_start = 0;
   int timeout = uv_backend_timeout(c->loop);
   int now = timeout == 0 || loop_needs_turn(c->loop) ||
-            !rl_list_empty(&c->done);
+            !rl_list_empty(&c->done) || !rl_list_empty(&c->logs);
   int timers = timeout > 0 && uv_now(c->loop) + (uint64_t)timeout <
                                   c->poll_until;
   if (own && !atomic_load_explicit(&req->finished, memory_order_relaxed))
@@ -435,6 +438,7 @@ static void shutdown_loop_side(rl_client *c);
 static void on_async(uv_async_t *a) {
   rl_client *c = a->data;
   rl_list batch, *n;
+  rl_log_flush(c, 1);
   while ((n = rl_list_pop_front(&c->done)) != NULL)
     run_callback(rl_container_of(n, rl_req, node));
   rl_list_init(&batch);
@@ -625,6 +629,7 @@ static int tls_init(rl_client *c, const rlock_options *opts,
 /* The client's synchronization objects; 0 or RLOCK_ENOMEM (nothing to
  * undo then). */
 static int client_sync_init(rl_client *c) {
+  rl_list_init(&c->logs); /* client_free reads it, whatever failed */
   if (uv_mutex_init(&c->qmu) != 0) return RLOCK_ENOMEM;
   if (uv_mutex_init(&c->loopmu) != 0) goto fail_loopmu;
   if (uv_mutex_init(&c->errmu) != 0) goto fail_errmu;

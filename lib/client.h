@@ -182,6 +182,8 @@ struct rlock_client {
   rl_list active;
   rl_list done; /* async requests finished on a caller under the loop
                    lock, whose callbacks the loop runs (client.c) */
+  rl_list logs; /* log lines made there, which the loop hands to log_cb
+                   (metrics.c) */
   rl_holds holds;
   rl_holds pending; /* (key, async owner) with an acquisition in flight */
   uint64_t hold_gen; /* the last rl_hold.gen handed out */
@@ -202,6 +204,9 @@ struct rlock_client {
 
 /* 1 if the calling thread runs the client's loop. */
 int rl_client_on_loop(rl_client *c);
+/* 1 when this thread is a caller inside rl_client_fast_start: loop-thread
+ * state is its to touch, but user code must wait for the loop. */
+int rl_client_in_fast_start(void);
 
 /* Queues a request for the loop thread. 0, or RLOCK_ECLOSED. */
 int rl_client_post(rl_client *c, rl_req *req);
