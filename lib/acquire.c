@@ -275,21 +275,25 @@ void rl_grants_late(rl_grants *g, int i, int gr) {
   }
 }
 
-static void acquire_late(rl_round *r, int i, const redisReply *rep) {
+void rl_grant_late(rl_round *r, int i, const rl_round_slot *got) {
   rl_grants *g = r->data;
-  rl_round_slot tmp;
-  int gr = rep != NULL && parse_grant(r, rep, &tmp) == 1;
-  if (gr) {
+  if (got != NULL) {
     r->slot[i].granted = 1;
-    r->slot[i].v[0] = tmp.v[0];
-    r->slot[i].v[1] = tmp.v[1];
-    r->slot[i].v[2] = tmp.v[2];
-    rl_note_token(r->client, tmp.v[0]);
+    r->slot[i].v[0] = got->v[0];
+    r->slot[i].v[1] = got->v[1];
+    r->slot[i].v[2] = got->v[2];
+    rl_note_token(r->client, got->v[0]);
   }
-  if (g != NULL) rl_grants_late(g, i, gr);
+  if (g != NULL) rl_grants_late(g, i, got != NULL);
 }
 
-static void acquire_release(rl_round *r) {
+static void acquire_late(rl_round *r, int i, const redisReply *rep) {
+  rl_round_slot tmp;
+  int gr = rep != NULL && parse_grant(r, rep, &tmp) == 1;
+  rl_grant_late(r, i, gr ? &tmp : NULL);
+}
+
+void rl_grants_round_release(rl_round *r) {
   rl_grants *g = r->data;
   if (g == NULL) return;
   g->round = NULL;
@@ -528,7 +532,7 @@ static void acquire_done(rl_round *r) {
 }
 
 const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
-                                     acquire_late, acquire_release};
+                                     acquire_late, rl_grants_round_release};
 
 void rl_acquire_failed(rl_req *req, int err, int64_t holder_pttl) {
   rl_client *c = req->lock->client;

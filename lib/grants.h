@@ -50,6 +50,14 @@ void rl_grants_unref(rl_grants *g);
  * it was abandoned. */
 void rl_grants_late(rl_grants *g, int i, int gr);
 
+/* A round's late hook for a lock grant (acquire.c, transfer.c): got is
+ * master i's grant as parsed (written into its slot, its token noted),
+ * or NULL for anything else; then rl_grants_late on the round's ledger. */
+void rl_grant_late(rl_round *r, int i, const rl_round_slot *got);
+/* A round's release hook: lets go of the round's reference to its
+ * ledger (r->data). */
+void rl_grants_round_release(rl_round *r);
+
 /* The request lets go of its attempt: kept, or given back (waiting: the
  * request goes on waiting). */
 void rl_attempt_end(rl_req *req, int keep, int waiting);

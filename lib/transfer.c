@@ -95,25 +95,10 @@ static int classify_transfer(rl_round *r, int i, const redisReply *rep) {
 }
 
 static void transfer_late(rl_round *r, int i, const redisReply *rep) {
-  rl_grants *g = r->data;
   rl_round_slot tmp;
   memset(&tmp, 0, sizeof tmp);
   int gr = rep != NULL && read_grant(rep, &tmp) == 1;
-  if (gr) {
-    r->slot[i].granted = 1;
-    r->slot[i].v[0] = tmp.v[0];
-    r->slot[i].v[1] = tmp.v[1];
-    r->slot[i].v[2] = tmp.v[2];
-    rl_note_token(r->client, tmp.v[0]);
-  }
-  if (g != NULL) rl_grants_late(g, i, gr);
-}
-
-static void transfer_release(rl_round *r) {
-  rl_grants *g = r->data;
-  if (g == NULL) return;
-  g->round = NULL;
-  rl_grants_unref(g);
+  rl_grant_late(r, i, gr ? &tmp : NULL);
 }
 
 /* The masters that released the lock and published (the transfer was
@@ -179,7 +164,7 @@ static void transfer_done(rl_round *r) {
 }
 
 static const rl_round_ops transfer_ops = {classify_transfer, transfer_done,
-                                          transfer_late, transfer_release};
+                                          transfer_late, rl_grants_round_release};
 
 /* The unlock request was finished by someone else (the client closed)
  * before its round was decided. */

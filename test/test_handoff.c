@@ -317,6 +317,16 @@ static void reentrant_keeps(void) {
 
 /* --- N = 3 with masters stopped during the transfer --------------------- */
 
+/* Async owner 1 takes l (no wait) and holds it within 10 s; first must
+ * live as long as the test (its callback writes it). */
+static int owner1_takes(rlock *l, async_result *first) {
+  if (rlock_lock_async(l, 1, 0, LEASE, on_done, first) != 0) return 0;
+  uint64_t end = rt_now_ms() + 10000;
+  while (rlock_owner_hold_count(l, 1) != 1 && rt_now_ms() < end)
+    rt_sleep_ms(2);
+  return rlock_owner_hold_count(l, 1) == 1;
+}
+
 /* One master stopped: the transfer is granted on the other two. */
 static void one_stopped_n3(void) {
   rlock_client *c = open_client(3, 0);
@@ -324,11 +334,7 @@ static void one_stopped_n3(void) {
   rlock *l;
   RT_REQUIRE(rlock_get(c, "ho-q1", &l) == 0);
   async_result first = {0};
-  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &first) == 0);
-  uint64_t end = rt_now_ms() + 10000;
-  while (rlock_owner_hold_count(l, 1) != 1 && rt_now_ms() < end)
-    rt_sleep_ms(2);
-  RT_REQUIRE(rlock_owner_hold_count(l, 1) == 1);
+  RT_REQUIRE(owner1_takes(l, &first));
   uint64_t t0 = 0, t1 = 0;
   rlock_owner_fencing_token(l, 1, &t0);
   async_result r = {0};
@@ -372,11 +378,7 @@ static void two_stopped_n3(void) {
   rlock *l;
   RT_REQUIRE(rlock_get(c, "ho-q2", &l) == 0);
   async_result first = {0};
-  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &first) == 0);
-  uint64_t end = rt_now_ms() + 10000;
-  while (rlock_owner_hold_count(l, 1) != 1 && rt_now_ms() < end)
-    rt_sleep_ms(2);
-  RT_REQUIRE(rlock_owner_hold_count(l, 1) == 1);
+  RT_REQUIRE(owner1_takes(l, &first));
   async_result r = {0};
   RT_REQUIRE(rlock_lock_async(l, 2, 60000, LEASE, on_done, &r) == 0);
   RT_CHECK(waiter_queued("rlock:{ho-q2}:ch", 1));
@@ -417,11 +419,7 @@ static void gives_up_n3(int cancel) {
   const char *key = cancel ? "rlock:{ho-cancel}" : "rlock:{ho-timeout}";
   RT_REQUIRE(rlock_get(c, cancel ? "ho-cancel" : "ho-timeout", &l) == 0);
   async_result first = {0};
-  RT_REQUIRE(rlock_lock_async(l, 1, 0, LEASE, on_done, &first) == 0);
-  uint64_t end = rt_now_ms() + 10000;
-  while (rlock_owner_hold_count(l, 1) != 1 && rt_now_ms() < end)
-    rt_sleep_ms(2);
-  RT_REQUIRE(rlock_owner_hold_count(l, 1) == 1);
+  RT_REQUIRE(owner1_takes(l, &first));
   async_result r = {0};
   char chan[64];
   snprintf(chan, sizeof chan, "%s:ch", key);
