@@ -6,7 +6,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lock.h"
 #include "options.h"
@@ -73,12 +72,6 @@ static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
 #define RL_SPIN_NS 200000
 static atomic_int spinners;
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* 1 if this call may spin: it is alone, with one master, and no other
  * thread spins. spin_end(1) after. */
 static int spin_begin(rl_client *c) {
@@ -95,10 +88,10 @@ static void spin_end(int spin) {
 }
 
 static void spin_until_finished(rl_req *req) {
-  uint64_t end = now_ns() + RL_SPIN_NS;
+  uint64_t end = rl_now_ns() + RL_SPIN_NS;
   for (unsigned i = 1;; i++) {
     if (atomic_load_explicit(&req->finished, memory_order_acquire)) break;
-    if ((i & 63) == 0 && now_ns() >= end) break;
+    if ((i & 63) == 0 && rl_now_ns() >= end) break;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif

@@ -96,7 +96,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,12 +244,6 @@ static int own_round_ok(rl_client *c, rl_req *req) {
   return 1;
 }
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The caller's own round: with loopmu held and the request written, waits
  * for its replies on the masters' sockets and hands them to their
@@ -266,7 +259,7 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns) {
    * the loop must then serve. */
   p[0].fd = l->async_io_watcher.fd;
   p[0].events = POLLIN;
-  uint64_t spin_until = spin_ns > 0 ? now_ns() + spin_ns : 0;
+  uint64_t spin_until = spin_ns > 0 ? rl_now_ns() + spin_ns : 0;
   for (;;) {
     if (atomic_load_explicit(&req->finished, memory_order_acquire)) return 1;
     int n = 0;
@@ -284,7 +277,7 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns) {
     /* Never past the loop's next timer: a command deadline, a renewal. */
     int timeout = uv_backend_timeout(l);
     if (timeout == 0) return 0;
-    if (spin_until != 0 && now_ns() >= spin_until) spin_until = 0;
+    if (spin_until != 0 && rl_now_ns() >= spin_until) spin_until = 0;
     int r = poll(p, (nfds_t)n + 1, spin_until != 0 ? 0 : timeout);
     if (r < 0 && errno != EINTR) return 0;
     if (r <= 0) continue;

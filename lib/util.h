@@ -10,6 +10,8 @@
 
 /* Milliseconds on the monotonic clock. */
 uint64_t rl_now_ms(void);
+/* Nanoseconds on the monotonic clock. */
+uint64_t rl_now_ns(void);
 
 /* Fills buf from the OS random source; 0 or -1. */
 int rl_random_bytes(void *buf, size_t len);
