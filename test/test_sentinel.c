@@ -283,7 +283,10 @@ static int heal(void) {
   }
   for (int i = 0; i < RT_SENTINEL_DATA; i++) {
     if (S.data[i].pid != 0) continue;
-    if (rt_node_restart(&S.data[i], 0, data_args()) != 0) return -1;
+    if (rt_node_restart(&S.data[i], 0, data_args()) != 0) {
+      fprintf(stderr, "  heal: data[%d] did not restart\n", i);
+      return -1;
+    }
     redisReply *r = rt_redis_cmd(&S.data[i], "REPLICAOF 127.0.0.1 %d",
                                  S.data[m].port);
     if (r) freeReplyObject(r);
@@ -297,7 +300,18 @@ static int heal(void) {
   }
   for (uint64_t end = rt_now_ms() + SETTLE; !sentinels_know_replicas(m);
        rt_sleep_ms(100))
-    if (rt_now_ms() > end) return -1;
+    if (rt_now_ms() > end) {
+      /* What each sentinel says of the replicas (once in a full run the
+       * heal ended here, with nothing said). */
+      fprintf(stderr, "  heal: the sentinels do not know data[%d]'s replicas "
+                      "after %d ms\n", m, SETTLE);
+      for (int k = 0; k < RT_SENTINELS; k++) {
+        redisReply *r = RT_OBS(&S.sentinel[k], "SENTINEL REPLICAS %s",
+                               RT_SENTINEL_NAME);
+        if (r) freeReplyObject(r);
+      }
+      return -1;
+    }
   return m;
 }
 
