@@ -17,6 +17,13 @@
  * waiter through a condition variable as soon as its unlock's reply is in;
  * the waiter then acquires. Prints one JSON line.
  *
+ * "relay" is the floor of rlock's hand-off within a client in one round
+ * trip (lib/transfer.c): two threads, and the holder's one round trip
+ * both releases the lock and grants it to the waiter (the unlock and the
+ * acquire scripts written together), then wakes the waiter through a
+ * condition variable; the hand-off ends when the waiter runs, already
+ * holding the lock.
+ *
  * "hop" is "procs" with one thread hop added on the waiting side, the
  * least a client with a loop thread must add (rlock's waiter reads the
  * message and its acquire's reply on its loop thread, then wakes the
@@ -24,7 +31,7 @@
  * thread of its process through a condition variable, and the hand-off
  * ends when that thread runs.
  *
- *   floor_handoff procs|threads|direct|hop HOLD_MS SECONDS MASTER
+ *   floor_handoff procs|threads|direct|relay|hop HOLD_MS SECONDS MASTER
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,6 +60,7 @@ static int hold_ms;
 static uint64_t stop_at;
 static char name[64];
 static int direct;
+static int relay; /* direct, the waiter's acquire sent by the holder */
 static pthread_mutex_t turn_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_cv = PTHREAD_COND_INITIALIZER;
 static int turn; /* direct: the side whose turn it is to acquire */
@@ -132,6 +140,13 @@ static void side(int me) {
                       ? redisCommand(sub, "SUBSCRIBE %s", l.channel)
                       : NULL;
   if (r) freeReplyObject(r);
+  char other[64];
+  raw_owner(other, sizeof other, (unsigned)getpid(), (unsigned)!me + 1);
+  /* relay: no one waits for a message (the unlock still publishes it). */
+  if (relay && sub) {
+    redisFree(sub);
+    sub = NULL;
+  }
   atomic_fetch_add(&sh->ready, 1);
   while (atomic_load(&sh->ready) < 2) usleep(100);
   if (r == NULL || atomic_load(&sh->errors)) goto out;
@@ -143,7 +158,11 @@ static void side(int me) {
       int last = bench_now_ns() >= stop_at;
       if (last) atomic_store(&sh->stop, 1);
       atomic_store(&sh->released_ns, bench_now_ns());
-      if (raw_unlock(&rc, &l, owner, NULL) != 1) goto fail;
+      if (relay && !last) {
+        if (raw_relay(&rc, &l, owner, other) != 1) goto fail;
+      } else if (raw_unlock(&rc, &l, owner, NULL) != 1) {
+        goto fail;
+      }
       if (direct)
         give_turn(!me);
       else if (message(sub) != 0)
@@ -156,7 +175,7 @@ static void side(int me) {
       else if (message(sub) != 0)
         goto fail; /* the other side's unlock */
       if (atomic_load(&sh->stop)) break;
-      if (raw_acquire(&rc, &l, owner, NULL) != 1) goto fail;
+      if (!relay && raw_acquire(&rc, &l, owner, NULL) != 1) goto fail;
       if (hop)
         hop_handover();
       else
@@ -181,14 +200,16 @@ static void *thread_side(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc != 5 || (strcmp(argv[1], "procs") && strcmp(argv[1], "threads") &&
-                    strcmp(argv[1], "direct") && strcmp(argv[1], "hop"))) {
-    fprintf(stderr, "usage: floor_handoff procs|threads|direct|hop HOLD_MS "
+                    strcmp(argv[1], "direct") && strcmp(argv[1], "relay") &&
+                    strcmp(argv[1], "hop"))) {
+    fprintf(stderr, "usage: floor_handoff procs|threads|direct|relay|hop HOLD_MS "
                     "SECONDS MASTER\n");
     return 2;
   }
   hop = strcmp(argv[1], "hop") == 0;
   int procs = strcmp(argv[1], "procs") == 0 || hop;
-  direct = strcmp(argv[1], "direct") == 0;
+  relay = strcmp(argv[1], "relay") == 0;
+  direct = strcmp(argv[1], "direct") == 0 || relay;
   turn = 0;
   hold_ms = atoi(argv[2]);
   double seconds = atof(argv[3]);
@@ -232,6 +253,7 @@ int main(int argc, char **argv) {
          "\"handoff_p50_us\":%.1f,\"handoff_p99_us\":%.1f,\"errors\":%d}\n",
          hop     ? "processes_hop"
          : procs ? "processes"
+         : relay ? "threads_relay"
          : direct ? "threads_direct"
                   : "threads",
          hold_ms,

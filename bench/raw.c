@@ -212,3 +212,24 @@ int raw_pipelined_pairs(raw_conns *rc, const raw_lock *locks, int count,
   }
   return good;
 }
+
+int raw_relay(raw_conns *rc, const raw_lock *l, const char *from,
+              const char *to) {
+  redisContext *c = rc->c[0];
+  const char *argv[ACQUIRE_ARGC > UNLOCK_ARGC ? ACQUIRE_ARGC : UNLOCK_ARGC];
+  size_t len[ACQUIRE_ARGC > UNLOCK_ARGC ? ACQUIRE_ARGC : UNLOCK_ARGC];
+  unlock_argv(rc, l, from, argv, len);
+  if (redisAppendCommandArgv(c, UNLOCK_ARGC, argv, len) != REDIS_OK) return -1;
+  acquire_nums n;
+  acquire_nums_now(&n);
+  acquire_argv(rc, l, to, &n, argv, len);
+  if (redisAppendCommandArgv(c, ACQUIRE_ARGC, argv, len) != REDIS_OK) return -1;
+  redisReply *u = NULL, *a = NULL;
+  if (redisGetReply(c, (void **)&u) != REDIS_OK) return -1;
+  int ok = released(u);
+  freeReplyObject(u);
+  if (redisGetReply(c, (void **)&a) != REDIS_OK) return -1;
+  ok = ok && granted(a);
+  freeReplyObject(a);
+  return ok;
+}

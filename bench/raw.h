@@ -54,4 +54,12 @@ int raw_unlock(raw_conns *rc, const raw_lock *l, const char *owner,
 int raw_pipelined_pairs(raw_conns *rc, const raw_lock *locks, int count,
                         const char *owner);
 
+/* One hand-off in one round trip on the first master: the unlock script
+ * for owner from and the acquire script for owner to, written at once,
+ * then both replies read (what a script that releases and grants costs,
+ * give or take the second command's parsing). Returns 1 if both worked,
+ * 0 if not, -1 on an I/O error. */
+int raw_relay(raw_conns *rc, const raw_lock *l, const char *from,
+              const char *to);
+
 #endif
