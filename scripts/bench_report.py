@@ -219,6 +219,10 @@ class Report:
             what = {"processes": "2 processes", "threads": "2 threads",
                     "threads_direct": "2 threads, waiter woken by a condition variable "
                                       "after the unlock reply (no message)",
+                    "threads_relay": "2 threads, one round trip: the holder's unlock and "
+                                     "the waiter's acquire written together, the waiter "
+                                     "woken by a condition variable (rlock's hand-off "
+                                     "within a client)",
                     "processes_hop": "2 processes, plus the waiting side's one thread hop "
                                      "(message and acquire on one thread, the waiter "
                                      "woken on another)"}[r["between"]]
@@ -276,6 +280,7 @@ class Report:
                    "On one CPU that fits the budget; across CPUs it does not, so the target "
                    "needs a path that avoids cross-CPU wake-ups (or the crossings altogether)."))
         h_thr, h_dir = med(self.handoff_floor("threads")), med(self.handoff_floor("threads_direct"))
+        h_rel = med(self.handoff_floor("threads_relay"))
         h_proc = med(self.handoff_floor("processes"))
         if h_thr:
             L.append(
@@ -286,6 +291,9 @@ class Report:
                 + (f"; waking the waiter with a condition variable as soon as the unlock's reply "
                    f"is in (no message) measured {us(h_dir)} raw" if h_dir else "")
                 + (f", which a cross-CPU wake-up ({us(co)}) explains" if h_dir and co and h_dir > h_thr else "")
+                + (f"; in one round trip (the holder's unlock and the waiter's acquire written "
+                   f"together, then the condition variable) it is {us(h_rel)}, "
+                   + ("above" if h_rel > 100 else "within") + " the target" if h_rel else "")
                 + ".")
         h_hop = med(self.handoff_floor("processes_hop"))
         if h_proc:
