@@ -83,6 +83,23 @@ static const char acquire_lua[] =
     "end\n"
     "return {0, redis.call('pttl', KEYS[1])}\n";
 
+/* The unlock's step that unlock_lua and transfer_lua share: unless
+ * ARGV[last] is "1" (the owner's last hold), the owner's count (field
+ * ARGV[2] of KEYS[1]) goes down by one; while it stays above 0 the TTL is
+ * raised to at least the lease ARGV[1] (never shortened) and the script
+ * returns still_held. One text, so that the two cannot drift apart. */
+#define RL_LUA_DECREMENT(last, still_held)                                \
+  "local n = 0\n"                                                         \
+  "if ARGV[" last "] ~= '1' then\n"                                       \
+  "  n = redis.call('hincrby', KEYS[1], ARGV[2], -1)\n"                   \
+  "end\n"                                                                 \
+  "if n > 0 then\n"                                                       \
+  "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"           \
+  "    redis.call('pexpire', KEYS[1], ARGV[1])\n"                         \
+  "  end\n"                                                               \
+  "  return " still_held "\n"                                             \
+  "end\n"
+
 /* KEYS[1] lock hash. ARGV[1] lease ms, ARGV[2] owner, ARGV[3] channel,
  * ARGV[4] "1" for the owner's last hold (delete whatever the count: the
  * masters' counts may have diverged, see acquire.c), else "0".
@@ -92,16 +109,7 @@ static const char acquire_lua[] =
  * be applied twice. */
 static const char unlock_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return 0 end\n"
-    "local n = 0\n"
-    "if ARGV[4] ~= '1' then\n"
-    "  n = redis.call('hincrby', KEYS[1], ARGV[2], -1)\n"
-    "end\n"
-    "if n > 0 then\n"
-    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
-    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
-    "  end\n"
-    "  return 2\n"
-    "end\n"
+    RL_LUA_DECREMENT("4", "2")
     "redis.call('del', KEYS[1])\n"
     "redis.call('publish', ARGV[3], '0')\n"
     "return 1\n";
@@ -131,16 +139,7 @@ static const char transfer_lua[] =
     "  local t = redis.call('time')\n"
     "  late = tonumber(t[1]) * 1000000 + tonumber(t[2]) > deadline\n"
     "end\n"
-    "local n = 0\n"
-    "if ARGV[3] ~= '1' then\n"
-    "  n = redis.call('hincrby', KEYS[1], ARGV[2], -1)\n"
-    "end\n"
-    "if n > 0 then\n"
-    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
-    "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
-    "  end\n"
-    "  return {0, 2}\n"
-    "end\n"
+    RL_LUA_DECREMENT("3", "{0, 2}")
     "redis.call('del', KEYS[1])\n"
     "if not late then\n"
     "  redis.call('hset', KEYS[1], ARGV[4], '1')\n"
