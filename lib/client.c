@@ -308,6 +308,11 @@ typedef struct own_subs {
  */
 static int own_wait_fds(rl_client *c, rl_req *req, own_subs *subs,
                         struct pollfd *p, rl_conn **conns) {
+  /* Only when the client holds nothing: an unlock of a lock it holds
+   * (another thread's, an async owner's) may hand that lock to req in the
+   * client (transfer.c), which the loop does as soon as it serves that
+   * call; a caller in its own wait would only stand in between. */
+  if (c->holds.count > 0) return -1;
   int n = rl_pubsub_own_wait(req, conns, RL_MAX_MASTERS);
   if (n <= 0) return -1;
   for (int k = 0; k < n; k++) {
