@@ -83,6 +83,40 @@
  *    go (rl_stream_mute). epoll is level-triggered: whatever arrived
  *    meanwhile and is not read (a late reply of another master) wakes the
  *    loop once they are back. An earlier timer armed there wakes it too.
+ *
+ * The caller's own wait (issue 17: hand-off between processes): a first
+ * acquisition in its own round whose attempt finds the lock held joins
+ * its lock's wait queue (pubsub/), and the unlock message used to come to
+ * the loop thread, which then started the next attempt and woke the
+ * caller: one thread hop on the hand-off's path (bench_floor_handoff hop
+ * measures it: 249 us against 124 without). So that caller also waits for
+ * the message itself: it polls the subscriber sockets of its lock's
+ * channel (muted from the loop's epoll as its command sockets are), reads
+ * what comes (rl_conn_read_off_loop) and, when an event chose its waiter,
+ * starts its next attempt at once (rl_pubsub_run_woken) and reads that
+ * reply too. Why that is safe, beyond the own round's rules:
+ *  - Only when every master's subscriber connection is ready, plain TCP,
+ *    and owes nothing but its channel's own SUBSCRIBE or UNSUBSCRIBE
+ *    (rl_pubsub_own_wait, rl_conn_sub_idle). What it reads there runs
+ *    only pub/sub's bookkeeping and dispatch: a message for another
+ *    channel wakes that channel's waiter exactly as on the loop (a 0 ms
+ *    timer), and that due timer makes the caller let go at once, so the
+ *    loop starts that waiter's attempt; nothing read is lost, since the
+ *    dispatch is the loop's own. Its log lines are handed to the loop.
+ *  - Its own sleep running out, its deadline, a command deadline, a post
+ *    or a close from another thread: it lets go as the own round does,
+ *    and the loop goes on with the wait where the caller left it (the
+ *    waiter is in its queue, its timer armed). End of stream on a
+ *    subscriber socket (a master killed) is the loop's to see too.
+ *  - A command timer left armed after its reply came would end a long
+ *    wait for nothing: it is re-armed for what is still unanswered
+ *    (rl_conn_timer_settle) before the caller waits.
+ *  - Only while the client holds no lock: an unlock of one of its own
+ *    locks in the client may hand that lock to the waiter (transfer.c),
+ *    which the loop does when it serves that call.
+ *  - The loop thread is not woken after every wait for the waiter's
+ *    timer, which closes when it leaves: handles closing count for no
+ *    timeout here (loop_timeout), as the loop frees them at its next turn.
  * With a caller's loop there is no loop lock: every request is posted.
  *
  * Memory: the client is reference counted by its opener, by every lock
@@ -192,6 +226,24 @@ static int loop_needs_turn(const uv_loop_t *l) {
   return queue_busy(l->watcher_queue) || queue_busy(l->prepare_handles);
 }
 
+/*
+ * The loop's poll timeout as uv_backend_timeout gives it, except that
+ * handles being closed do not make it 0. A caller under the loop lock
+ * closes only timers whose close callbacks free them (a waiter's, a
+ * sleep's: connections that fail there are closed by the loop, stream.c),
+ * which the loop does at its next turn, within one command timeout
+ * (run_locked); counting them, every own wait would end in a wake of the
+ * loop thread for nothing, on the CPU the next hand-off needs, and a call
+ * right after one would not get an own round. loopmu.
+ */
+static int loop_timeout(uv_loop_t *l) {
+  uv_handle_t *closing = l->closing_handles;
+  l->closing_handles = NULL;
+  int timeout = uv_backend_timeout(l);
+  l->closing_handles = closing;
+  return timeout;
+}
+
 /* The connections of every master, if each is one plain connection that
  * is ready: then a send cannot fail at once. loopmu. */
 static int masters_ready(const rl_client *c) {
@@ -244,16 +296,67 @@ static int own_round_ok(rl_client *c, rl_req *req) {
   return 1;
 }
 
+/* The subscriber connections a caller muted for its own wait, to be put
+ * back before it lets go of the loop lock. */
+typedef struct own_subs {
+  int n;
+  rl_conn *conns[RL_MAX_MASTERS];
+} own_subs;
+
+/*
+ * The caller's own wait (see the top of this file): req's attempt found
+ * the lock held and req waits in its wait queue for a message. The
+ * subscriber connections to poll into p[at..] (muted from the loop's
+ * epoll, once), and how many; -1 when the loop must wait for it instead.
+ */
+static int own_wait_fds(rl_client *c, rl_req *req, own_subs *subs,
+                        struct pollfd *p, rl_conn **conns) {
+  /* Only when the client holds nothing: an unlock of a lock it holds
+   * (another thread's, an async owner's) may hand that lock to req in the
+   * client (transfer.c), which the loop does as soon as it serves that
+   * call; a caller in its own wait would only stand in between. */
+  if (c->holds.count > 0) return -1;
+  int n = rl_pubsub_own_wait(req, conns, RL_MAX_MASTERS);
+  if (n <= 0) return -1;
+  for (int k = 0; k < n; k++) {
+    p[k].fd = rl_conn_fd(conns[k]);
+    p[k].events = POLLIN;
+    if (p[k].fd < 0) return -1;
+  }
+  for (int k = 0; k < n; k++) {
+    int known = 0;
+    for (int j = 0; j < subs->n; j++) known |= subs->conns[j] == conns[k];
+    if (known) continue;
+    /* Before its SUBSCRIBE goes out: neither its reply nor a message
+     * wakes the sleeping loop thread. */
+    rl_conn_mute(conns[k], 1);
+    subs->conns[subs->n++] = conns[k];
+    if (subs->n == 1)
+      atomic_fetch_add_explicit(&c->own_waits, 1, memory_order_relaxed);
+  }
+  /* Its SUBSCRIBE (queued when it joined) goes out now. */
+  for (int k = 0; k < n; k++) rl_conn_flush(conns[k]);
+  /* A command timer left armed by its last attempt's command, which has
+   * its reply, would end the wait when it fired. */
+  for (int i = 0; i < c->nmasters; i++)
+    rl_conn_timer_settle(master_conn(c, i));
+  return n;
+}
+
 /*
  * The caller's own round: with loopmu held and the request written, waits
  * for its replies on the masters' sockets and hands them to their
- * commands, exactly as the loop would, until the request finishes. 1 if
- * it did; 0 when the loop must take over (see the top of this file).
+ * commands, exactly as the loop would, until the request finishes; and
+ * when its attempt found the lock held, waits for the unlock message on
+ * the subscriber sockets too and starts its next attempt itself (its own
+ * wait). 1 if it finished; 0 when the loop must take over (see the top of
+ * this file).
  */
-static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns) {
+static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns,
+                     own_subs *subs) {
   uv_loop_t *l = c->loop;
-  struct pollfd p[RL_MAX_MASTERS + 1];
-  rl_conn *conns[RL_MAX_MASTERS];
+  struct pollfd p[2 * RL_MAX_MASTERS + 1];
+  rl_conn *conns[2 * RL_MAX_MASTERS];
   /* The loop's async descriptor: readable once any thread posted a
    * request or a wake (rl_client_post, rl_client_wake, a close), which
    * the loop must then serve. */
@@ -272,10 +375,25 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns) {
       p[n + 1].events = POLLIN;
       n++;
     }
-    if (n == 0) return 0; /* it waits for a timer or a message now */
+    if (n == 0) {
+      /* No attempt is out: req waits for a message or a timer. */
+      int ns = own_wait_fds(c, req, subs, p + 1, conns);
+      if (ns < 0) return 0;
+      uv_update_time(l);
+      if (rl_pubsub_run_woken(req)) {
+        /* An event it read chose it: its next attempt, now, and a spin
+         * for that attempt's reply as for a call's. */
+        atomic_fetch_add_explicit(&c->own_wakes, 1, memory_order_relaxed);
+        for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
+        if (spin_ns > 0) spin_until = rl_now_ns() + spin_ns;
+        continue;
+      }
+      n = ns;
+    }
     uv_update_time(l);
-    /* Never past the loop's next timer: a command deadline, a renewal. */
-    int timeout = uv_backend_timeout(l);
+    /* Never past the loop's next timer: a command deadline, a renewal,
+     * the waiter's own sleep, another waiter an event chose. */
+    int timeout = loop_timeout(l);
     if (timeout == 0) return 0;
     if (spin_until != 0 && rl_now_ns() >= spin_until) spin_until = 0;
     int r = poll(p, (nfds_t)n + 1, spin_until != 0 ? 0 : timeout);
@@ -286,8 +404,16 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns) {
     for (int k = 0; k < n; k++)
       if (p[k + 1].revents != 0 && rl_conn_read_off_loop(conns[k]) < 0)
         return 0;
-    /* What deciding queued (a fence catch-up, an undo) goes out now. */
+    /* What deciding queued (a fence catch-up, an undo) goes out now, and
+     * what the wait queued (a SUBSCRIBE after a reconnect's resync). Not
+     * the UNSUBSCRIBE that leaving the queue queued once req finished:
+     * the loop writes it (it is woken for it): a write on loopback runs
+     * the master at once, often on this CPU: traced in bench_contention
+     * 2 1 2, it took the caller from its reply to its return from 8 us to
+     * 33 (median). */
     for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
+    if (!atomic_load_explicit(&req->finished, memory_order_relaxed))
+      for (int k = 0; k < subs->n; k++) rl_conn_flush(subs->conns[k]);
   }
 }
 
@@ -306,6 +432,7 @@ int rl_client_fast_start(rl_client *c, rl_req *req, uint64_t spin_ns) {
     return 0;
   }
   int own = own_round_ok(c, req);
+  own_subs subs = {.n = 0};
   /* The loop's clock stopped when it went to sleep: deadlines and timers
    * count from now. */
   uv_update_time(c->loop);
@@ -320,14 +447,15 @@ int rl_client_fast_start(rl_client *c, rl_req *req, uint64_t spin_ns) {
   for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
   if (own && !atomic_load_explicit(&req->finished, memory_order_relaxed)) {
     atomic_fetch_add_explicit(&c->own_rounds, 1, memory_order_relaxed);
-    if (own_round(c, req, spin_ns))
+    if (own_round(c, req, spin_ns, &subs))
       atomic_fetch_add_explicit(&c->own_finished, 1, memory_order_relaxed);
   }
   for (int i = 0; own && i < c->nmasters; i++)
     rl_conn_mute(master_conn(c, i), 0);
+  for (int k = 0; k < subs.n; k++) rl_conn_mute(subs.conns[k], 0);
   rl_stream_off_loop = 0;
   in_fast_start = 0;
-  int timeout = uv_backend_timeout(c->loop);
+  int timeout = loop_timeout(c->loop);
   int now = timeout == 0 || loop_needs_turn(c->loop) ||
             !rl_list_empty(&c->done) || !rl_list_empty(&c->logs);
   int timers = timeout > 0 && uv_now(c->loop) + (uint64_t)timeout <

@@ -174,6 +174,10 @@ struct rlock_client {
   atomic_uint_fast64_t own_rounds;  /* of those, requests whose caller read
                                        its replies itself (tests) */
   atomic_uint_fast64_t own_finished; /* and finished them so (tests) */
+  atomic_uint_fast64_t own_waits;    /* own rounds that waited for a
+                                        pub/sub message themselves */
+  atomic_uint_fast64_t own_wakes;    /* attempts such a caller started
+                                        itself on an event it read */
 
   uv_mutex_t errmu;  /* guards last_error */
   char last_error[256];

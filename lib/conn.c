@@ -847,6 +847,27 @@ int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd)) {
   return 1;
 }
 
+/* A subscriber connection's command of that channel, or its own. */
+static int sub_cmd_of(const rl_cmd *cmd, const char *channel, size_t len) {
+  if (cmd->kind == K_REFRESH || cmd->kind == K_LOAD) return 1;
+  return cmd->kind == K_USER && cmd->sub_channel != NULL &&
+         cmd->sub_channel_len == len &&
+         memcmp(cmd->sub_channel, channel, len) == 0;
+}
+
+int rl_conn_sub_idle(const rl_conn *conn, const char *channel, size_t len) {
+  if (conn->cfg->mode != RL_CONN_SUBSCRIBER ||
+      conn->state != RL_CONN_READY || conn->stream == NULL ||
+      conn->url.tls || conn->fail_deferred || !rl_list_empty(&conn->waiting))
+    return 0;
+  const rl_list *lists[2] = {&conn->pending, &conn->unsent};
+  for (int l = 0; l < 2; l++)
+    for (rl_list *n = lists[l]->next; n != lists[l]; n = n->next)
+      if (!sub_cmd_of(rl_container_of(n, rl_cmd, node), channel, len))
+        return 0;
+  return 1;
+}
+
 void rl_conn_mute(rl_conn *conn, int mute) {
   if (conn->stream != NULL) rl_stream_mute(conn->stream, mute);
 }
@@ -854,6 +875,17 @@ void rl_conn_mute(rl_conn *conn, int mute) {
 int rl_conn_awaiting_fd(const rl_conn *conn) {
   if (conn->state != RL_CONN_READY || conn->stream == NULL ||
       conn->fail_deferred || rl_list_empty(&conn->pending))
+    return -1;
+  return rl_stream_fd(conn->stream);
+}
+
+void rl_conn_timer_settle(rl_conn *conn) {
+  if (conn->state == RL_CONN_READY && !conn->fail_deferred) arm_timer(conn);
+}
+
+int rl_conn_fd(const rl_conn *conn) {
+  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
+      conn->fail_deferred)
     return -1;
   return rl_stream_fd(conn->stream);
 }

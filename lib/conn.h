@@ -317,12 +317,31 @@ static inline int rl_conn_ready(const rl_conn *conn) {
  */
 int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd));
 
+/*
+ * For a caller that waits for a pub/sub message on its own thread under
+ * the client's loop lock (client.c's own wait): 1 if this subscriber
+ * connection is ready, plain TCP, nothing waits for its handshake, and
+ * every command queued or unanswered on it is a SUBSCRIBE or UNSUBSCRIBE
+ * of channel (or the connection's own), so that every reply it reads
+ * next is a message or one of those.
+ */
+int rl_conn_sub_idle(const rl_conn *conn, const char *channel, size_t len);
+
 /* rl_stream_mute for the connection's stream, if it has one. */
 void rl_conn_mute(rl_conn *conn, int mute);
 
 /* The socket to poll(2) while commands written on a ready connection
  * await their replies; -1 when none do (or it is not ready). */
 int rl_conn_awaiting_fd(const rl_conn *conn);
+
+/* The same caller, before it waits long: the command timer is armed for
+ * the first deadline of a command still unanswered, or stopped when there
+ * is none (it is left armed after a reply, and would end the wait for
+ * nothing when it fired). */
+void rl_conn_timer_settle(rl_conn *conn);
+
+/* The socket of a ready connection (for poll(2)), or -1. */
+int rl_conn_fd(const rl_conn *conn);
 
 /*
  * The same caller: reads the replies the kernel holds and hands each to

@@ -52,6 +52,21 @@ rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
                                  const char *owner, size_t ownerlen,
                                  struct rl_psw **psw);
 
+/*
+ * The caller's own wait (client.c): req, a blocking acquisition parked in
+ * its wait queue, waits on its caller's thread. The subscriber
+ * connections of its channel, one per master, into conns, when every one
+ * is ready, plain TCP and idle but for the channel's own SUBSCRIBE or
+ * UNSUBSCRIBE (pubsub/waitq.h, rl_psw_own_conns): how many; else -1 (the
+ * loop waits for it as before). (pubwait.c)
+ */
+int rl_pubsub_own_wait(rl_req *req, rl_conn **conns, int cap);
+
+/* The same caller, after it read an event that chose req: starts req's
+ * next attempt now, as the waiter's timer would on the loop. 1 if it
+ * did. (pubwait.c) */
+int rl_pubsub_run_woken(rl_req *req);
+
 /* Client shutdown: closes the subscriber connections. Requests must have
  * been finished before. Safe when pub/sub was never used. (pubwait.c) */
 void rl_pubsub_shutdown(rl_client *c);

@@ -195,6 +195,17 @@ rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
   return req;
 }
 
+int rl_pubsub_own_wait(rl_req *req, rl_conn **conns, int cap) {
+  rl_client *c = req->lock->client;
+  if (req->psw == NULL || c->pubsub == NULL || rl_client_closing(c))
+    return -1;
+  return rl_psw_own_conns(req->psw, conns, cap);
+}
+
+int rl_pubsub_run_woken(rl_req *req) {
+  return req->psw != NULL && rl_psw_run_woken(req->psw);
+}
+
 void rl_pubsub_shutdown(rl_client *c) {
   rl_pubsub *ps = c->pubsub;
   if (ps == NULL) return;

@@ -187,3 +187,23 @@ void rl_psw_leave(rl_psw *w, int may_pass) {
   if (pass) wake_first(ch);
   rl_chan_unref(ch);
 }
+
+int rl_psw_own_conns(rl_psw *w, rl_conn **conns, int cap) {
+  rl_pubsub *ps = w->ch->ps;
+  if (w->left || ps->closing || ps->n > cap) return -1;
+  for (int i = 0; i < ps->n; i++) {
+    rl_conn *conn = rl_master_sub_where(ps->masters[i], w->ch->name, w->ch->len);
+    if (conn == NULL || conn->cfg == NULL ||
+        !rl_conn_sub_idle(conn, w->ch->name, w->ch->len))
+      return -1;
+    conns[i] = conn;
+  }
+  return ps->n;
+}
+
+int rl_psw_run_woken(rl_psw *w) {
+  if (w->left || w->state != W_WAKING) return 0;
+  uv_timer_stop(&w->timer);
+  on_timer(&w->timer);
+  return 1;
+}

@@ -41,7 +41,8 @@ rl_pubsub *rl_pubsub_new(const rl_pubsub_config *cfg);
 void rl_pubsub_close(rl_pubsub *ps);
 
 /* A waiter's next attempt is due. It runs from a timer of its own, never
- * inside a call of this interface. */
+ * inside a call of this interface but rl_psw_run_woken, whose purpose it
+ * is. */
 typedef void (*rl_psw_cb)(rl_psw *w, void *data);
 
 /*
@@ -106,5 +107,24 @@ void rl_psw_claim(rl_psw *w);
  * again from 0. */
 unsigned rl_psw_handoffs(rl_pubsub *ps, const char *channel, size_t len,
                          int reset);
+
+/*
+ * A caller that waits on its own thread (the lock layer's own wait,
+ * client.c): the connections where w's channel is subscribed, one per
+ * master (master.h: rl_master_sub_where), into conns[0..n), when each
+ * exists and is ready, plain TCP and idle but for that channel's own
+ * SUBSCRIBE or UNSUBSCRIBE (rl_conn_sub_idle), so that reading them runs
+ * nothing but this mechanism's bookkeeping and the dispatch of messages;
+ * else -1. Reading them off the loop thread is the caller's business.
+ */
+int rl_psw_own_conns(rl_psw *w, rl_conn **conns, int cap);
+
+/*
+ * If an event chose w and its callback has not run yet (its 0 ms timer
+ * is armed), runs it now, inside this call, exactly as the timer would
+ * have; 1 if it ran, else 0. For the same caller, which read the event
+ * itself and must not wait for the loop to run the timer.
+ */
+int rl_psw_run_woken(rl_psw *w);
 
 #endif

@@ -635,6 +635,293 @@ static void own_round_master_faults(void) {
   rt_redis_stop_many(rs, 4);
 }
 
+/* --- the caller's own wait (client.c): a blocking trylock that waits
+ * for the unlock message reads it on its own thread ------------------- */
+
+static uint64_t own_waits(rlock_client *c) {
+  return atomic_load(&((rl_client *)c)->own_waits);
+}
+
+static uint64_t own_wakes(rlock_client *c) {
+  return atomic_load(&((rl_client *)c)->own_wakes);
+}
+
+typedef struct wait_call {
+  rlock *lock;
+  int64_t wait_ms;
+  int rc, count, unlock_rc; /* count: its hold count once it had it */
+  uint64_t fin; /* the client's own_finished when the call returned */
+  atomic_int done;
+  atomic_ullong done_ms;
+  pthread_t th;
+} wait_call;
+
+static void *wait_worker(void *arg) {
+  wait_call *w = arg;
+  w->rc = rlock_trylock(w->lock, w->wait_ms, 10000);
+  w->fin = atomic_load(&w->lock->client->own_finished);
+  atomic_store(&w->done_ms, rt_now_ms());
+  if (w->rc == 0) {
+    w->count = rlock_hold_count(w->lock);
+    w->unlock_rc = rlock_unlock(w->lock);
+  }
+  atomic_store(&w->done, 1);
+  return NULL;
+}
+
+/* Starts a blocking trylock(wait_ms) of lock on a thread of its own, the
+ * loop of c asleep, and waits (up to 10 s) until its caller is in its own
+ * wait; 1 if it is (else the call goes on, the loop's way). */
+static int start_own_wait(wait_call *w, rlock_client *c, rlock *lock,
+                          int64_t wait_ms) {
+  rt_sleep_ms(200); /* the loop sleeps */
+  uint64_t before = own_waits(c);
+  w->lock = lock;
+  w->wait_ms = wait_ms;
+  w->rc = w->count = w->unlock_rc = 1;
+  atomic_init(&w->done, 0);
+  atomic_init(&w->done_ms, 0);
+  if (pthread_create(&w->th, NULL, wait_worker, w) != 0) abort();
+  uint64_t end = rt_now_ms() + 10000;
+  while (own_waits(c) == before && !atomic_load(&w->done) &&
+         rt_now_ms() < end)
+    rt_sleep_ms(1);
+  return own_waits(c) > before;
+}
+
+/* The waiting client's subscriber connection is made on its first wait:
+ * waits of 300 ms on held, the holder's, until one was an own wait (up to
+ * 20). 1 once one was. */
+static int warm_own_wait(rlock_client *c, rlock *held) {
+  for (int i = 0; i < 20; i++) {
+    static wait_call w;
+    int own = start_own_wait(&w, c, held, 300);
+    pthread_join(w.th, NULL);
+    RT_CHECK_EQ_INT(w.rc, RLOCK_ETIMEDOUT);
+    if (own) return 1;
+  }
+  return 0;
+}
+
+typedef struct own_pair {
+  rt_redis r;
+  rlock_client *holder, *waiter;
+  rlock *hl, *wl; /* the same lock, through each client */
+} own_pair;
+
+/* Two clients on one master; the holder holds name (20 s lease), and the
+ * waiter's own wait is warmed up on it. A master timeout of 20 s: nothing
+ * but what a test does ends an own wait early. */
+static void pair_open(own_pair *p, const char *name,
+                      int64_t master_timeout_ms) {
+  RT_REQUIRE(rt_redis_start(&p->r, NULL) == 0);
+  p->holder = open_one(&p->r, master_timeout_ms, 30000);
+  p->waiter = open_one(&p->r, master_timeout_ms, 30000);
+  RT_REQUIRE(p->holder != NULL && p->waiter != NULL);
+  RT_REQUIRE(rlock_client_wait_ready(p->holder, 10000) == 0);
+  RT_REQUIRE(rlock_client_wait_ready(p->waiter, 10000) == 0);
+  RT_REQUIRE(rlock_get(p->holder, name, &p->hl) == 0);
+  RT_REQUIRE(rlock_get(p->waiter, name, &p->wl) == 0);
+  RT_REQUIRE(rlock_trylock(p->hl, 0, 20000) == 0);
+  RT_REQUIRE(warm_own_wait(p->waiter, p->wl));
+}
+
+static void pair_close(own_pair *p) {
+  rlock_free(p->hl);
+  rlock_free(p->wl);
+  rlock_client_close(p->holder);
+  if (p->waiter != NULL) rlock_client_close(p->waiter);
+  rt_redis_stop(&p->r);
+}
+
+/* The unlock's message, read by the waiting caller itself, starts its
+ * next attempt there, and the call is finished on its caller: the loop
+ * never saw it. (Its lease is 20 s: a missed message would show.) */
+static void own_wait_woken_by_message(void) {
+  static own_pair p;
+  pair_open(&p, "ow-msg", 20000);
+  for (int round = 0; round < 3; round++) {
+    static wait_call w;
+    uint64_t fin0 = own_finished(p.waiter);
+    RT_REQUIRE(start_own_wait(&w, p.waiter, p.wl, 30000));
+    rt_sleep_ms(100); /* subscribed, confirmed, its retry refused */
+    RT_CHECK_EQ_INT(atomic_load(&w.done), 0);
+    uint64_t wakes0 = own_wakes(p.waiter);
+    uint64_t t0 = rt_now_ms();
+    RT_CHECK_EQ_INT(rlock_unlock(p.hl), 0);
+    pthread_join(w.th, NULL);
+    RT_CHECK_EQ_INT(w.rc, 0);
+    RT_CHECK(atomic_load(&w.done_ms) - t0 < 5000);
+    RT_CHECK(own_wakes(p.waiter) > wakes0);
+    RT_CHECK_EQ_INT(w.fin, fin0 + 1);
+    RT_CHECK_EQ_INT(w.count, 1);
+    RT_CHECK_EQ_INT(w.unlock_rc, 0);
+    RT_CHECK_EQ_INT(rlock_trylock(p.hl, 0, 20000), 0);
+  }
+  pair_close(&p);
+}
+
+typedef struct async_wait {
+  atomic_int status, called;
+} async_wait;
+
+static void on_async_wait(rlock *lock, int status, void *arg) {
+  (void)lock;
+  async_wait *a = arg;
+  atomic_store(&a->status, status);
+  atomic_fetch_add(&a->called, 1);
+}
+
+/* A message for another lock, which an async owner of the waiting client
+ * waits for, arrives during the own wait: the caller reads it and hands
+ * it to the loop, which wakes that waiter (within seconds: its holder's
+ * lease is 20 s); the caller's own lock then comes to it too. */
+static void own_wait_other_message(void) {
+  static own_pair p;
+  pair_open(&p, "ow-mine", 20000);
+  rlock *ho, *wo;
+  RT_REQUIRE(rlock_get(p.holder, "ow-other", &ho) == 0);
+  RT_REQUIRE(rlock_get(p.waiter, "ow-other", &wo) == 0);
+  RT_REQUIRE(rlock_trylock(ho, 0, 20000) == 0);
+  static async_wait a;
+  atomic_init(&a.called, 0);
+  RT_REQUIRE(rlock_lock_async(wo, 9, 30000, 10000, on_async_wait, &a) == 0);
+  static wait_call w;
+  RT_REQUIRE(start_own_wait(&w, p.waiter, p.wl, 30000));
+  rt_sleep_ms(100);
+  uint64_t fin0 = own_finished(p.waiter);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(ho), 0);
+  uint64_t end = rt_now_ms() + 10000;
+  while (atomic_load(&a.called) == 0 && rt_now_ms() < end) rt_sleep_ms(1);
+  RT_CHECK_EQ_INT(atomic_load(&a.called), 1);
+  RT_CHECK_EQ_INT(atomic_load(&a.status), 0);
+  RT_CHECK(rt_now_ms() - t0 < 5000);
+  RT_CHECK_EQ_INT(atomic_load(&w.done), 0);
+  RT_CHECK_EQ_INT(rlock_owner_hold_count(wo, 9), 1);
+  /* The caller left its wait to the loop, which now wakes it. */
+  RT_CHECK_EQ_INT(rlock_unlock(p.hl), 0);
+  pthread_join(w.th, NULL);
+  RT_CHECK_EQ_INT(w.rc, 0);
+  RT_CHECK_EQ_INT(w.fin, fin0);
+  RT_CHECK_EQ_INT(w.unlock_rc, 0);
+  atomic_init(&a.called, 0);
+  RT_CHECK_EQ_INT(rlock_unlock_async(wo, 9, on_async_wait, &a), 0);
+  end = rt_now_ms() + 10000;
+  while (atomic_load(&a.called) == 0 && rt_now_ms() < end) rt_sleep_ms(1);
+  RT_CHECK_EQ_INT(atomic_load(&a.status), 0);
+  rlock_free(ho);
+  rlock_free(wo);
+  RT_REQUIRE(rlock_trylock(p.hl, 0, 20000) == 0); /* as pair_close expects */
+  pair_close(&p);
+}
+
+typedef struct other_call {
+  rlock *lock;
+  int rc, unlock_rc;
+  atomic_int done;
+  pthread_t th;
+} other_call;
+
+static void *other_worker(void *arg) {
+  other_call *o = arg;
+  o->rc = rlock_trylock(o->lock, 0, 10000);
+  if (o->rc == 0) o->unlock_rc = rlock_unlock(o->lock);
+  atomic_store(&o->done, 1);
+  return NULL;
+}
+
+/* Another thread's call on the waiting client, posted during the own
+ * wait (the caller holds the loop lock), is served at once: the caller
+ * hands the loop back (else it would wait out its wait, 20 s). */
+static void own_wait_post_served(void) {
+  static own_pair p;
+  pair_open(&p, "ow-post", 20000);
+  rlock *free_lock;
+  RT_REQUIRE(rlock_get(p.waiter, "ow-post-free", &free_lock) == 0);
+  static wait_call w;
+  RT_REQUIRE(start_own_wait(&w, p.waiter, p.wl, 30000));
+  rt_sleep_ms(100);
+  static other_call o = {.rc = 1, .unlock_rc = 1};
+  o.lock = free_lock;
+  uint64_t t0 = rt_now_ms();
+  RT_REQUIRE(pthread_create(&o.th, NULL, other_worker, &o) == 0);
+  pthread_join(o.th, NULL);
+  RT_CHECK(rt_now_ms() - t0 < 5000);
+  RT_CHECK_EQ_INT(o.rc, 0);
+  RT_CHECK_EQ_INT(o.unlock_rc, 0);
+  RT_CHECK_EQ_INT(atomic_load(&w.done), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(p.hl), 0);
+  pthread_join(w.th, NULL);
+  RT_CHECK_EQ_INT(w.rc, 0);
+  RT_CHECK_EQ_INT(w.unlock_rc, 0);
+  rlock_free(free_lock);
+  RT_REQUIRE(rlock_trylock(p.hl, 0, 20000) == 0);
+  pair_close(&p);
+}
+
+/* The master stopped (SIGSTOP), then, in a second wait, killed (SIGKILL)
+ * during the own wait: each wait still ends by its deadline (1.5 s; the
+ * holder's lease is 20 s) with what the loop's wait gives, no hang. */
+static void own_wait_master_faults(void) {
+  static own_pair p;
+  pair_open(&p, "ow-fault", 2000);
+  static wait_call w;
+  RT_REQUIRE(start_own_wait(&w, p.waiter, p.wl, 1500));
+  RT_REQUIRE(rt_redis_pause(&p.r) == 0);
+  uint64_t t0 = rt_now_ms();
+  pthread_join(w.th, NULL);
+  uint64_t took = atomic_load(&w.done_ms) - t0;
+  fprintf(stderr, "    stopped: %s after %llu ms\n", rlock_strerror(w.rc),
+          (unsigned long long)took);
+  RT_CHECK(w.rc == RLOCK_ETIMEDOUT || w.rc == RLOCK_ENOQUORUM);
+  RT_CHECK(took < 10000);
+  RT_REQUIRE(rt_redis_resume(&p.r) == 0);
+  /* Still held by the holder: a wait that is an own wait again. */
+  RT_REQUIRE(warm_own_wait(p.waiter, p.wl));
+  RT_REQUIRE(start_own_wait(&w, p.waiter, p.wl, 1500));
+  t0 = rt_now_ms();
+  RT_REQUIRE(rt_redis_kill(&p.r) == 0);
+  pthread_join(w.th, NULL);
+  took = atomic_load(&w.done_ms) - t0;
+  fprintf(stderr, "    killed: %s after %llu ms\n", rlock_strerror(w.rc),
+          (unsigned long long)took);
+  RT_CHECK(w.rc == RLOCK_ETIMEDOUT || w.rc == RLOCK_ENOQUORUM ||
+           w.rc == RLOCK_EREDIS);
+  RT_CHECK(took < 10000);
+  rlock_free(p.hl);
+  rlock_free(p.wl);
+  rlock_client_close(p.holder);
+  rlock_client_close(p.waiter);
+  rt_redis_stop(&p.r);
+}
+
+static void *close_worker(void *arg) {
+  rlock_client_close(arg);
+  return NULL;
+}
+
+/* The waiting client closed from another thread during the own wait: the
+ * call ends with RLOCK_ECLOSED at once (its wait is 30 s, the lease 20). */
+static void own_wait_close(void) {
+  static own_pair p;
+  pair_open(&p, "ow-close", 20000);
+  static wait_call w;
+  RT_REQUIRE(start_own_wait(&w, p.waiter, p.wl, 30000));
+  rt_sleep_ms(100);
+  uint64_t t0 = rt_now_ms();
+  pthread_t closer;
+  RT_REQUIRE(pthread_create(&closer, NULL, close_worker, p.waiter) == 0);
+  pthread_join(w.th, NULL);
+  pthread_join(closer, NULL);
+  p.waiter = NULL; /* closed; its handle is freed after, as any may be */
+  RT_CHECK_EQ_INT(w.rc, RLOCK_ECLOSED);
+  RT_CHECK(atomic_load(&w.done_ms) - t0 < 5000);
+  /* The holder's lock is untouched by the waiter's close. */
+  RT_CHECK_EQ_INT(rlock_hold_count(p.hl), 1);
+  pair_close(&p);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   static const rt_test tests[] = {
@@ -644,6 +931,11 @@ int main(int argc, char **argv) {
       {"own_round_close", own_round_close},
       {"own_round_other_requests", own_round_other_requests},
       {"own_round_master_faults", own_round_master_faults},
+      {"own_wait_woken_by_message", own_wait_woken_by_message},
+      {"own_wait_other_message", own_wait_other_message},
+      {"own_wait_post_served", own_wait_post_served},
+      {"own_wait_master_faults", own_wait_master_faults},
+      {"own_wait_close", own_wait_close},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
