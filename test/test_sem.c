@@ -498,6 +498,132 @@ static void woken_by_release_clients_3(void) {
   RT_CHECK(all_keys_have_ttl(3));
 }
 
+/* A waiter with a wait of its own and when it started; what it got it
+ * holds (the thread is the owner) until told to give it back. */
+typedef struct timed_waiter {
+  rlock_sem *sem;
+  int64_t n, wait_ms;
+  int rc, release_rc;
+  _Atomic uint64_t start_us, done_us;
+  atomic_int give_back;
+} timed_waiter;
+
+static void *timed_wait(void *p) {
+  timed_waiter *a = p;
+  atomic_store(&a->start_us, now_us());
+  a->rc = rlock_sem_acquire(a->sem, a->n, a->wait_ms, RLOCK_WATCHDOG);
+  atomic_store(&a->done_us, now_us());
+  if (a->rc != 0) return NULL;
+  uint64_t end = rt_now_ms() + 30000;
+  while (!atomic_load(&a->give_back) && rt_now_ms() < end) rt_sleep_ms(2);
+  a->release_rc = rlock_sem_release(a->sem, a->n);
+  return NULL;
+}
+
+/* Waits until client c has want sem waiters queued (the gauge). */
+static int waiters_queued(rlock_client *c, int64_t want, int ms) {
+  rlock_metrics *m = calloc(1, sizeof *m);
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  int ok = 0;
+  while (m != NULL && !ok) {
+    rlock_metrics_snapshot(c, m);
+    ok = (int64_t)m->sem_waiters == want;
+    if (!ok && rt_now_ms() > end) break;
+    if (!ok) rt_sleep_ms(5);
+  }
+  free(m);
+  return ok;
+}
+
+/*
+ * Waiters that want different numbers of permits. The holder holds both
+ * K = 2 permits; W2 (wants 2) starts waiting first, then W1 (wants 1);
+ * the holder gives one permit back. W2 cannot use it; W1 must get it at
+ * once. Same client: one message wakes one waiter of the client, the
+ * first in its queue, W2, which is refused: W1 must still be told. Two
+ * clients: each client's W is woken by its own subscriber.
+ *
+ * Nothing but a wake can let W1 through within the bound: its client
+ * polls only every 20 s (retry_delay_ms, not used while subscribed), the
+ * holder's lease is the watchdog's 30 s (renewed: a refused waiter
+ * sleeps until that lease would run out, at least 20 s), and W1's own
+ * wait is 10 s, whose end is the sleep's cut-off (at its deadline W1
+ * tries once more): the bound is 3 s after the release, and the release
+ * comes less than 6 s after W1 started waiting, so W1's timer cannot
+ * have fired. Then the holder gives back its other permit and W1 its
+ * one: W2 gets both.
+ */
+static void mixed_wants(int n, int same_client) {
+  flush_all();
+  rlock_client *h = open_client(n, 0, 20);
+  rlock_client *x = open_client(n, 0, 20000);
+  rlock_client *y = same_client ? x : open_client(n, 0, 20000);
+  RT_REQUIRE(h != NULL && x != NULL && y != NULL);
+  rlock_sem *sh, *sx, *sy;
+  RT_REQUIRE(rlock_sem_get(h, "mixed", 2, &sh) == 0);
+  RT_REQUIRE(rlock_sem_get(x, "mixed", 2, &sx) == 0);
+  RT_REQUIRE(rlock_sem_get(y, "mixed", 2, &sy) == 0);
+  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
+  timed_waiter w2 = {.sem = sx, .n = 2, .wait_ms = 10000, .rc = -99};
+  timed_waiter w1 = {.sem = sy, .n = 1, .wait_ms = 10000, .rc = -99};
+  pthread_t t2, t1;
+  pthread_create(&t2, NULL, timed_wait, &w2);
+  /* W2 is refused and queued before W1 starts: it is first. */
+  RT_CHECK(waiters_queued(x, 1, 5000));
+  pthread_create(&t1, NULL, timed_wait, &w1);
+  RT_CHECK(waiters_queued(y, same_client ? 2 : 1, 5000));
+  RT_CHECK(subscribed_everywhere(n, "rlock:{mixed}:s:ch", 5000));
+  rt_sleep_ms(100);
+  RT_CHECK(atomic_load(&w1.done_us) == 0 && atomic_load(&w2.done_us) == 0);
+  uint64_t t0 = now_us();
+  RT_CHECK_EQ_INT(rlock_sem_release(sh, 1), 0);
+  uint64_t end = rt_now_ms() + 15000;
+  while (atomic_load(&w1.done_us) == 0 && rt_now_ms() < end) rt_sleep_ms(1);
+  uint64_t s1 = atomic_load(&w1.start_us), e1 = atomic_load(&w1.done_us);
+  uint64_t d1 = e1 > t0 ? (e1 - t0) / 1000 : 0;
+  fprintf(stderr, "  %s, N = %d: W1 (wants 1) through %" PRIu64
+                  " ms after the release (rc %d), %" PRIu64 " ms after it "
+                  "started waiting (its wait 10000, lease 30000, poll "
+                  "20000)\n",
+          same_client ? "one client" : "two clients", n, d1, w1.rc,
+          e1 > s1 ? (e1 - s1) / 1000 : 0);
+  RT_CHECK((t0 - s1) / 1000 < 6000);
+  RT_CHECK(e1 != 0);
+  RT_CHECK_EQ_INT(w1.rc, 0);
+  RT_CHECK(d1 < 3000);
+  RT_CHECK(atomic_load(&w2.done_us) == 0); /* one is still the holder's */
+  /* The holder's other permit and W1's come back: W2 gets both. */
+  uint64_t t3 = now_us();
+  RT_CHECK_EQ_INT(rlock_sem_release(sh, 1), 0);
+  atomic_store(&w1.give_back, 1);
+  pthread_join(t1, NULL);
+  if (w1.rc == 0) RT_CHECK_EQ_INT(w1.release_rc, 0);
+  end = rt_now_ms() + 15000;
+  while (atomic_load(&w2.done_us) == 0 && rt_now_ms() < end) rt_sleep_ms(1);
+  uint64_t e2 = atomic_load(&w2.done_us);
+  uint64_t d2 = e2 > t3 ? (e2 - t3) / 1000 : 0;
+  fprintf(stderr, "  W2 (wants 2) through %" PRIu64 " ms after both were "
+                  "given back (rc %d)\n", d2, w2.rc);
+  RT_CHECK(e2 > t3);
+  RT_CHECK_EQ_INT(w2.rc, 0);
+  RT_CHECK(d2 < 3000);
+  atomic_store(&w2.give_back, 1);
+  pthread_join(t2, NULL);
+  if (w2.rc == 0) RT_CHECK_EQ_INT(w2.release_rc, 0);
+  rlock_sem_free(sh);
+  rlock_sem_free(sx);
+  rlock_sem_free(sy);
+  rlock_client_close(h);
+  rlock_client_close(x);
+  if (!same_client) rlock_client_close(y);
+  RT_CHECK(all_keys_have_ttl(n));
+}
+
+static void mixed_wants_1(void) { mixed_wants(1, 1); }
+static void mixed_wants_3(void) { mixed_wants(3, 1); }
+static void mixed_wants_clients_1(void) { mixed_wants(1, 0); }
+static void mixed_wants_clients_3(void) { mixed_wants(3, 0); }
+
 static void woken_by_release_1(void) { woken_by_release(1); }
 static void woken_by_release_3(void) { woken_by_release(3); }
 
@@ -837,6 +963,10 @@ int main(int argc, char **argv) {
       {"woken_by_release_1", woken_by_release_1},
       {"woken_by_release_3", woken_by_release_3},
       {"woken_by_release_clients_3", woken_by_release_clients_3},
+      {"mixed_wants_1", mixed_wants_1},
+      {"mixed_wants_3", mixed_wants_3},
+      {"mixed_wants_clients_1", mixed_wants_clients_1},
+      {"mixed_wants_clients_3", mixed_wants_clients_3},
       {"over_release_1", over_release_1},
       {"over_release_3", over_release_3},
       {"k_disagreement_1", k_disagreement_1},
