@@ -619,6 +619,61 @@ static void mixed_wants(int n, int same_client) {
   RT_CHECK(all_keys_have_ttl(n));
 }
 
+/*
+ * Waiters of one client take all the permits in turn. The holder holds
+ * both K = 2; W2a then W2b, of one client, want both. The holder gives
+ * both back: the message wakes W2a, which takes them. W2b was refused
+ * before W2a's grant, and a release is announced only when someone was
+ * refused behind the owner (sem_scripts.c): W2a's release must still let
+ * W2b through at once, not when its wait (10 s) runs out.
+ */
+static void in_turn(int n) {
+  flush_all();
+  rlock_client *h = open_client(n, 0, 20);
+  rlock_client *x = open_client(n, 0, 20000);
+  RT_REQUIRE(h != NULL && x != NULL);
+  rlock_sem *sh, *sx;
+  RT_REQUIRE(rlock_sem_get(h, "turn", 2, &sh) == 0);
+  RT_REQUIRE(rlock_sem_get(x, "turn", 2, &sx) == 0);
+  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
+  timed_waiter w[2] = {{.sem = sx, .n = 2, .wait_ms = 10000, .rc = -99},
+                       {.sem = sx, .n = 2, .wait_ms = 10000, .rc = -99}};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) {
+    pthread_create(&t[i], NULL, timed_wait, &w[i]);
+    RT_CHECK(waiters_queued(x, i + 1, 5000)); /* queued in this order */
+  }
+  RT_CHECK(subscribed_everywhere(n, "rlock:{turn}:s:ch", 5000));
+  rt_sleep_ms(100);
+  uint64_t t1 = now_us();
+  RT_CHECK_EQ_INT(rlock_sem_release(sh, 2), 0);
+  for (int i = 0; i < 2; i++) {
+    uint64_t end = rt_now_ms() + 12000;
+    while (atomic_load(&w[i].done_us) == 0 && rt_now_ms() < end)
+      rt_sleep_ms(1);
+    uint64_t e = atomic_load(&w[i].done_us), s = atomic_load(&w[i].start_us);
+    fprintf(stderr, "  N = %d: W2%c through %" PRIu64 " ms after the "
+                    "permits before it came back (rc %d), %" PRIu64
+                    " ms after it started waiting (its wait 10000)\n", n,
+            'a' + i, e > t1 ? (e - t1) / 1000 : 0, w[i].rc,
+            e > s ? (e - s) / 1000 : 0);
+    RT_CHECK((t1 - s) / 1000 < 6000); /* its wait's end is > 4 s away */
+    RT_CHECK_EQ_INT(w[i].rc, 0);
+    RT_CHECK(e > t1 && (e - t1) / 1000 < 3000);
+    t1 = now_us();
+    atomic_store(&w[i].give_back, 1);
+    pthread_join(t[i], NULL);
+    if (w[i].rc == 0) RT_CHECK_EQ_INT(w[i].release_rc, 0);
+  }
+  rlock_sem_free(sh);
+  rlock_sem_free(sx);
+  rlock_client_close(h);
+  rlock_client_close(x);
+  RT_CHECK(all_keys_have_ttl(n));
+}
+
+static void in_turn_1(void) { in_turn(1); }
+static void in_turn_3(void) { in_turn(3); }
 static void mixed_wants_1(void) { mixed_wants(1, 1); }
 static void mixed_wants_3(void) { mixed_wants(3, 1); }
 static void mixed_wants_clients_1(void) { mixed_wants(1, 0); }
@@ -967,6 +1022,8 @@ int main(int argc, char **argv) {
       {"mixed_wants_3", mixed_wants_3},
       {"mixed_wants_clients_1", mixed_wants_clients_1},
       {"mixed_wants_clients_3", mixed_wants_clients_3},
+      {"in_turn_1", in_turn_1},
+      {"in_turn_3", in_turn_3},
       {"over_release_1", over_release_1},
       {"over_release_3", over_release_3},
       {"k_disagreement_1", k_disagreement_1},
