@@ -240,7 +240,7 @@ static int parse(const redisReply *rep, rl_round_slot *sl) {
     sl->v[2] = rep->element[3]->integer;
     return 1;
   }
-  if (code == 0 && rep->elements == 4) {
+  if (code == 0 && (rep->elements == 4 || rep->elements == 5)) {
     sl->v[0] = R_BUSY;
     sl->v[1] = rep->element[1]->integer;
     sl->v[2] = rep->element[2]->integer;
