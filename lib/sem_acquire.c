@@ -910,11 +910,15 @@ void rl_sem_acquire_end(rl_req *req, int status) {
   int got = status == RLOCK_OK;
   stop_backoff(sr);
   attempt_end(sr, got);
-  /* A waiter that got its permits while others are still free passes the
-   * wake on (one message wakes one waiter per client); one that leaves
-   * without them hands on a wake it did not use. */
-  rl_fwait_leave(&sr->wait,
-                 !rl_client_closing(c) && (!got || sr->free_after > 0));
+  /* A waiter that a wake chose hands it on as it leaves (rl_psw_leave
+   * passes only a wake its waiter got): one message wakes one waiter per
+   * client. Without its permits, the wake was not used. With them, while
+   * others are still free, the next waiter may take those. And when it
+   * took every free one: the waiters behind it were refused before its
+   * grant, and its release is announced only if someone was refused after
+   * (sem_scripts.c), which the next waiter now is, so that it hears of
+   * that release instead of sleeping through it (test_sem's in_turn). */
+  rl_fwait_leave(&sr->wait, !rl_client_closing(c));
   free(sr->seen);
   sr->seen = NULL;
   if (sr->pending != NULL) {

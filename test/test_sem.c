@@ -620,6 +620,84 @@ static void mixed_wants(int n, int same_client) {
 }
 
 /*
+ * The wake handed on by a refused waiter does not go round in a loop.
+ * One client's waiters: W2a and W2b want both K = 2 permits, W1 wants
+ * one, queued in that order. The holder gives one back: the wake goes
+ * from W2a to W2b to W1, which takes it. The holder gives its other back:
+ * one is free, W2a and W2b are refused and hand the wake to each other,
+ * but only once each for those frees (before the count of frees told
+ * them apart, two such waiters woke each other without end). Then W1
+ * gives its permit back and each W2 gets both in turn, woken.
+ */
+static void mixed_wants_no_loop(int n) {
+  flush_all();
+  rlock_client *h = open_client(n, 0, 20);
+  rlock_client *x = open_client(n, 0, 20000);
+  RT_REQUIRE(h != NULL && x != NULL);
+  rlock_sem *sh, *sx;
+  RT_REQUIRE(rlock_sem_get(h, "mixedl", 2, &sh) == 0);
+  RT_REQUIRE(rlock_sem_get(x, "mixedl", 2, &sx) == 0);
+  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
+  timed_waiter w[3] = {{.sem = sx, .n = 2, .wait_ms = 15000, .rc = -99},
+                       {.sem = sx, .n = 2, .wait_ms = 15000, .rc = -99},
+                       {.sem = sx, .n = 1, .wait_ms = 15000, .rc = -99}};
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) {
+    pthread_create(&t[i], NULL, timed_wait, &w[i]);
+    RT_CHECK(waiters_queued(x, i + 1, 5000)); /* queued in this order */
+  }
+  RT_CHECK(subscribed_everywhere(n, "rlock:{mixedl}:s:ch", 5000));
+  rt_sleep_ms(100);
+  uint64_t t0 = now_us();
+  RT_CHECK_EQ_INT(rlock_sem_release(sh, 1), 0);
+  uint64_t end = rt_now_ms() + 5000;
+  while (atomic_load(&w[2].done_us) == 0 && rt_now_ms() < end)
+    rt_sleep_ms(1);
+  uint64_t e = atomic_load(&w[2].done_us);
+  fprintf(stderr, "  N = %d: W1 through %" PRIu64 " ms after the release, "
+                  "behind two waiters for 2\n",
+          n, e > t0 ? (e - t0) / 1000 : 0);
+  RT_CHECK_EQ_INT(w[2].rc, 0);
+  RT_CHECK(e > t0 && (e - t0) / 1000 < 3000);
+  uint64_t before = atomic_load(&sx->attempts);
+  RT_CHECK_EQ_INT(rlock_sem_release(sh, 1), 0);
+  rt_sleep_ms(300);
+  uint64_t tries = atomic_load(&sx->attempts) - before;
+  fprintf(stderr, "  %" PRIu64 " attempts by the two waiters for 2 in the "
+                  "300 ms after one more permit came back\n", tries);
+  RT_CHECK(tries >= 1); /* they were told */
+  RT_CHECK(tries <= 12);
+  RT_CHECK(atomic_load(&w[0].done_us) == 0 &&
+           atomic_load(&w[1].done_us) == 0);
+  /* W1 gives back: W2a gets both, holds them until told, gives back:
+   * W2b gets both. */
+  uint64_t t1 = now_us();
+  atomic_store(&w[2].give_back, 1);
+  pthread_join(t[2], NULL);
+  if (w[2].rc == 0) RT_CHECK_EQ_INT(w[2].release_rc, 0);
+  for (int i = 0; i < 2; i++) {
+    end = rt_now_ms() + 5000;
+    while (atomic_load(&w[i].done_us) == 0 && rt_now_ms() < end)
+      rt_sleep_ms(1);
+    e = atomic_load(&w[i].done_us);
+    fprintf(stderr, "  W2%c through %" PRIu64 " ms after the permits "
+                    "before it came back (rc %d)\n", 'a' + i,
+            e > t1 ? (e - t1) / 1000 : 0, w[i].rc);
+    RT_CHECK_EQ_INT(w[i].rc, 0);
+    RT_CHECK(e > t1 && (e - t1) / 1000 < 3000);
+    t1 = now_us();
+    atomic_store(&w[i].give_back, 1);
+    pthread_join(t[i], NULL);
+    if (w[i].rc == 0) RT_CHECK_EQ_INT(w[i].release_rc, 0);
+  }
+  rlock_sem_free(sh);
+  rlock_sem_free(sx);
+  rlock_client_close(h);
+  rlock_client_close(x);
+  RT_CHECK(all_keys_have_ttl(n));
+}
+
+/*
  * Waiters of one client take all the permits in turn. The holder holds
  * both K = 2; W2a then W2b, of one client, want both. The holder gives
  * both back: the message wakes W2a, which takes them. W2b was refused
@@ -674,6 +752,8 @@ static void in_turn(int n) {
 
 static void in_turn_1(void) { in_turn(1); }
 static void in_turn_3(void) { in_turn(3); }
+static void mixed_wants_no_loop_1(void) { mixed_wants_no_loop(1); }
+static void mixed_wants_no_loop_3(void) { mixed_wants_no_loop(3); }
 static void mixed_wants_1(void) { mixed_wants(1, 1); }
 static void mixed_wants_3(void) { mixed_wants(3, 1); }
 static void mixed_wants_clients_1(void) { mixed_wants(1, 0); }
@@ -1022,6 +1102,8 @@ int main(int argc, char **argv) {
       {"mixed_wants_3", mixed_wants_3},
       {"mixed_wants_clients_1", mixed_wants_clients_1},
       {"mixed_wants_clients_3", mixed_wants_clients_3},
+      {"mixed_wants_no_loop_1", mixed_wants_no_loop_1},
+      {"mixed_wants_no_loop_3", mixed_wants_no_loop_3},
       {"in_turn_1", in_turn_1},
       {"in_turn_3", in_turn_3},
       {"over_release_1", over_release_1},
