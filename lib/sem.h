@@ -73,7 +73,10 @@ typedef struct rl_sem_req {
   struct rl_sem_attempt *att;
   int64_t *hint;        /* slots to ask for first, from the last attempt */
   size_t nhint;
-  rl_fwait wait;
+  rl_fwait waits[2];    /* the sleep between attempts, in waits[cur]; the
+                           other joins behind when the request moves to
+                           the back of its queue (sem_acquire.c) */
+  int cur;
   uv_timer_t *backoff;  /* the pause after a split (sem_acquire.c) */
   int splits;           /* splits in a row */
   rl_hold *pending;     /* an async owner's mark in c->pending */

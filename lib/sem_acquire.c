@@ -46,12 +46,10 @@
 #include <string.h>
 
 #include "ops.h"
-#include "pubsub.h"
 #include "quarantine.h"
 #include "scripts.h"
 #include "sem.h"
 #include "util.h"
-#include "waitq.h"
 
 enum { G_GRANTED = 1, G_FINAL = 2, G_UNDONE = 4, G_UNKNOWN = 8 };
 enum { A_OPEN = 0, A_KEPT, A_ABANDONED };
@@ -607,7 +605,8 @@ static void note_conflict(rl_sem_req *sr, int64_t stored) {
  * freed so far (sem_scripts.c); the wake is handed on when a master's
  * count differs from the one it said at this request's last refusal
  * there (it can only go back to 0 when no slot was taken meanwhile). So
- * one release makes at most one more attempt per waiter of the client.
+ * one release makes at most one more attempt per waiter of the client,
+ * and one by the first of them again (requeue_passing).
  */
 static int pass_wake(rl_sem_req *sr, const rl_sem_attempt *a,
                      const rl_round *r) {
@@ -761,34 +760,25 @@ static void back_off(rl_sem_req *sr) {
   uv_timer_start(sr->backoff, on_backoff, ms, 0);
 }
 
-/* A placeholder's wake is swallowed (requeue_passing); it never runs. */
-static void on_placeholder(rl_psw *w, void *data) {
-  (void)w;
-  (void)data;
-}
-
 /*
  * Sleeps for ms at the back of the client's queue for the semaphore's
  * channel, handing the wake that started this attempt, if one did, to the
- * waiter now first (pass_wake says when and why). rl_psw_leave hands a
- * wake on only when its waiter got one and did not use it. A placeholder
- * waiter joins first and leaves last: it keeps the channel subscribed
- * (else, the request being its only waiter, the channel was unsubscribed
- * and subscribed again, and the confirmation woke the request at once,
- * in a loop), and when the request was alone the wake comes to the
- * placeholder, which swallows it: the request has just tried.
+ * waiter now first (pass_wake says when and why); rl_psw_leave hands a
+ * wake on only when its waiter got one. The request joins behind, in its
+ * other wait, before it leaves its place: the channel stays subscribed
+ * even when it was the only waiter (else it was unsubscribed and
+ * subscribed again). Then the wake comes back to it and it tries once
+ * more: it may have been poked by a release during the attempt, and if
+ * not, pass_wake finds no new frees and it sleeps.
  */
 static int requeue_passing(rl_sem_req *sr, uint64_t ms) {
   rl_client *c = sr->req.lock->client;
-  const char *channel = rl_lock_channel(sr->sem->obj);
-  size_t len = sr->sem->obj->channellen;
-  rl_pubsub *ps = rl_pubsub_get(c);
-  rl_psw *hold =
-      ps ? rl_psw_join(ps, channel, len, ms, on_placeholder, NULL) : NULL;
-  if (hold != NULL) rl_fwait_leave(&sr->wait, 1);
-  int rc = rl_fwait_sleep(&sr->wait, &sr->req, channel, len, ms, retry,
+  rl_fwait *old = &sr->waits[sr->cur], *back = &sr->waits[!sr->cur];
+  int rc = rl_fwait_sleep(back, &sr->req, rl_lock_channel(sr->sem->obj),
+                          sr->sem->obj->channellen, ms, retry,
                           &c->metrics.sem_waiters);
-  if (hold != NULL) rl_psw_leave(hold, 0);
+  rl_fwait_leave(old, 1);
+  if (rc == 0) sr->cur = !sr->cur;
   return rc;
 }
 
@@ -821,11 +811,11 @@ static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms,
     ms = req->deadline - now;
   const char *channel = rl_lock_channel(sr->sem->obj);
   int rc;
-  if (pass && err == RL_EBUSY && sr->wait.psw != NULL &&
-      sr->wait.channel == channel)
+  rl_fwait *w = &sr->waits[sr->cur];
+  if (pass && err == RL_EBUSY && w->psw != NULL && w->channel == channel)
     rc = requeue_passing(sr, ms);
   else
-    rc = rl_fwait_sleep(&sr->wait, req, channel, sr->sem->obj->channellen,
+    rc = rl_fwait_sleep(w, req, channel, sr->sem->obj->channellen,
                         ms, retry, &c->metrics.sem_waiters);
   if (rc != 0) rl_req_finish(req, RLOCK_ENOMEM);
 }
@@ -918,7 +908,8 @@ void rl_sem_acquire_end(rl_req *req, int status) {
    * grant, and its release is announced only if someone was refused after
    * (sem_scripts.c), which the next waiter now is, so that it hears of
    * that release instead of sleeping through it (test_sem's in_turn). */
-  rl_fwait_leave(&sr->wait, !rl_client_closing(c));
+  rl_fwait_leave(&sr->waits[sr->cur], !rl_client_closing(c));
+  rl_fwait_leave(&sr->waits[!sr->cur], 0); /* idle: nothing to leave */
   free(sr->seen);
   sr->seen = NULL;
   if (sr->pending != NULL) {
