@@ -1069,10 +1069,10 @@ static void k_holders_master_paused(void) {
   while (__atomic_load_n(&log->n, __ATOMIC_SEQ_CST) < 20 &&
          rt_now_ms() < hang)
     rt_sleep_ms(1);
-  int before = log->n;
+  int before = __atomic_load_n(&log->n, __ATOMIC_SEQ_CST);
   RT_CHECK(rt_redis_pause(&srv[2]) == 0);
   rt_sleep_ms(2000);
-  int during = log->n - before;
+  int during = __atomic_load_n(&log->n, __ATOMIC_SEQ_CST) - before;
   RT_CHECK(rt_redis_resume(&srv[2]) == 0);
   for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
   fprintf(stderr, "  paused after %d holds; %d holds while it was paused; "
