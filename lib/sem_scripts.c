@@ -46,14 +46,18 @@
  * delete them (announcing it): their counts stay right; with a mark gone
  * the owner's free is announced, so their waiters are woken as before.
  *
- * A message wakes one waiter per client, the first of its queue; when that
- * one wants more permits than came back it is refused, and another waiter
- * of the client that wants fewer must still hear of them. A refusal says
- * how many slots this master has freed so far ("#freed"), so that the
- * refused waiter can tell a wake of new frees, which it hands on, from a
- * wake that another refused waiter handed on about the same frees, which
- * it keeps (sem_acquire.c's pass_wake says why: else two such waiters
- * woke each other forever).
+ * That argument is about messages; a message wakes one waiter per client,
+ * the first of its queue, so the client hands the wake on (sem_acquire.c).
+ * A waiter that took the permits hands it on too: the next waiter of its
+ * client was refused before that grant, so the grant's release would not
+ * be announced unless that waiter is refused again, behind it. And when
+ * the first wants more permits than came back it is refused, and another
+ * waiter of the client that wants fewer must still hear of them. A
+ * refusal says how many slots this master has freed so far ("#freed"),
+ * so that the refused waiter can tell a wake of new frees, which it hands
+ * on, from a wake that another refused waiter handed on about the same
+ * frees, which it keeps (sem_acquire.c's pass_wake says why: else two
+ * such waiters woke each other forever).
  *
  * One expiry per owner covers all its slots on that master: its lease is
  * renewed as one (lease_scripts.c), and every script first takes back the
