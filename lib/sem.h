@@ -80,7 +80,6 @@ typedef struct rl_sem_req {
   uv_timer_t *backoff;  /* the pause after a split (sem_acquire.c) */
   int splits;           /* splits in a row */
   rl_hold *pending;     /* an async owner's mark in c->pending */
-  int64_t free_after;   /* permits still free after the grant */
   int64_t *seen;        /* per master, the slots it said it had freed at
                            this request's last refusal there (-1: none
                            yet); see pass_wake in sem_acquire.c */

@@ -352,10 +352,8 @@ static int choose(rl_sem_attempt *a, rl_round *r, rl_sem_req *sr) {
   slot_votes *v = malloc((total + 1) * sizeof *v);
   if (v == NULL) return -1;
   size_t k = 0;
-  sr->free_after = 0;
   for (int i = 0; i < r->n; i++) {
     if (r->slot[i].vote != RL_VOTE_YES) continue;
-    if (r->slot[i].v[2] > sr->free_after) sr->free_after = r->slot[i].v[2];
     for (size_t s = 0; s < a->nslots[i]; s++)
       v[k++] = (slot_votes){a->slots[i][s], 1, 1ull << i, 0};
   }
