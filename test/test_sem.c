@@ -629,7 +629,8 @@ static void mixed_wants(int n, int same_client) {
  * one is free, W2a and W2b are refused and hand the wake to each other,
  * but only once each for those frees (before the count of frees told
  * them apart, two such waiters woke each other without end). Then W1
- * gives its permit back and each W2 gets both in turn, woken.
+ * gives its permit back and the W2s get both in turn, woken (in either
+ * order: the wakes may have left either first).
  */
 static void mixed_wants_no_loop(int n) {
   flush_all();
@@ -671,26 +672,41 @@ static void mixed_wants_no_loop(int n) {
   RT_CHECK(tries <= 12);
   RT_CHECK(atomic_load(&w[0].done_us) == 0 &&
            atomic_load(&w[1].done_us) == 0);
-  /* W1 gives back: W2a gets both, holds them until told, gives back:
-   * W2b gets both. */
+  /* W1 gives back: one of the W2s gets both (which one depends on the
+   * order the wakes left them in), holds them until told and gives them
+   * back: the other gets both. */
   uint64_t t1 = now_us();
   atomic_store(&w[2].give_back, 1);
   pthread_join(t[2], NULL);
   if (w[2].rc == 0) RT_CHECK_EQ_INT(w[2].release_rc, 0);
-  for (int i = 0; i < 2; i++) {
+  int done[2] = {0, 0};
+  for (int round = 0; round < 2; round++) {
+    int i = -1;
     end = rt_now_ms() + 5000;
-    while (atomic_load(&w[i].done_us) == 0 && rt_now_ms() < end)
-      rt_sleep_ms(1);
+    while (i < 0 && rt_now_ms() < end) {
+      for (int j = 0; j < 2 && i < 0; j++)
+        if (!done[j] && atomic_load(&w[j].done_us) != 0) i = j;
+      if (i < 0) rt_sleep_ms(1);
+    }
+    RT_CHECK(i >= 0);
+    if (i < 0) break;
+    done[i] = 1;
     e = atomic_load(&w[i].done_us);
     fprintf(stderr, "  W2%c through %" PRIu64 " ms after the permits "
                     "before it came back (rc %d)\n", 'a' + i,
             e > t1 ? (e - t1) / 1000 : 0, w[i].rc);
     RT_CHECK_EQ_INT(w[i].rc, 0);
     RT_CHECK(e > t1 && (e - t1) / 1000 < 3000);
+    if (round == 0) RT_CHECK(atomic_load(&w[!i].done_us) == 0);
     t1 = now_us();
     atomic_store(&w[i].give_back, 1);
     pthread_join(t[i], NULL);
     if (w[i].rc == 0) RT_CHECK_EQ_INT(w[i].release_rc, 0);
+  }
+  for (int j = 0; j < 2; j++) {
+    if (done[j]) continue;
+    atomic_store(&w[j].give_back, 1);
+    pthread_join(t[j], NULL);
   }
   rlock_sem_free(sh);
   rlock_sem_free(sx);
