@@ -73,11 +73,16 @@ typedef struct rl_sem_req {
   struct rl_sem_attempt *att;
   int64_t *hint;        /* slots to ask for first, from the last attempt */
   size_t nhint;
-  rl_fwait wait;
+  rl_fwait waits[2];    /* the sleep between attempts, in waits[cur]; the
+                           other joins behind when the request moves to
+                           the back of its queue (sem_acquire.c) */
+  int cur;
   uv_timer_t *backoff;  /* the pause after a split (sem_acquire.c) */
   int splits;           /* splits in a row */
   rl_hold *pending;     /* an async owner's mark in c->pending */
-  int64_t free_after;   /* permits still free after the grant */
+  int64_t *seen;        /* per master, the slots it said it had freed at
+                           this request's last refusal there (-1: none
+                           yet); see pass_wake in sem_acquire.c */
   /* Release (sem.c): the slots given back and what masters said. */
   int64_t *rel;
   uint64_t *relmask;

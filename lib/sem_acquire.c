@@ -71,13 +71,16 @@ typedef struct rl_sem_attempt {
   uint8_t *flags;   /* per master, G_* */
   int64_t **slots;  /* per master, the slots it granted */
   size_t *nslots;
+  int64_t *freed;   /* per master, the slots it says it has freed, from
+                       a refusal (-1: not said) */
   int64_t *chosen;  /* won: the slots, and per slot its masters */
   uint64_t *chmask;
   size_t nchosen;
 } rl_sem_attempt;
 
 static void attempt(rl_req *req);
-static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms);
+static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms,
+                         int pass);
 static void back_off(rl_sem_req *sr);
 
 /* --- the ledger ------------------------------------------------------------- */
@@ -90,13 +93,17 @@ static rl_sem_attempt *attempt_new(rl_sem_req *sr, uint64_t base_gen) {
   a->flags = calloc((size_t)nm, 1);
   a->slots = calloc((size_t)nm, sizeof *a->slots);
   a->nslots = calloc((size_t)nm, sizeof *a->nslots);
-  if (a->flags == NULL || a->slots == NULL || a->nslots == NULL) {
+  a->freed = malloc((size_t)nm * sizeof *a->freed);
+  if (a->flags == NULL || a->slots == NULL || a->nslots == NULL ||
+      a->freed == NULL) {
     free(a->flags);
     free(a->slots);
     free(a->nslots);
+    free(a->freed);
     free(a);
     return NULL;
   }
+  for (int i = 0; i < nm; i++) a->freed[i] = -1;
   a->refs = 2;
   a->c = c;
   a->sr = sr;
@@ -116,6 +123,7 @@ static void attempt_unref(rl_sem_attempt *a) {
   free(a->slots);
   free(a->nslots);
   free(a->flags);
+  free(a->freed);
   free(a->chosen);
   free(a->chmask);
   rl_sem_unref(a->sem);
@@ -240,7 +248,7 @@ static int parse(const redisReply *rep, rl_round_slot *sl) {
     sl->v[2] = rep->element[3]->integer;
     return 1;
   }
-  if (code == 0 && rep->elements == 4) {
+  if (code == 0 && (rep->elements == 4 || rep->elements == 5)) {
     sl->v[0] = R_BUSY;
     sl->v[1] = rep->element[1]->integer;
     sl->v[2] = rep->element[2]->integer;
@@ -267,6 +275,8 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
     return RL_VOTE_FAIL;
   }
   sl->granted = g;
+  if (g == 0 && sl->v[0] == R_BUSY && a != NULL && rep->elements == 5)
+    a->freed[i] = rep->element[4]->integer;
   if (g == 0) return sl->v[0] == R_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
   if (sl->v[0] > 0) rl_fam_note_token(r->client, sl->v[0]);
   if (a != NULL) {
@@ -342,10 +352,8 @@ static int choose(rl_sem_attempt *a, rl_round *r, rl_sem_req *sr) {
   slot_votes *v = malloc((total + 1) * sizeof *v);
   if (v == NULL) return -1;
   size_t k = 0;
-  sr->free_after = 0;
   for (int i = 0; i < r->n; i++) {
     if (r->slot[i].vote != RL_VOTE_YES) continue;
-    if (r->slot[i].v[2] > sr->free_after) sr->free_after = r->slot[i].v[2];
     for (size_t s = 0; s < a->nslots[i]; s++)
       v[k++] = (slot_votes){a->slots[i][s], 1, 1ull << i, 0};
   }
@@ -469,7 +477,7 @@ static void fence_done(rl_round *r) {
     return;
   }
   attempt_end(sr, 0);
-  fail_attempt(sr, RLOCK_ENOQUORUM, -1);
+  fail_attempt(sr, RLOCK_ENOQUORUM, -1, 0);
 }
 
 static const rl_round_ops fence_ops = {classify_fence, fence_done, NULL, NULL};
@@ -579,6 +587,48 @@ static void note_conflict(rl_sem_req *sr, int64_t stored) {
   rl_client_note_error(sr->req.lock->client, why, (size_t)n);
 }
 
+/*
+ * Whether a refused attempt hands on the wake that may have started it.
+ * A message wakes one waiter per client, the first in its queue for the
+ * channel (pubsub/waitq.h); when that one wants more permits than came
+ * back it is refused here, and a waiter behind it that wants fewer would
+ * sleep through the free permits until its own sleep ran out (the
+ * holder's lease, or its whole wait: test_sem's mixed_wants). So when a
+ * majority of masters had a permit free, such a waiter could have taken,
+ * the refused one goes to the back of the queue and the wake goes to the
+ * one now first (fail_attempt, requeue_passing). But only for frees it has
+ * not seen refused before: two waiters that each want more than is free
+ * would otherwise hand the same wake to each other forever, one script
+ * per master each time. Each refusal says how many slots that master has
+ * freed so far (sem_scripts.c); the wake is handed on when a master's
+ * count differs from the one it said at this request's last refusal
+ * there (it can only go back to 0 when no slot was taken meanwhile). So
+ * one release makes at most one more attempt per waiter of the client,
+ * and one by the first of them again (requeue_passing).
+ */
+static int pass_wake(rl_sem_req *sr, const rl_sem_attempt *a,
+                     const rl_round *r) {
+  rl_client *c = sr->req.lock->client;
+  if (sr->seen == NULL) {
+    sr->seen = malloc((size_t)a->nm * sizeof *sr->seen);
+    if (sr->seen == NULL) return 0;
+    for (int i = 0; i < a->nm; i++) sr->seen[i] = -1;
+  }
+  int with_free = 0, fresh = 0;
+  for (int i = 0; i < r->n && i < a->nm; i++) {
+    const rl_round_slot *sl = &r->slot[i];
+    if (!rl_master_duplicate(c, i) &&
+        (sl->vote == RL_VOTE_YES ||
+         (sl->vote == RL_VOTE_NO && !sl->granted && sl->v[0] == R_BUSY &&
+          sl->v[2] > 0)))
+      with_free++;
+    if (a->freed[i] < 0) continue;
+    if (a->freed[i] != sr->seen[i]) fresh = 1;
+    sr->seen[i] = a->freed[i];
+  }
+  return fresh && with_free >= r->quorum;
+}
+
 static void acquire_done(rl_round *r) {
   rl_sem_attempt *a = r->data;
   if (a == NULL || !rl_votes_settle(r, 1)) return;
@@ -618,13 +668,14 @@ static void acquire_done(rl_round *r) {
     }
     attempt_end(sr, 0);
     if (got) {
-      fail_attempt(sr, RLOCK_ENOQUORUM, -1);
+      fail_attempt(sr, RLOCK_ENOQUORUM, -1, 0);
       return;
     }
     atomic_fetch_add(&sr->sem->splits, 1);
     back_off(sr);
     return;
   }
+  int pass = pass_wake(sr, a, r);
   attempt_end(sr, 0);
   int64_t wait = -1;
   int busy = 0, any_error = 0;
@@ -636,9 +687,9 @@ static void acquire_done(rl_round *r) {
     if (sl->v[1] >= 0 && (wait < 0 || sl->v[1] < wait)) wait = sl->v[1];
   }
   if (busy)
-    fail_attempt(sr, RL_EBUSY, wait);
+    fail_attempt(sr, RL_EBUSY, wait, pass);
   else
-    fail_attempt(sr, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
+    fail_attempt(sr, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1, 0);
 }
 
 static const rl_round_ops acquire_round_ops = {classify_acquire, acquire_done,
@@ -707,7 +758,30 @@ static void back_off(rl_sem_req *sr) {
   uv_timer_start(sr->backoff, on_backoff, ms, 0);
 }
 
-static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms) {
+/*
+ * Sleeps for ms at the back of the client's queue for the semaphore's
+ * channel, handing the wake that started this attempt, if one did, to the
+ * waiter now first (pass_wake says when and why); rl_psw_leave hands a
+ * wake on only when its waiter got one. The request joins behind, in its
+ * other wait, before it leaves its place: the channel stays subscribed
+ * even when it was the only waiter (else it was unsubscribed and
+ * subscribed again). Then the wake comes back to it and it tries once
+ * more: it may have been poked by a release during the attempt, and if
+ * not, pass_wake finds no new frees and it sleeps.
+ */
+static int requeue_passing(rl_sem_req *sr, uint64_t ms) {
+  rl_client *c = sr->req.lock->client;
+  rl_fwait *old = &sr->waits[sr->cur], *back = &sr->waits[!sr->cur];
+  int rc = rl_fwait_sleep(back, &sr->req, rl_lock_channel(sr->sem->obj),
+                          sr->sem->obj->channellen, ms, retry,
+                          &c->metrics.sem_waiters);
+  rl_fwait_leave(old, 1);
+  if (rc == 0) sr->cur = !sr->cur;
+  return rc;
+}
+
+static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms,
+                         int pass) {
   rl_req *req = &sr->req;
   rl_client *c = req->lock->client;
   sr->splits = 0;
@@ -733,10 +807,15 @@ static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms) {
   }
   if (req->deadline != RL_FOREVER && req->deadline - now < ms)
     ms = req->deadline - now;
-  if (rl_fwait_sleep(&sr->wait, req, rl_lock_channel(sr->sem->obj),
-                     sr->sem->obj->channellen, ms, retry,
-                     &c->metrics.sem_waiters) != 0)
-    rl_req_finish(req, RLOCK_ENOMEM);
+  const char *channel = rl_lock_channel(sr->sem->obj);
+  int rc;
+  rl_fwait *w = &sr->waits[sr->cur];
+  if (pass && err == RL_EBUSY && w->psw != NULL && w->channel == channel)
+    rc = requeue_passing(sr, ms);
+  else
+    rc = rl_fwait_sleep(w, req, channel, sr->sem->obj->channellen,
+                        ms, retry, &c->metrics.sem_waiters);
+  if (rc != 0) rl_req_finish(req, RLOCK_ENOMEM);
 }
 
 static void attempt(rl_req *req) {
@@ -819,11 +898,18 @@ void rl_sem_acquire_end(rl_req *req, int status) {
   int got = status == RLOCK_OK;
   stop_backoff(sr);
   attempt_end(sr, got);
-  /* A waiter that got its permits while others are still free passes the
-   * wake on (one message wakes one waiter per client); one that leaves
-   * without them hands on a wake it did not use. */
-  rl_fwait_leave(&sr->wait,
-                 !rl_client_closing(c) && (!got || sr->free_after > 0));
+  /* A waiter that a wake chose hands it on as it leaves (rl_psw_leave
+   * passes only a wake its waiter got): one message wakes one waiter per
+   * client. Without its permits, the wake was not used. With them, while
+   * others are still free, the next waiter may take those. And when it
+   * took every free one: the waiters behind it were refused before its
+   * grant, and its release is announced only if someone was refused after
+   * (sem_scripts.c), which the next waiter now is, so that it hears of
+   * that release instead of sleeping through it (test_sem's in_turn). */
+  rl_fwait_leave(&sr->waits[sr->cur], !rl_client_closing(c));
+  rl_fwait_leave(&sr->waits[!sr->cur], 0); /* idle: nothing to leave */
+  free(sr->seen);
+  sr->seen = NULL;
   if (sr->pending != NULL) {
     rl_holds_remove(&c->pending, sr->pending);
     sr->pending = NULL;

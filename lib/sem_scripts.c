@@ -22,7 +22,9 @@
  *                                    with '#': "#limit" -> K, "#refused"
  *                                    -> refusals counted, "#at:<owner>"
  *                                    -> that count at the owner's first
- *                                    grant here
+ *                                    grant here, "#freed" -> slots
+ *                                    freed here (both counts go when
+ *                                    no slot is taken)
  *   KEYS[2] <prefix>{<name>}:s:t     zset: owner -> lease expiry (master ms)
  *   KEYS[3] <prefix>{<name>}:s:fence string: fencing counter
  *   channel <prefix>{<name>}:s:ch    message: how many permits came back
@@ -44,6 +46,19 @@
  * delete them (announcing it): their counts stay right; with a mark gone
  * the owner's free is announced, so their waiters are woken as before.
  *
+ * That argument is about messages; a message wakes one waiter per client,
+ * the first of its queue, so the client hands the wake on (sem_acquire.c).
+ * A waiter that took the permits hands it on too: the next waiter of its
+ * client was refused before that grant, so the grant's release would not
+ * be announced unless that waiter is refused again, behind it. And when
+ * the first wants more permits than came back it is refused, and another
+ * waiter of the client that wants fewer must still hear of them. A
+ * refusal says how many slots this master has freed so far ("#freed"),
+ * so that the refused waiter can tell a wake of new frees, which it hands
+ * on, from a wake that another refused waiter handed on about the same
+ * frees, which it keeps (sem_acquire.c's pass_wake says why: else two
+ * such waiters woke each other forever).
+ *
  * One expiry per owner covers all its slots on that master: its lease is
  * renewed as one (lease_scripts.c), and every script first takes back the
  * slots of owners whose lease has run out. The expiry zset lives as long
@@ -61,18 +76,25 @@
 /* The refusal records in the slot hash (see the top comment). */
 #define SEM_REFUSED "#refused"
 #define SEM_AT "#at:"
+#define SEM_FREED "#freed"
 
 /* Lua helpers over KEYS[1..3], after RL_LUA_CLOCK. A field of the slot
  * hash that starts with '#' is a record, never a slot (slots are "1".."K").
  * reclaim() takes back the slots of owners whose lease is not live (its
  * expiry passed, or gone with the expiry zset, whose TTL ends with the
  * last lease), with their "#at:" records, and announces how many came
- * back. scan(o) returns the number of slots taken, o's slots, and the set
- * of taken slot names. drop_owner_if_empty(o) forgets o's lease and
- * record when it has no slot left here, and the refusal count when no
- * slot is taken at all. woke(o) says whether freeing o's slots must be
+ * back. count_freed(n) adds n to the count of slots freed here. scan(o)
+ * returns the number of slots taken, o's slots, and the set of taken slot
+ * names. drop_owner_if_empty(o) forgets o's lease and record when it has
+ * no slot left here, and the refusal and free counts when no slot is
+ * taken at all. woke(o) says whether freeing o's slots must be
  * announced (sem_scripts.c's top comment says why). */
 #define SEM_HELPERS                                                         \
+  "local function count_freed(n)\n"                                         \
+  "  if n > 0 and redis.call('exists', KEYS[1]) == 1 then\n"                \
+  "    redis.call('hincrby', KEYS[1], '" SEM_FREED "', n)\n"                \
+  "  end\n"                                                                 \
+  "end\n"                                                                   \
   "local function reclaim()\n"                                              \
   "  local all = redis.call('hgetall', KEYS[1])\n"                          \
   "  local live, n = {}, 0\n"                                               \
@@ -94,6 +116,7 @@
   "    end\n"                                                               \
   "  end\n"                                                                 \
   "  redis.call('zremrangebyscore', KEYS[2], '-inf', now)\n"                \
+  "  count_freed(n)\n"                                                      \
   "  if n > 0 then redis.call('publish', KEYS[1] .. ':ch', n) end\n"        \
   "  return n\n"                                                            \
   "end\n"                                                                   \
@@ -116,7 +139,9 @@
   "    redis.call('zrem', KEYS[2], o)\n"                                    \
   "    if redis.call('zcard', KEYS[2]) == 0 then redis.call('del', KEYS[2]) end\n" \
   "  end\n"                                                                 \
-  "  if taken == 0 then redis.call('hdel', KEYS[1], '" SEM_REFUSED "') end\n" \
+  "  if taken == 0 then\n"                                                  \
+  "    redis.call('hdel', KEYS[1], '" SEM_REFUSED "', '" SEM_FREED "')\n"   \
+  "  end\n"                                                                 \
   "  return #mine\n"                                                        \
   "end\n"                                                                   \
   "local function woke(o)\n"                                                \
@@ -144,9 +169,11 @@
  *                              token); held = the owner's slots here now;
  *                              free = slots still free; then the slots
  *                              granted;
- *   {0, wait_ms, free, held}   not enough free: wait_ms until the
+ *   {0, wait_ms, free, held, freed}
+ *                              not enough free: wait_ms until the
  *                              earliest other lease runs out (-1 if
- *                              none);
+ *                              none); freed = slots freed here so far
+ *                              (the top comment says why);
  *   {-3, limit}                the semaphore's limit is another K:
  *                              nothing changed;
  *   {-4, K}                    n < 1 or n > K: never grantable;
@@ -176,7 +203,8 @@ const char rl_fam_sem_acquire_lua[] =
     "  for i = 1, #all, 2 do\n"
     "    if all[i] ~= owner then wait = tonumber(all[i + 1]) - now; break end\n"
     "  end\n"
-    "  return {0, wait, k - taken, #mine}\n"
+    "  local freed = redis.call('hget', KEYS[1], '" SEM_FREED "')\n"
+    "  return {0, wait, k - taken, #mine, tonumber(freed or '0')}\n"
     "end\n"
     "local got = {}\n"
     "for i = 7, #ARGV - 1 do\n"
@@ -246,6 +274,7 @@ const char rl_fam_sem_release_lua[] =
     "  r[#r + 1] = f\n"
     "end\n"
     "r[1] = freed\n"
+    "count_freed(freed)\n"
     "r[2] = drop_owner_if_empty(owner)\n"
     "if freed > 0 and announce then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
     "return r\n";
@@ -271,6 +300,7 @@ const char rl_fam_sem_drop_lua[] =
     "    freed = freed + 1\n"
     "  end\n"
     "end\n"
+    "count_freed(freed)\n"
     "local left = drop_owner_if_empty(owner)\n"
     "if freed > 0 and announce then redis.call('publish', KEYS[1] .. ':ch', freed) end\n"
     "return {freed, left}\n";

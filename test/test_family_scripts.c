@@ -1413,6 +1413,62 @@ static void test_sem_announces_only_behind_refusals(void) {
   CHECK_TTLS("semw");
 }
 
+/*
+ * A refusal says how many slots this master has freed so far, by release,
+ * drop or a lease run out (its fifth element): a refused waiter hands a
+ * wake on only for frees it has not seen refused before (sem_acquire.c's
+ * pass_wake), so that two waiters for more than is free do not wake each
+ * other forever. The count is a record, never a slot, and goes with the
+ * last slot, as the refusal count does.
+ */
+static void test_sem_refusal_counts_frees(void) {
+  flush_all();
+  keyset k;
+  keys_of(&k, "semc", SEM);
+  sem_try(0, &k, "cA:1", 2, 2, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(len(), 5);
+  RT_CHECK_EQ_INT(at(2), 0); /* none free */
+  RT_CHECK_EQ_INT(at(4), 0); /* none freed yet */
+  CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1");
+  RT_CHECK_EQ_INT(at(0), 1);
+  sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(2), 1);
+  RT_CHECK_EQ_INT(at(4), 1);
+  /* Refused again with nothing freed meanwhile: the same count. */
+  sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
+  RT_CHECK(at(0) == RL_FAM_BUSY && at(4) == 1);
+  /* A release that frees nothing counts nothing; a drop counts. */
+  CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1");
+  RT_CHECK_EQ_INT(at(0), 0);
+  sem_try(0, &k, "cC:1", 2, 1, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  CALL(0, RL_FAM_SEM_DROP, k.v, "cC:1", NULL);
+  RT_CHECK_EQ_INT(at(0), 1);
+  sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
+  RT_CHECK(at(0) == RL_FAM_BUSY && at(4) == 2);
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#freed"), 2);
+  RT_CHECK_EQ_INT(slots_taken(0, &k), 1);
+  /* With the last slot the count goes. */
+  CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "2");
+  RT_CHECK_EQ_INT(at(0), 1);
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#freed"), -1);
+  RT_CHECK_EQ_INT(sem_field(0, &k, "#refused"), -1);
+  /* Slots taken back from a lease that ran out count too. */
+  sem_try(0, &k, "cD:1", 2, 2, SHORT, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  CHECK_TTLS("semc");
+  rt_sleep_ms(PAST_SHORT_MS);
+  sem_try(0, &k, "cE:1", 2, 1, LONG, NULL, NULL);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
+  RT_CHECK(at(0) == RL_FAM_BUSY && at(4) == 2);
+  CHECK_TTLS("semc");
+}
+
 /* --- latch -------------------------------------------------------------- */
 
 static void test_latch_states(void) {
@@ -1766,6 +1822,7 @@ int main(int argc, char **argv) {
       {"sem_drop_keeps_listed", test_sem_drop_keeps_listed},
       {"sem_announces_only_behind_refusals",
        test_sem_announces_only_behind_refusals},
+      {"sem_refusal_counts_frees", test_sem_refusal_counts_frees},
       {"latch_states", test_latch_states},
       {"latch_ttls", test_latch_ttls},
       {"multi_all_or_nothing", test_multi_all_or_nothing},
