@@ -537,6 +537,35 @@ static int waiters_queued(rlock_client *c, int64_t want, int ms) {
   return ok;
 }
 
+/* The stage of the wake tests: after a flush, client h (polling every
+ * 20 ms) holds both K = 2 permits of the semaphore called name, under the
+ * watchdog; client x (polling only every 20 s, so that only a wake lets
+ * its waiters through within the tests' bounds) has the same semaphore
+ * open for its waiters. */
+typedef struct wake_stage {
+  rlock_client *h, *x;
+  rlock_sem *sh, *sx;
+} wake_stage;
+
+static void stage_open(wake_stage *st, int n, const char *name) {
+  flush_all();
+  st->h = open_client(n, 0, 20);
+  st->x = open_client(n, 0, 20000);
+  RT_REQUIRE(st->h != NULL && st->x != NULL);
+  RT_REQUIRE(rlock_sem_get(st->h, name, 2, &st->sh) == 0);
+  RT_REQUIRE(rlock_sem_get(st->x, name, 2, &st->sx) == 0);
+  RT_REQUIRE(rlock_sem_acquire(st->sh, 2, 0, RLOCK_WATCHDOG) == 0);
+}
+
+/* Frees the stage; every key left behind must have a TTL. */
+static void stage_close(wake_stage *st, int n) {
+  rlock_sem_free(st->sh);
+  rlock_sem_free(st->sx);
+  rlock_client_close(st->h);
+  rlock_client_close(st->x);
+  RT_CHECK(all_keys_have_ttl(n));
+}
+
 /*
  * Waiters that want different numbers of permits. The holder holds both
  * K = 2 permits; W2 (wants 2) starts waiting first, then W1 (wants 1);
@@ -556,16 +585,13 @@ static int waiters_queued(rlock_client *c, int64_t want, int ms) {
  * one: W2 gets both.
  */
 static void mixed_wants(int n, int same_client) {
-  flush_all();
-  rlock_client *h = open_client(n, 0, 20);
-  rlock_client *x = open_client(n, 0, 20000);
+  wake_stage st;
+  stage_open(&st, n, "mixed");
+  rlock_client *x = st.x;
+  rlock_sem *sh = st.sh, *sx = st.sx, *sy;
   rlock_client *y = same_client ? x : open_client(n, 0, 20000);
-  RT_REQUIRE(h != NULL && x != NULL && y != NULL);
-  rlock_sem *sh, *sx, *sy;
-  RT_REQUIRE(rlock_sem_get(h, "mixed", 2, &sh) == 0);
-  RT_REQUIRE(rlock_sem_get(x, "mixed", 2, &sx) == 0);
+  RT_REQUIRE(y != NULL);
   RT_REQUIRE(rlock_sem_get(y, "mixed", 2, &sy) == 0);
-  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
   timed_waiter w2 = {.sem = sx, .n = 2, .wait_ms = 10000, .rc = -99};
   timed_waiter w1 = {.sem = sy, .n = 1, .wait_ms = 10000, .rc = -99};
   pthread_t t2, t1;
@@ -612,13 +638,9 @@ static void mixed_wants(int n, int same_client) {
   atomic_store(&w2.give_back, 1);
   pthread_join(t2, NULL);
   if (w2.rc == 0) RT_CHECK_EQ_INT(w2.release_rc, 0);
-  rlock_sem_free(sh);
-  rlock_sem_free(sx);
   rlock_sem_free(sy);
-  rlock_client_close(h);
-  rlock_client_close(x);
   if (!same_client) rlock_client_close(y);
-  RT_CHECK(all_keys_have_ttl(n));
+  stage_close(&st, n);
 }
 
 /*
@@ -633,14 +655,10 @@ static void mixed_wants(int n, int same_client) {
  * order: the wakes may have left either first).
  */
 static void mixed_wants_no_loop(int n) {
-  flush_all();
-  rlock_client *h = open_client(n, 0, 20);
-  rlock_client *x = open_client(n, 0, 20000);
-  RT_REQUIRE(h != NULL && x != NULL);
-  rlock_sem *sh, *sx;
-  RT_REQUIRE(rlock_sem_get(h, "mixedl", 2, &sh) == 0);
-  RT_REQUIRE(rlock_sem_get(x, "mixedl", 2, &sx) == 0);
-  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
+  wake_stage st;
+  stage_open(&st, n, "mixedl");
+  rlock_client *x = st.x;
+  rlock_sem *sh = st.sh, *sx = st.sx;
   timed_waiter w[3] = {{.sem = sx, .n = 2, .wait_ms = 15000, .rc = -99},
                        {.sem = sx, .n = 2, .wait_ms = 15000, .rc = -99},
                        {.sem = sx, .n = 1, .wait_ms = 15000, .rc = -99}};
@@ -708,11 +726,7 @@ static void mixed_wants_no_loop(int n) {
     atomic_store(&w[j].give_back, 1);
     pthread_join(t[j], NULL);
   }
-  rlock_sem_free(sh);
-  rlock_sem_free(sx);
-  rlock_client_close(h);
-  rlock_client_close(x);
-  RT_CHECK(all_keys_have_ttl(n));
+  stage_close(&st, n);
 }
 
 /*
@@ -724,14 +738,10 @@ static void mixed_wants_no_loop(int n) {
  * W2b through at once, not when its wait (10 s) runs out.
  */
 static void in_turn(int n) {
-  flush_all();
-  rlock_client *h = open_client(n, 0, 20);
-  rlock_client *x = open_client(n, 0, 20000);
-  RT_REQUIRE(h != NULL && x != NULL);
-  rlock_sem *sh, *sx;
-  RT_REQUIRE(rlock_sem_get(h, "turn", 2, &sh) == 0);
-  RT_REQUIRE(rlock_sem_get(x, "turn", 2, &sx) == 0);
-  RT_REQUIRE(rlock_sem_acquire(sh, 2, 0, RLOCK_WATCHDOG) == 0);
+  wake_stage st;
+  stage_open(&st, n, "turn");
+  rlock_client *x = st.x;
+  rlock_sem *sh = st.sh, *sx = st.sx;
   timed_waiter w[2] = {{.sem = sx, .n = 2, .wait_ms = 10000, .rc = -99},
                        {.sem = sx, .n = 2, .wait_ms = 10000, .rc = -99}};
   pthread_t t[2];
@@ -761,11 +771,7 @@ static void in_turn(int n) {
     pthread_join(t[i], NULL);
     if (w[i].rc == 0) RT_CHECK_EQ_INT(w[i].release_rc, 0);
   }
-  rlock_sem_free(sh);
-  rlock_sem_free(sx);
-  rlock_client_close(h);
-  rlock_client_close(x);
-  RT_CHECK(all_keys_have_ttl(n));
+  stage_close(&st, n);
 }
 
 static void in_turn_1(void) { in_turn(1); }
