@@ -834,9 +834,15 @@ static void on_timer(uv_timer_t *t) {
   arm_timer(conn);
 }
 
+/* Whether conn is ready with a stream that has not failed: what a caller
+ * off the loop may poll, read or judge idle. */
+static int stream_usable(const rl_conn *conn) {
+  return conn->state == RL_CONN_READY && conn->stream != NULL &&
+         !conn->fail_deferred;
+}
+
 int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd)) {
-  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
-      conn->fail_deferred || !rl_list_empty(&conn->unsent) ||
+  if (!stream_usable(conn) || !rl_list_empty(&conn->unsent) ||
       !rl_list_empty(&conn->waiting))
     return 0;
   for (rl_list *n = conn->pending.next; n != &conn->pending; n = n->next) {
@@ -856,9 +862,8 @@ static int sub_cmd_of(const rl_cmd *cmd, const char *channel, size_t len) {
 }
 
 int rl_conn_sub_idle(const rl_conn *conn, const char *channel, size_t len) {
-  if (conn->cfg->mode != RL_CONN_SUBSCRIBER ||
-      conn->state != RL_CONN_READY || conn->stream == NULL ||
-      conn->url.tls || conn->fail_deferred || !rl_list_empty(&conn->waiting))
+  if (conn->cfg->mode != RL_CONN_SUBSCRIBER || !stream_usable(conn) ||
+      conn->url.tls || !rl_list_empty(&conn->waiting))
     return 0;
   const rl_list *lists[2] = {&conn->pending, &conn->unsent};
   for (int l = 0; l < 2; l++)
@@ -873,10 +878,7 @@ void rl_conn_mute(rl_conn *conn, int mute) {
 }
 
 int rl_conn_awaiting_fd(const rl_conn *conn) {
-  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
-      conn->fail_deferred || rl_list_empty(&conn->pending))
-    return -1;
-  return rl_stream_fd(conn->stream);
+  return rl_list_empty(&conn->pending) ? -1 : rl_conn_fd(conn);
 }
 
 void rl_conn_timer_settle(rl_conn *conn) {
@@ -884,16 +886,11 @@ void rl_conn_timer_settle(rl_conn *conn) {
 }
 
 int rl_conn_fd(const rl_conn *conn) {
-  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
-      conn->fail_deferred)
-    return -1;
-  return rl_stream_fd(conn->stream);
+  return stream_usable(conn) ? rl_stream_fd(conn->stream) : -1;
 }
 
 int rl_conn_read_off_loop(rl_conn *conn) {
-  if (conn->state != RL_CONN_READY || conn->stream == NULL ||
-      conn->fail_deferred)
-    return -1;
+  if (!stream_usable(conn)) return -1;
   int rc = rl_stream_read_off_loop(conn->stream);
   if (conn->fail_deferred || conn->state != RL_CONN_READY) return -1;
   return rc;
