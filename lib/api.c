@@ -59,15 +59,23 @@ static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
 /*
  * A reply from a nearby master often comes back sooner than a sleeping
  * thread can be woken, so a blocking call that is alone (the only one of
- * its client in flight, and no other thread of the process spinning)
- * first spins for a short while: in its own round (client.c) by polling
- * its master's socket without sleeping, else on its request's end. With more calls in flight it sleeps at
- * once: spinners would take the CPU that the loop thread and the masters
- * need, and a busy loop wakes sleepers quickly anyway. Nor with more
- * than one master: on the 2-core machine of README's figures, with the
- * masters on the same machine, a 200 us spin made N = 5 take 530-580 us
- * a pair where sleeping at once took 340-410 us (N = 3: 410-430 against
- * 230-240), while at N = 1 it saves 5-10 us a pair.
+ * its client in flight, and no other thread of the process spinning) and
+ * that the loop thread serves spins for a short while on its request's
+ * end before it sleeps. With more calls in flight it sleeps at once:
+ * spinners would take the CPU that the loop thread and the masters need,
+ * and a busy loop wakes sleepers quickly anyway. Nor with more than one
+ * master: on the 2-core machine of README's figures, with the masters on
+ * the same machine, a 200 us spin made N = 5 take 530-580 us a pair where
+ * sleeping at once took 340-410 us (N = 3: 410-430 against 230-240),
+ * while at N = 1 it saved 5-10 us a pair.
+ *
+ * A call in its own round (client.c) does not spin: it sleeps in poll(2)
+ * on its masters' sockets, whose reply wakes it on the CPU that ran the
+ * master. Spinning there took the CPU that the master and a waiter of
+ * another process needed for a hand-off: 8 interleaved rounds each of
+ * bench_contention 2 1 2 2 1 pubsub (N = 1), hand-off between processes
+ * p50 236 us with a 200 us spin against 165 without (raw floor 118-120),
+ * while bench_latency's N = 1 pair took 72.8 us against 74.8.
  */
 #define RL_SPIN_NS 200000
 static atomic_int spinners;
@@ -110,9 +118,8 @@ static int call(rlock *lock, rl_req *req) {
   atomic_fetch_add_explicit(&c->blocking, 1, memory_order_relaxed);
   int spin = spin_begin(c);
   /* Started here when the loop sleeps (client.c's fast path), and often
-   * finished here too (its own round, which spins as this would), else
-   * posted. */
-  int fast = rl_client_fast_start(c, req, spin ? RL_SPIN_NS : 0);
+   * finished here too (its own round), else posted. */
+  int fast = rl_client_fast_start(c, req);
   if (!fast) {
     int rc = rl_client_post(c, req);
     if (rc != 0) {

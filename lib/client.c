@@ -352,8 +352,7 @@ static int own_wait_fds(rl_client *c, rl_req *req, own_subs *subs,
  * wait). 1 if it finished; 0 when the loop must take over (see the top of
  * this file).
  */
-static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns,
-                     own_subs *subs) {
+static int own_round(rl_client *c, rl_req *req, own_subs *subs) {
   uv_loop_t *l = c->loop;
   struct pollfd p[2 * RL_MAX_MASTERS + 1];
   rl_conn *conns[2 * RL_MAX_MASTERS];
@@ -362,7 +361,6 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns,
    * the loop must then serve. */
   p[0].fd = l->async_io_watcher.fd;
   p[0].events = POLLIN;
-  uint64_t spin_until = spin_ns > 0 ? rl_now_ns() + spin_ns : 0;
   for (;;) {
     if (atomic_load_explicit(&req->finished, memory_order_acquire)) return 1;
     int n = 0;
@@ -381,11 +379,9 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns,
       if (ns < 0) return 0;
       uv_update_time(l);
       if (rl_pubsub_run_woken(req)) {
-        /* An event it read chose it: its next attempt, now, and a spin
-         * for that attempt's reply as for a call's. */
+        /* An event it read chose it: its next attempt, now. */
         atomic_fetch_add_explicit(&c->own_wakes, 1, memory_order_relaxed);
         for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
-        if (spin_ns > 0) spin_until = rl_now_ns() + spin_ns;
         continue;
       }
       n = ns;
@@ -395,8 +391,7 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns,
      * the waiter's own sleep, another waiter an event chose. */
     int timeout = loop_timeout(l);
     if (timeout == 0) return 0;
-    if (spin_until != 0 && rl_now_ns() >= spin_until) spin_until = 0;
-    int r = poll(p, (nfds_t)n + 1, spin_until != 0 ? 0 : timeout);
+    int r = poll(p, (nfds_t)n + 1, timeout);
     if (r < 0 && errno != EINTR) return 0;
     if (r <= 0) continue;
     if (p[0].revents != 0) return 0;
@@ -417,7 +412,7 @@ static int own_round(rl_client *c, rl_req *req, uint64_t spin_ns,
   }
 }
 
-int rl_client_fast_start(rl_client *c, rl_req *req, uint64_t spin_ns) {
+int rl_client_fast_start(rl_client *c, rl_req *req) {
   if (!c->fast || req->start != NULL ||
       (req->kind != RL_REQ_ACQUIRE && req->kind != RL_REQ_UNLOCK) ||
       req->lock->kind != &rl_kind_lock ||
@@ -447,7 +442,7 @@ int rl_client_fast_start(rl_client *c, rl_req *req, uint64_t spin_ns) {
   for (int i = 0; i < c->nmasters; i++) rl_master_flush(c->masters[i]);
   if (own && !atomic_load_explicit(&req->finished, memory_order_relaxed)) {
     atomic_fetch_add_explicit(&c->own_rounds, 1, memory_order_relaxed);
-    if (own_round(c, req, spin_ns, &subs))
+    if (own_round(c, req, &subs))
       atomic_fetch_add_explicit(&c->own_finished, 1, memory_order_relaxed);
   }
   for (int i = 0; own && i < c->nmasters; i++)

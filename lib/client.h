@@ -226,17 +226,17 @@ void rl_client_unref(rl_client *c);
  * starts it on the calling thread under the loop lock when that is free
  * and the request is one that can run there (client.c), and when it may,
  * waits for its replies on that thread and finishes it there too (its
- * own round), spinning first for up to spin_ns. 0 when it did not start
- * it (post it instead); else RL_FAST_STARTED, with RL_FAST_OWN when it
- * waited for the replies itself (finished or not: the caller need not
- * spin again), and RL_FAST_TIMERS when the start armed a timer the
+ * own round), sleeping in poll(2) at once. 0 when it did not start it
+ * (post it instead); else RL_FAST_STARTED, with RL_FAST_OWN when it
+ * waited for the replies itself (finished or not: the caller must not
+ * spin after it), and RL_FAST_TIMERS when the start armed a timer the
  * sleeping loop does not know of yet: the caller must rl_client_wake it
  * before it waits for long.
  */
 #define RL_FAST_STARTED 1
 #define RL_FAST_TIMERS 2
 #define RL_FAST_OWN 4
-int rl_client_fast_start(rl_client *c, rl_req *req, uint64_t spin_ns);
+int rl_client_fast_start(rl_client *c, rl_req *req);
 
 /* Wakes the loop thread (unless the client is closed): it then sees
  * every timer and watcher started under the loop lock. Any thread. */
