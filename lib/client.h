@@ -170,6 +170,13 @@ struct rlock_client {
   int fast;            /* the own loop thread runs the loop this way */
   uint64_t poll_until; /* loopmu: the loop time the loop thread sleeps
                           until (UINT64_MAX: no timer) */
+#define RL_DEFER_WAKES 64
+  /* loopmu: the callers whose requests finished in the loop turn the own
+   * loop thread is in, to be woken when that turn ends (run_locked);
+   * defer_wakes is 1 only inside that turn. */
+  int defer_wakes;
+  int nwakes;
+  struct rl_waiter *wakes[RL_DEFER_WAKES];
   atomic_uint_fast64_t fast_starts; /* requests started that way (tests) */
   atomic_uint_fast64_t own_rounds;  /* of those, requests whose caller read
                                        its replies itself (tests) */
