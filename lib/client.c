@@ -564,10 +564,14 @@ void rl_req_finish(rl_req *req, int status) {
      * per call); waiters live for good (wait.c), so this is safe even
      * when the caller has returned and its thread is gone. On the own
      * loop thread, at the end of its turn (run_locked says why). */
-    if (c->defer_wakes && c->nwakes < RL_DEFER_WAKES)
+    if (c->defer_wakes && c->nwakes < RL_DEFER_WAKES) {
       c->wakes[c->nwakes++] = w;
-    else
+      atomic_fetch_add_explicit(&c->wakes_deferred, 1, memory_order_relaxed);
+    } else {
+      if (c->defer_wakes)
+        atomic_fetch_add_explicit(&c->wakes_overflow, 1, memory_order_relaxed);
       uv_cond_signal(&w->cond);
+    }
   } else if (in_fast_start) {
     /* Finished on a caller under the loop lock: its callback is user
      * code, which runs on the loop (on_async; the caller wakes it). */

@@ -185,6 +185,9 @@ struct rlock_client {
                                         pub/sub message themselves */
   atomic_uint_fast64_t own_wakes;    /* attempts such a caller started
                                         itself on an event it read */
+  atomic_uint_fast64_t wakes_deferred; /* callers woken at a turn's end */
+  atomic_uint_fast64_t wakes_overflow; /* woken at once: the list was full
+                                          (tests) */
 
   uv_mutex_t errmu;  /* guards last_error */
   char last_error[256];

@@ -922,6 +922,95 @@ static void own_wait_close(void) {
   pair_close(&p);
 }
 
+/* --- callers woken at the end of the loop's turn ----------------------- */
+
+#define TURN_THREADS 128
+#define TURN_ROUNDS_MAX 40
+
+typedef struct turn_shared {
+  rlock_client *c;
+  pthread_barrier_t start, end;
+  atomic_int stop;
+  atomic_int failures;
+  atomic_long pairs;
+} turn_shared;
+
+typedef struct turn_worker {
+  turn_shared *sh;
+  rlock *lock;
+} turn_worker;
+
+static void *turn_worker_main(void *arg) {
+  turn_worker *w = arg;
+  turn_shared *sh = w->sh;
+  for (;;) {
+    pthread_barrier_wait(&sh->start);
+    if (atomic_load(&sh->stop)) break;
+    int rc = rlock_trylock(w->lock, 0, 10000);
+    if (rc == 0) rc = rlock_unlock(w->lock);
+    if (rc != 0) atomic_fetch_add(&sh->failures, 1);
+    else atomic_fetch_add(&sh->pairs, 1);
+    pthread_barrier_wait(&sh->end);
+  }
+  return NULL;
+}
+
+/* The own loop thread wakes the blocking callers whose requests finished in
+ * one of its turns when the turn ends, from a list of RL_DEFER_WAKES
+ * (client.c, wake_callers); a caller finished when the list is full is
+ * woken at once. 128 threads each make one call at the same moment, round
+ * after round, until a turn finished more callers than the list holds:
+ * every one of them returns (a caller left unwoken would hang the round
+ * and the test's timeout would fail it), each with its lock taken and
+ * given back. */
+static void wakes_at_turn_end(void) {
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start(&r, NULL) == 0);
+  turn_shared sh = {.c = open_one(&r, 5000, 30000)};
+  RT_REQUIRE(sh.c != NULL);
+  RT_REQUIRE(rlock_client_wait_ready(sh.c, 10000) == 0);
+  rl_client *ic = (rl_client *)sh.c;
+  RT_REQUIRE(pthread_barrier_init(&sh.start, NULL, TURN_THREADS + 1) == 0);
+  RT_REQUIRE(pthread_barrier_init(&sh.end, NULL, TURN_THREADS + 1) == 0);
+  static turn_worker w[TURN_THREADS];
+  pthread_t t[TURN_THREADS];
+  for (int i = 0; i < TURN_THREADS; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "fp-turn-%d", i);
+    w[i].sh = &sh;
+    RT_REQUIRE(rlock_get(sh.c, name, &w[i].lock) == 0);
+    RT_REQUIRE(pthread_create(&t[i], NULL, turn_worker_main, &w[i]) == 0);
+  }
+  int rounds = 0;
+  while (rounds < TURN_ROUNDS_MAX &&
+         atomic_load(&ic->wakes_overflow) == 0) {
+    pthread_barrier_wait(&sh.start);
+    pthread_barrier_wait(&sh.end);
+    rounds++;
+  }
+  atomic_store(&sh.stop, 1);
+  pthread_barrier_wait(&sh.start);
+  for (int i = 0; i < TURN_THREADS; i++) pthread_join(t[i], NULL);
+  uint64_t deferred = atomic_load(&ic->wakes_deferred);
+  uint64_t overflow = atomic_load(&ic->wakes_overflow);
+  printf("# wakes_at_turn_end: %d rounds, %ld pairs, %llu callers woken "
+         "at a turn's end, %llu at once (list full)\n",
+         rounds, atomic_load(&sh.pairs), (unsigned long long)deferred,
+         (unsigned long long)overflow);
+  RT_CHECK_EQ_INT(atomic_load(&sh.failures), 0);
+  RT_CHECK_EQ_INT(atomic_load(&sh.pairs), (long)rounds * TURN_THREADS);
+  RT_CHECK(deferred > 0);
+  RT_CHECK(overflow > 0);
+  for (int i = 0; i < TURN_THREADS; i++) {
+    RT_CHECK_EQ_INT(rlock_hold_count(w[i].lock), 0);
+    rlock_free(w[i].lock);
+  }
+  pthread_barrier_destroy(&sh.start);
+  pthread_barrier_destroy(&sh.end);
+  rlock_client_close(sh.c);
+  rt_redis_stop(&r);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   static const rt_test tests[] = {
@@ -936,6 +1025,7 @@ int main(int argc, char **argv) {
       {"own_wait_post_served", own_wait_post_served},
       {"own_wait_master_faults", own_wait_master_faults},
       {"own_wait_close", own_wait_close},
+      {"wakes_at_turn_end", wakes_at_turn_end},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
