@@ -15,6 +15,9 @@
  *   blocking caller that was granted a lock is the one that holds it (its
  *   reply was not another caller's), every async callback runs exactly
  *   once, every call returns, and calls succeed again after each kill.
+ * - The own loop thread wakes the callers whose requests finished in one
+ *   of its turns when the turn ends; more of them than its list holds are
+ *   all woken too (wakes_at_turn_end).
  */
 #include <pthread.h>
 #include <signal.h>
