@@ -342,9 +342,10 @@ static void own_round_lone_calls(void) {
      * 20 ms apart. So the spaced calls first see every master release the
      * lock, then give its reply 50 ms to come back. */
     uint64_t more_until = 0;
-    for (int i = 0; i < 40 || (own_finished(c) == fin0 &&
-                               rt_now_ms() < more_until); i++) {
+    for (int i = 0;; i++) {
+      if (i >= 40 && own_finished(c) != fin0) break;
       if (i == 40) more_until = rt_now_ms() + 30000;
+      if (i > 40 && rt_now_ms() >= more_until) break;
       if (i >= 40) {
         uint64_t gone = rt_now_ms() + 2000;
         while (holders(rs, n, name) != 0 && rt_now_ms() < gone)
