@@ -475,8 +475,10 @@ int rl_client_fast_start(rl_client *c, rl_req *req) {
  * 4 interleaved rounds each of bench_throughput 2 1 16,64 - (N = 1):
  * 64 threads 24,899-26,502 pairs/s signalled at once against
  * 27,498-38,044 at the turn's end; 16 threads 21,070-24,364 against
- * 23,556-25,425. A turn runs no blocking call (uv_run with
- * UV_RUN_NOWAIT), so the wake comes at most one turn late. loopmu.
+ * 23,556-25,425. A turn does not block (uv_run with UV_RUN_NOWAIT), so
+ * a caller is woken at most one turn late: after that turn's other
+ * callbacks, an application's async callbacks among them, which the loop
+ * thread runs before it wakes anyone. loopmu.
  */
 static void wake_callers(rl_client *c) {
   for (int i = 0; i < c->nwakes; i++) uv_cond_signal(&c->wakes[i]->cond);
