@@ -7,9 +7,10 @@
  * replicas that every sentinel knows.
  *
  * What they show (the default run, meson test 'sentinel', has one
- * failover; no_acks_loses_lock and old_master_shunned are the 'variants'
- * suite's 'sentinel-faults', and 'sentinel-tls' runs basics,
- * unacked_undone and tls_failover with RT_TLS=1):
+ * failover; no_acks_loses_lock, old_master_shunned and
+ * stopped_master_token are the 'variants' suite's 'sentinel-faults', and
+ * 'sentinel-tls' runs basics, unacked_undone and tls_failover with
+ * RT_TLS=1):
  *   basics               locks, contention, the watchdog and a pub/sub
  *                        waiter through a Sentinel master;
  *   config_errors        a wrong or missing sentinel password, a wrong
@@ -62,7 +63,12 @@
  *   old_master_shunned   a killed master restarted empty (a master for
  *                        about 11 s, facts section 10) never gets a lock
  *                        key, from a client connected across the failover
- *                        or from one opened after it.
+ *                        or from one opened after it;
+ *   stopped_master_token a master stopped until failed over, then
+ *                        resumed, runs an acquisition sent to it before:
+ *                        the token it grants is above the one the new
+ *                        master gave meanwhile (the floor is the client's
+ *                        wall clock when the master runs the grant).
  *
  * Timing: failovers take 2 to 4 s (facts section 9); the only timing
  * asserted is generous bounds that catch hangs.
@@ -1453,6 +1459,92 @@ static void test_no_acks_loses_lock(void) {
   rlock_client_close(a);
 }
 
+/* The old master's client (below): one attempt with a master timeout long
+ * enough to outlast a failover, its token read by the holding thread. */
+typedef struct late_taker {
+  rlock *lock;
+  int rc, token_rc;
+  uint64_t token;
+  pthread_t th;
+} late_taker;
+
+static void *late_taker_main(void *arg) {
+  late_taker *t = arg;
+  t->rc = rlock_trylock(t->lock, 0, 60000);
+  if (t->rc == 0) {
+    t->token_rc = rlock_fencing_token(t->lock, &t->token);
+    rlock_unlock(t->lock); /* whatever the demoted master says */
+  }
+  return NULL;
+}
+
+/*
+ * A grant that a master stopped during a failover runs on being resumed
+ * (before a sentinel demotes it) still gets a token above the ones the
+ * new master gave meanwhile. B's acquisition is sent to the old master
+ * while it is stopped; the sentinels promote a replica; A takes and
+ * releases the lock there (its token at least A's wall clock then); the
+ * old master resumes and grants B, whose counter there never saw A's
+ * token. The floor B sent was its wall clock when it sent: below A's
+ * token (CI, torture-sentinel seed 445844266: "token not above an earlier
+ * holder's", the later holder 45 ms lower). The floor must be B's wall
+ * clock when the master runs the grant. B is a plain client of the old
+ * master's address: it stands for a Sentinel client whose +switch-master
+ * arrives after that reply, which is the race the torture run lost.
+ */
+static void test_stopped_master_token(void) {
+  RT_REQUIRE(up);
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  char name[64], url[300];
+  snprintf(name, sizeof name, "smt-%llu", (unsigned long long)rt_now_ms());
+  snprintf(url, sizeof url, "redis://:%s@127.0.0.1:%d", PW, S.data[m].port);
+  const char *ms[1] = {url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = ms;
+  o.nmasters = 1;
+  o.master_timeout_ms = 60000; /* B's grant may come after the failover */
+  o.log_cb = capture;
+  rlock_client *b = NULL;
+  RT_REQUIRE(rlock_client_open(&b, &o) == 0);
+  RT_REQUIRE(rlock_client_wait_ready(b, 10000) == 0);
+  late_taker t;
+  memset(&t, 0, sizeof t);
+  t.lock = get(b, name);
+  RT_REQUIRE(t.lock != NULL);
+  RT_REQUIRE(rt_sentinel_pause(&S, m) == 0);
+  t.rc = 1;
+  RT_REQUIRE(pthread_create(&t.th, NULL, late_taker_main, &t) == 0);
+  rt_sleep_ms(200); /* B's command is in the stopped master's socket */
+  int n = rt_sentinel_wait_master_not(&S, m, SETTLE);
+  if (n < 0) rt_sentinel_resume(&S, m);
+  RT_REQUIRE(n >= 0);
+  rlock_client *a = sclient(0, 0);
+  RT_REQUIRE(a != NULL);
+  rlock *la = get(a, name);
+  RT_REQUIRE(la != NULL);
+  uint64_t ta = 0;
+  long long took = acquire_within(la, FOLLOW);
+  RT_CHECK(took >= 0);
+  RT_CHECK_EQ_INT(rlock_fencing_token(la, &ta), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(la), 0);
+  rt_sleep_ms(2); /* B's grant runs after A's, by B's clock too */
+  RT_REQUIRE(rt_sentinel_resume(&S, m) == 0);
+  pthread_join(t.th, NULL);
+  fprintf(stderr, "  A's token %llu (new master), B: rc %d, token %llu "
+          "(resumed old master)\n", (unsigned long long)ta, t.rc,
+          (unsigned long long)t.token);
+  /* The hazard happened: the old master granted B after A's hold. */
+  RT_CHECK_EQ_INT(t.rc, 0);
+  RT_CHECK_EQ_INT(t.token_rc, 0);
+  RT_CHECK(t.token > ta);
+  rlock_free(t.lock);
+  rlock_free(la);
+  rlock_client_close(a);
+  rlock_client_close(b);
+}
+
 /* Whether data node r answers ROLE with master (a failed command: no). */
 static int says_master(rt_redis *r) {
   redisReply *rep = rt_redis_cmd(r, "ROLE");
@@ -1562,6 +1654,7 @@ int main(int argc, char **argv) {
       {"failover_acks", test_failover_acks},
       {"no_acks_loses_lock", test_no_acks_loses_lock},
       {"old_master_shunned", test_old_master_shunned},
+      {"stopped_master_token", test_stopped_master_token},
       {"fast_restart_quarantined", test_fast_restart_quarantined},
       {"unacked_renewal_lost", test_unacked_renewal_lost},
       {"unacked_writeback", test_unacked_writeback},
