@@ -274,15 +274,30 @@ int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
 }
 
 /* A clocked command's last argument, as it is written now: its deadline
- * in microseconds of the master's wall clock, or 0 (none). */
+ * in microseconds of the master's wall clock, then a colon and how far
+ * this client's wall clock is ahead of the master's (negative: behind);
+ * or "0" (none). The difference lets a script name the moment it runs in
+ * this client's wall clock, which is what a fencing floor must be
+ * (scripts.c). It comes from the estimate itself, not aged: the estimate
+ * is a lower bound of the master's clock, so the difference can only be
+ * too large, by the round trip of the TIME it came from, and ageing for
+ * 30 s of possible drift would add up to 15 ms more. */
 static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
   int64_t offset = 0, at = 0;
+  char digits[48], arg[64];
+  int n;
   if (cmd->until_us != 0 && rl_conn_clock_offset(conn, &offset)) {
     at = cmd->until_us + offset;
     if (at < 1) at = 1; /* a clock before 1970: past, not "none" */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wall = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    int64_t ahead = wall - (rl_conn_now_us() + conn->clock_offset_us);
+    n = snprintf(digits, sizeof digits, "%lld:%lld", (long long)at,
+                 (long long)ahead);
+  } else {
+    n = snprintf(digits, sizeof digits, "0");
   }
-  char digits[24], arg[48];
-  int n = snprintf(digits, sizeof digits, "%lld", (long long)at);
   int len = snprintf(arg, sizeof arg, "$%d\r\n%s\r\n", n, digits);
   rl_stream_append(conn->stream, arg, (size_t)len);
 }

@@ -30,8 +30,10 @@
  *   probe below), so that an ACL user without it has nothing written
  *   rather than a key without a TTL.
  * - A first (non-reentrant) exclusive acquisition's token is
- *   max(counter + 1, floor), or max(now_us, floor) when there is no
- *   counter (never used, expired, or lost with a master's memory).
+ *   max(counter + 1, floor, wall_), or max(now_us, floor, wall_) when
+ *   there is no counter (never used, expired, or lost with a master's
+ *   memory); wall_ is the client's wall clock as the script runs
+ *   (RL_LUA_CLIENT_WALL).
  * - A kind's pub/sub channel is its first key followed by ":ch".
  * - Every key written gets a TTL, and a TTL is never shortened by a grant
  *   or a renewal (keep()).
@@ -54,10 +56,12 @@
  * is a Lua expression; acquire-type scripts pass "ARGV[#ARGV]": the
  * deadline is their last argument, as for the reentrant lock's acquire,
  * because the connection appends it as it writes the command, in that
- * master's own clock (round.h, rl_arg_master_deadline). */
+ * master's own clock (round.h, rl_arg_master_deadline). Then sets wall_
+ * (RL_LUA_CLIENT_WALL), which next_token uses. Needs RL_LUA_CLOCK. */
 #define RL_LUA_DEADLINE(arg)                                                \
-  "local deadline_ = tonumber(" arg ") or 0\n"                              \
-  "if deadline_ > 0 and now_us > deadline_ then return {-1, now_us} end\n"
+  RL_LUA_CLOCKED_ARG(arg)                                                   \
+  "if deadline_ > 0 and now_us > deadline_ then return {-1, now_us} end\n"  \
+  RL_LUA_CLIENT_WALL
 
 /* keep(key, ms): makes the key's TTL at least ms (a key without a TTL
  * gets one), never shorter. A missing key is left missing. */
@@ -74,13 +78,15 @@
   "local function fmt(n) return string.format('%.0f', n) end\n"
 
 /* next_token(fence_key, floor): the token of a first exclusive
- * acquisition, stored back in the counter for RL_FENCE_TTL_MS. Needs
- * RL_LUA_CLOCK, RL_LUA_FMT. */
+ * acquisition, at least the floor sent and the client's wall clock now
+ * (wall_), stored back in the counter for RL_FENCE_TTL_MS. Needs
+ * RL_LUA_CLOCK, RL_LUA_FMT, RL_LUA_DEADLINE. */
 #define RL_LUA_NEXT_TOKEN                                                   \
   "local function next_token(key, floor)\n"                                 \
   "  local f = tonumber(redis.call('get', key) or '0')\n"                   \
   "  if f > 0 then f = f + 1 else f = now_us end\n"                         \
   "  if f < floor then f = floor end\n"                                     \
+  "  if f < wall_ then f = wall_ end\n"                                     \
   "  redis.call('set', key, fmt(f), 'px', " RL_LUA_STR(RL_FENCE_TTL_MS) ")\n" \
   "  return f\n"                                                            \
   "end\n"

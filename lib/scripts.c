@@ -2,18 +2,25 @@
  * Lua scripts, one per lock operation, as in Redisson's RedissonLock but
  * with a fencing counter beside each lock.
  *
- * Fencing tokens: a first acquisition on a master gives the larger of the
- * lock's counter plus one and a floor sent by the acquiring client: its
- * wall clock in microseconds, or one more than the largest token it has
- * seen, whichever is larger. The master's own clock plays no part. A
- * counter that a master lost (restarted empty, or expired after a day
- * unused) therefore restarts from the client's clock, not from the
- * master's: a master whose clock is hours behind cannot hand out a token
- * below an earlier one (issue 10), and one whose clock is far ahead cannot
- * lift tokens to a height that a later all-counters-lost state, seeded
- * from a correct clock, would not reach. What remains is the acquiring
- * client's clock, and the write-back (acquire.c) that keeps a majority of
- * counters at the highest token handed out. Tokens stay below 2^53 (until
+ * Fencing tokens: a first acquisition on a master gives the largest of the
+ * lock's counter plus one, a floor sent by the acquiring client (its wall
+ * clock in microseconds when it sent, or one more than the largest token
+ * it has seen, whichever is larger) and the client's wall clock when the
+ * master runs the script: the master's clock plus the difference the
+ * client measured between the two (RL_LUA_CLIENT_WALL). That last term is
+ * for a command that reaches a master late, after acquisitions whose
+ * floors were taken later (a master stopped during a failover, then
+ * resumed: test_sentinel stopped_master_token). The master's own clock
+ * sets no token: it only counts the time since the client measured the
+ * difference, and the grant's deadline bounds that. A counter that a
+ * master lost (restarted empty, or expired after a day unused) therefore
+ * restarts from the client's clock, not from the master's: a master whose
+ * clock is hours behind cannot hand out a token below an earlier one
+ * (issue 10), and one whose clock is far ahead cannot lift tokens to a
+ * height that a later all-counters-lost state, seeded from a correct
+ * clock, would not reach. What remains is the acquiring client's clock,
+ * and the write-back (acquire.c) that keeps a majority of counters at the
+ * highest token handed out. Tokens stay below 2^53 (until
  * the year 2255 as wall-clock microseconds), so Lua's doubles hold them
  * exactly; this is what lets the counter carry a TTL, so that no key
  * rlock writes lives forever.
@@ -36,8 +43,9 @@
  *         that a master that missed the hold catches up),
  * ARGV[4] the token floor (decimal),
  * ARGV[5] a deadline in microseconds of this master's clock after which
- *         nothing is granted (0: none); last, so that a round can send
- *         each master its own.
+ *         nothing is granted (0: none), with ":" and how far the client's
+ *         wall clock is ahead of this master's (RL_LUA_CLOCKED_ARG); last,
+ *         so that a round can send each master its own.
  * Ten arguments in all with EVALSHA, sha and numkeys: Redis refuses more
  * from a connection that has not authenticated yet, and the error must
  * stay the server's NOAUTH. The counter keeps RL_FENCE_TTL_MS (a day).
@@ -53,13 +61,15 @@
  * run a write command, Redis lets its later writes through an OOM, and
  * HSET is what must meet maxmemory.) */
 static const char acquire_lua[] =
-    "local deadline = tonumber(ARGV[5])\n"
-    "if deadline > 0 then\n"
+    RL_LUA_CLOCKED_ARG("ARGV[5]")
+    "local now_us = 0\n"
+    "if deadline_ > 0 then\n"
     "  local t = redis.call('time')\n"
-    "  if tonumber(t[1]) * 1000000 + tonumber(t[2]) > deadline then\n"
-    "    return {0, -3}\n"
-    "  end\n"
+    "  now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+    "  if now_us > deadline_ then return {0, -3} end\n"
     "end\n"
+    "if deadline_ == 0 then ahead_ = nil end\n"
+    RL_LUA_CLIENT_WALL
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
     "  local e = redis.pcall('pexpire', KEYS[1], ARGV[1])\n"
@@ -70,6 +80,7 @@ static const char acquire_lua[] =
     "  local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
     "  local floor = tonumber(ARGV[4])\n"
     "  if f < floor then f = floor end\n"
+    "  if f < wall_ then f = wall_ end\n"
     "  redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
     RL_STR(RL_FENCE_TTL_MS) ")\n"
     "  return {1, f, tonumber(ARGV[3]), 0}\n"
@@ -134,11 +145,15 @@ static const char unlock_lua[] =
 static const char transfer_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return {0, 0} end\n"
     "local late = false\n"
-    "local deadline = tonumber(ARGV[7])\n"
-    "if deadline > 0 then\n"
+    RL_LUA_CLOCKED_ARG("ARGV[7]")
+    "local now_us = 0\n"
+    "if deadline_ > 0 then\n"
     "  local t = redis.call('time')\n"
-    "  late = tonumber(t[1]) * 1000000 + tonumber(t[2]) > deadline\n"
+    "  now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+    "  late = now_us > deadline_\n"
     "end\n"
+    "if deadline_ == 0 then ahead_ = nil end\n"
+    RL_LUA_CLIENT_WALL
     RL_LUA_DECREMENT("3", "{0, 2}")
     "redis.call('del', KEYS[1])\n"
     "if not late then\n"
@@ -150,6 +165,7 @@ static const char transfer_lua[] =
     "    local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
     "    local floor = tonumber(ARGV[6])\n"
     "    if f < floor then f = floor end\n"
+    "    if f < wall_ then f = wall_ end\n"
     "    redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
     RL_STR(RL_FENCE_TTL_MS) ")\n"
     "    return {1, f, 1, 0}\n"

@@ -59,6 +59,41 @@ enum {
  * written into the acquire script). */
 #define RL_FENCE_TTL_MS 86400000
 
+/*
+ * Lua: reads a clocked command's last argument, arg (a Lua expression),
+ * as the connection writes it (conn.c): "DEADLINE:AHEAD" or "0". Sets
+ * deadline_ to the deadline in this master's microseconds (0: none) and
+ * ahead_ to how far the acquiring client's wall clock is ahead of this
+ * master's, or nil when not sent.
+ */
+#define RL_LUA_CLOCKED_ARG(arg)                                             \
+  "local deadline_, ahead_ = string.match(" arg ", '^(%d+):(%-?%d+)$')\n"  \
+  "if deadline_ then\n"                                                     \
+  "  deadline_, ahead_ = tonumber(deadline_), tonumber(ahead_)\n"           \
+  "else\n"                                                                  \
+  "  deadline_ = tonumber(" arg ") or 0\n"                                  \
+  "end\n"
+
+/*
+ * Lua: wall_, the acquiring client's wall clock at this moment in
+ * microseconds (this master's clock now_us plus ahead_), or 0 when the
+ * client sent no difference; below 2^53 - 2^32 as rl_token_floor keeps
+ * the floor. A first acquisition's token is at least wall_: the floor the
+ * client sends is its clock when it sent, and a command that reaches a
+ * master late (a master stopped during a failover and resumed, a slow
+ * network) runs after acquisitions whose floors were taken later; its
+ * token must still be above theirs (test_sentinel stopped_master_token).
+ * The master's clock counts only from the moment the client measured the
+ * difference, and a grant is refused after its deadline, so wall_ is at
+ * most the client's clock at that deadline.
+ */
+#define RL_LUA_CLIENT_WALL                                                  \
+  "local wall_ = 0\n"                                                       \
+  "if ahead_ then\n"                                                        \
+  "  wall_ = now_us + ahead_\n"                                             \
+  "  if wall_ > 9007194959773696 then wall_ = 9007194959773696 end\n"       \
+  "end\n"
+
 /* How long the restart records outlive the last client that wrote them. */
 #define RL_RECORDS_TTL_MS (7 * 86400000LL)
 

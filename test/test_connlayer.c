@@ -349,8 +349,8 @@ static void clock_offset(void) {
  * the connection appends as it writes it: ECHO shows what was written.
  * Sent during the first connection attempt (before the handshake measured
  * the clock) and once ready, it is the command timeout (2 s) ahead of the
- * master's clock, give or take the estimate's slack; with no command
- * timeout it is 0 (none). */
+ * master's clock, give or take the estimate's slack, followed by ":" and
+ * the client's clock's lead; with no command timeout it is 0 (none). */
 static int send_clocked_echo(rl_conn *conn, sent *s) {
   const char *argv[] = {"ECHO"};
   size_t len[] = {4};
@@ -376,6 +376,15 @@ static void clocked_command(void) {
       fprintf(stderr, "  deadline %lld, master's clock %lld..%lld\n", at,
               (long long)before, (long long)after);
     RT_CHECK(at >= before + 1000000 && at <= after + 2000000);
+    /* Then how far this client's wall clock is ahead of the master's:
+     * one machine's clock, so at least 0 (the estimate is a lower bound
+     * of the master's clock) and not much more. */
+    const char *colon = strchr(s[k].reply, ':');
+    RT_CHECK(colon != NULL);
+    long long ahead = colon ? atoll(colon + 1) : -1;
+    if (!(ahead >= 0 && ahead < 1000000))
+      fprintf(stderr, "  client ahead of the master by %lld us\n", ahead);
+    RT_CHECK(ahead >= 0 && ahead < 1000000);
   }
   hc_close(&h);
   /* No command timeout: no deadline. */
