@@ -205,7 +205,10 @@ static char cl_url[200];
  *     agree on the new master and the others follow it) is stale, as in cluster
  *     mode: it may overlap a later section, but only as fencing allows:
  *     the later holder's token must be the larger (check 2, which stays
- *     strict: the token's floor is the acquiring client's wall clock) and
+ *     strict: the token's floor is the acquiring client's wall clock when
+ *     the master runs the grant, also on a stopped master resumed after
+ *     the failover, which runs what it was sent before; seed 445844266
+ *     failed here while the floor was the clock at sending) and
  *     every write of the stale holder after the later holder's first
  *     accepted write must have been rejected (checks 1b and 3). Sections
  *     outside every window are held to 1a as always: a restarted empty
