@@ -67,6 +67,7 @@ static void on_timer(uv_timer_t *t);
 static void on_retry(uv_timer_t *t);
 static void on_refresh(uv_timer_t *t);
 static void on_prepare(uv_prepare_t *p);
+static int64_t aged_upper(const rl_conn *conn, int64_t now_us);
 static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls);
 
@@ -278,10 +279,11 @@ int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
  * this client's wall clock is ahead of the master's (negative: behind);
  * or "0" (none). The difference lets a script name the moment it runs in
  * this client's wall clock, which is what a fencing floor must be
- * (scripts.c). It comes from the estimate itself, not aged: the estimate
- * is a lower bound of the master's clock, so the difference can only be
- * too large, by the round trip of the TIME it came from, and ageing for
- * 30 s of possible drift would add up to 15 ms more. */
+ * (scripts.c). It comes from the upper bound of the master's clock, so
+ * it can only be too small: a token is never above the client's clock
+ * when the master granted it (so a later acquirer's floor, its clock
+ * when it sends, stays above it), and is at least that clock less the
+ * bound's slack (the round trip of its TIME, and 500 ppm of its age). */
 static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
   int64_t offset = 0, at = 0;
   char digits[48], arg[64];
@@ -292,7 +294,8 @@ static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t wall = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    int64_t ahead = wall - (rl_conn_now_us() + conn->clock_offset_us);
+    int64_t now_us = rl_conn_now_us();
+    int64_t ahead = wall - (now_us + aged_upper(conn, now_us));
     n = snprintf(digits, sizeof digits, "%lld:%lld", (long long)at,
                  (long long)ahead);
   } else {
@@ -353,11 +356,20 @@ int rl_conn_clock_offset(const rl_conn *conn, int64_t *offset_us) {
   return 1;
 }
 
+/* The upper bound at now_us: the one kept, plus the drift since. */
+static int64_t aged_upper(const rl_conn *conn, int64_t now_us) {
+  int64_t age = now_us - conn->clock_upper_at_us;
+  return conn->clock_upper_us +
+         (age > 0 ? age * CLOCK_DRIFT_PPM / 1000000 : 0);
+}
+
 /* A TIME reply, read after the master sampled its clock: the master's
  * time then is a lower bound of its time when the reply is handled, so
- * master_us - now_us can only underestimate the offset. The tightest
- * (largest) estimate wins. */
-static void clock_sample(rl_conn *conn, const redisReply *r) {
+ * master_us - now_us can only underestimate the offset; and, sampled
+ * after the command was queued (queued_us), master_us - queued_us can
+ * only overestimate it. The tightest estimates win. */
+static void clock_sample(rl_conn *conn, const redisReply *r,
+                         int64_t queued_us) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
       r->element[0]->type != REDIS_REPLY_STRING ||
       r->element[1]->type != REDIS_REPLY_STRING)
@@ -365,19 +377,23 @@ static void clock_sample(rl_conn *conn, const redisReply *r) {
   int64_t master_us = strtoll(r->element[0]->str, NULL, 10) * 1000000 +
                       strtoll(r->element[1]->str, NULL, 10);
   int64_t now_us = rl_conn_now_us();
-  int64_t offset = master_us - now_us;
+  int64_t offset = master_us - now_us, upper = master_us - queued_us;
   if (conn->clock_valid) {
     int64_t kept = aged_offset(conn, now_us);
     if (kept > offset) offset = kept;
+    kept = aged_upper(conn, now_us);
+    if (kept < upper) upper = kept;
   }
   conn->clock_offset_us = offset;
   conn->clock_at_us = now_us;
+  conn->clock_upper_us = upper;
+  conn->clock_upper_at_us = now_us;
   conn->clock_valid = 1;
 }
 
 static void on_refresh_reply(rl_cmd *cmd, redisReply *r, int status) {
   if (r != NULL && (status == RL_CMD_REPLY || status == RL_CMD_LATE))
-    clock_sample(cmd->conn, r);
+    clock_sample(cmd->conn, r, cmd->queued_us);
 }
 
 static void on_refresh(uv_timer_t *t) {
@@ -387,6 +403,7 @@ static void on_refresh(uv_timer_t *t) {
   size_t len[] = {4};
   rl_cmd *cmd = internal_new(conn, K_REFRESH, on_refresh_reply, 1, argv, len);
   if (cmd == NULL) return;
+  cmd->queued_us = rl_conn_now_us();
   start_deadline(conn, cmd);
   queue_unsent(conn, cmd);
 }
@@ -435,7 +452,7 @@ static void on_handshake_reply(rl_cmd *cmd, redisReply *r, int status) {
       if (!error) take_info(conn, r);
       break;
     case K_TIME:
-      if (!error) clock_sample(conn, r);
+      if (!error) clock_sample(conn, r, cmd->queued_us);
       break;
     case K_EXTRA: {
       int stop = conn->extra_cb ? conn->extra_cb(conn, cmd->idx, r,
@@ -481,6 +498,7 @@ static int hs_add(rl_conn *conn, hs_buf *b, int kind, int idx, int argc,
   if (argv) b->len += rl_resp_write(b->p + b->len, argc, argv, argvlen);
   rl_cmd *cmd = cmd_new(conn, kind, on_handshake_reply, conn, idx);
   if (cmd == NULL) return -1;
+  cmd->queued_us = rl_conn_now_us(); /* written with the rest, after */
   rl_list_push_back(&conn->pending, &cmd->node);
   conn->hs_left++;
   return 0;

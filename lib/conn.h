@@ -103,6 +103,8 @@ struct rl_cmd {
   int64_t until_us; /* on rl_conn_now_us's clock: deadline's start plus
                        the command timeout; 0 for none */
   int64_t fixed_until_us; /* rl_conn_send_until: the deadline given, or 0 */
+  int64_t queued_us; /* the connection's TIME: when it was queued, at or
+                        before it was written */
   /* A subscriber connection's UNSUBSCRIBE: the channel, to tell its reply
    * from the same words pushed unasked (rl_conn_send_sub). */
   const char *sub_channel;
@@ -175,6 +177,11 @@ struct rl_conn {
    * rl_conn_clock_offset, which ages it. */
   int64_t clock_offset_us;
   int64_t clock_at_us;
+  /* And an upper bound: master_wall_us <= now_us + clock_upper_us, held
+   * at clock_upper_at_us (from when the TIME was queued, not when its
+   * reply came); aged upward when read. */
+  int64_t clock_upper_us;
+  int64_t clock_upper_at_us;
   int clock_valid;
   /* Why the connection is not up ("" while it is), loop thread; err_copy
    * is the same for other threads, under errmu. */

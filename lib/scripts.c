@@ -6,8 +6,9 @@
  * lock's counter plus one, a floor sent by the acquiring client (its wall
  * clock in microseconds when it sent, or one more than the largest token
  * it has seen, whichever is larger) and the client's wall clock when the
- * master runs the script: the master's clock plus the difference the
- * client measured between the two (RL_LUA_CLIENT_WALL). That last term is
+ * master runs the script, never overestimated: the master's clock plus
+ * the difference the client measured between the two
+ * (RL_LUA_CLIENT_WALL). That last term is
  * for a command that reaches a master late, after acquisitions whose
  * floors were taken later (a master stopped during a failover, then
  * resumed: test_sentinel stopped_master_token). The master's own clock

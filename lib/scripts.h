@@ -83,9 +83,12 @@ enum {
  * master late (a master stopped during a failover and resumed, a slow
  * network) runs after acquisitions whose floors were taken later; its
  * token must still be above theirs (test_sentinel stopped_master_token).
- * The master's clock counts only from the moment the client measured the
- * difference, and a grant is refused after its deadline, so wall_ is at
- * most the client's clock at that deadline.
+ * The client measures the difference against an upper bound of the
+ * master's clock (conn.c), so wall_ is never above the client's real
+ * clock at this moment: a token stays below the floor of any acquisition
+ * sent after this one ran, as it was when the floor was only the clock at
+ * sending. It is below the real clock by at most the bound's slack (the
+ * round trip of the TIME it came from, and 500 ppm of its age).
  */
 #define RL_LUA_CLIENT_WALL                                                  \
   "local wall_ = 0\n"                                                       \

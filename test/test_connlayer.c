@@ -377,14 +377,14 @@ static void clocked_command(void) {
               (long long)before, (long long)after);
     RT_CHECK(at >= before + 1000000 && at <= after + 2000000);
     /* Then how far this client's wall clock is ahead of the master's:
-     * one machine's clock, so at least 0 (the estimate is a lower bound
-     * of the master's clock) and not much more. */
+     * one machine's clock, so at most 0 (it comes from an upper bound of
+     * the master's clock) and not much less. */
     const char *colon = strchr(s[k].reply, ':');
     RT_CHECK(colon != NULL);
-    long long ahead = colon ? atoll(colon + 1) : -1;
-    if (!(ahead >= 0 && ahead < 1000000))
+    long long ahead = colon ? atoll(colon + 1) : 1;
+    if (!(ahead <= 0 && ahead > -1000000))
       fprintf(stderr, "  client ahead of the master by %lld us\n", ahead);
-    RT_CHECK(ahead >= 0 && ahead < 1000000);
+    RT_CHECK(ahead <= 0 && ahead > -1000000);
   }
   hc_close(&h);
   /* No command timeout: no deadline. */
