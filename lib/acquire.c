@@ -56,7 +56,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "grants.h"
 #include "kind.h"
@@ -567,9 +566,7 @@ void rl_acquire_failed(rl_req *req, int err, int64_t holder_pttl) {
  * than the largest token it has seen; below 2^53, which Lua's doubles hold
  * exactly. */
 uint64_t rl_token_floor(const rl_client *c) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+  uint64_t us = rl_wall_us();
   uint64_t seen = c->max_token_seen + 1;
   uint64_t f = us > seen ? us : seen;
   const uint64_t max = (1ull << 53) - (1ull << 32);
@@ -634,13 +631,6 @@ uint64_t rl_heartbeat_ms(const rl_req *req) {
   return (uint64_t)rl_waiter_alive_ms(req->lock->client) / 3;
 }
 
-/* This client's wall clock in microseconds: a fair waiter's ticket. */
-static uint64_t wall_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
-}
-
 void rl_acquire_start(rl_req *req) {
   rl_client *c = req->lock->client;
   const rl_kind *kind = req->lock->kind;
@@ -653,7 +643,7 @@ void rl_acquire_start(rl_req *req) {
   }
   /* The ticket orders this acquisition in every master's queue, the same
    * on all of them and on every attempt; a clock below 2^53 us. */
-  req->ticket = wall_us();
+  req->ticket = rl_wall_us();
   if (!req->owner_is_thread) {
     /* An async owner may have one acquisition of a lock in flight: two at
      * once would race on its count and its token. */

@@ -67,6 +67,7 @@ static void on_timer(uv_timer_t *t);
 static void on_retry(uv_timer_t *t);
 static void on_refresh(uv_timer_t *t);
 static void on_prepare(uv_prepare_t *p);
+static int64_t aged_offset(const rl_conn *conn, int64_t now_us);
 static int64_t aged_upper(const rl_conn *conn, int64_t now_us);
 static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls);
@@ -285,17 +286,14 @@ int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
  * when it sends, stays above it), and is at least that clock less the
  * bound's slack (the round trip of its TIME, and 500 ppm of its age). */
 static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
-  int64_t offset = 0, at = 0;
   char digits[48], arg[64];
   int n;
-  if (cmd->until_us != 0 && rl_conn_clock_offset(conn, &offset)) {
-    at = cmd->until_us + offset;
-    if (at < 1) at = 1; /* a clock before 1970: past, not "none" */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t wall = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+  if (cmd->until_us != 0 && conn->clock_valid) {
     int64_t now_us = rl_conn_now_us();
-    int64_t ahead = wall - (now_us + aged_upper(conn, now_us));
+    int64_t at = cmd->until_us + aged_offset(conn, now_us);
+    if (at < 1) at = 1; /* a clock before 1970: past, not "none" */
+    int64_t ahead =
+        (int64_t)rl_wall_us() - (now_us + aged_upper(conn, now_us));
     n = snprintf(digits, sizeof digits, "%lld:%lld", (long long)at,
                  (long long)ahead);
   } else {

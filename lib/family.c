@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "master.h"
 #include "metrics.h"
@@ -151,21 +150,6 @@ uint64_t rl_fam_retry_ms(const rl_client *c) {
   uint64_t ms = (uint64_t)c->opts.retry_delay_ms +
                 rl_random_upto((uint64_t)c->opts.retry_jitter_ms);
   return ms > 0 ? ms : 1;
-}
-
-uint64_t rl_fam_token_floor(const rl_client *c) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
-  uint64_t seen = c->max_token_seen + 1;
-  uint64_t f = us > seen ? us : seen;
-  const uint64_t max = (1ull << 53) - (1ull << 32);
-  return f < max ? f : max;
-}
-
-void rl_fam_note_token(rl_client *c, int64_t token) {
-  if (token > 0 && (uint64_t)token > c->max_token_seen)
-    c->max_token_seen = (uint64_t)token;
 }
 
 void rl_fam_random_id(char out[33]) {

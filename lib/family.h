@@ -83,11 +83,6 @@ uint64_t rl_fam_deadline(int64_t wait_ms);
  * message will announce. */
 uint64_t rl_fam_retry_ms(const rl_client *c);
 
-/* The fencing floor of a first exclusive acquisition, as the lock's
- * (acquire.c): the client's wall clock in microseconds, or one more than
- * the largest token it has seen, below 2^53; and a token seen. */
-uint64_t rl_fam_token_floor(const rl_client *c);
-void rl_fam_note_token(rl_client *c, int64_t token);
 
 /* A random id of 32 hex digits (and a NUL) in out[33]. */
 void rl_fam_random_id(char out[33]);

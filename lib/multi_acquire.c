@@ -34,6 +34,7 @@
 
 #include "kind.h"
 #include "multi.h"
+#include "grants.h"
 #include "ops.h"
 #include "quarantine.h"
 #include "scripts.h"
@@ -207,7 +208,7 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   if (g == 0) return RL_VOTE_NO;
   a->flags[i] |= G_GRANTED;
   for (size_t j = 0; j < a->n; j++)
-    rl_fam_note_token(r->client, a->token[(size_t)i * a->n + j]);
+    rl_note_token(r->client, a->token[(size_t)i * a->n + j]);
   return RL_VOTE_YES;
 }
 
@@ -544,7 +545,7 @@ static void attempt(rl_req *req) {
   }
   rl_args_i64(&args, req->lease_ms);
   rl_args_str(&args, req->owner, req->ownerlen);
-  rl_args_i64(&args, (int64_t)rl_fam_token_floor(c));
+  rl_args_i64(&args, (int64_t)rl_token_floor(c));
   for (size_t j = 0; j < mr->n; j++) {
     rlock *lock = mr->locks[j];
     /* A lost hold was released everywhere when it was found lost, before

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grants.h"
 #include "ops.h"
 #include "quarantine.h"
 #include "scripts.h"
@@ -278,7 +279,7 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   if (g == 0 && sl->v[0] == R_BUSY && a != NULL && rep->elements == 5)
     a->freed[i] = rep->element[4]->integer;
   if (g == 0) return sl->v[0] == R_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
-  if (sl->v[0] > 0) rl_fam_note_token(r->client, sl->v[0]);
+  if (sl->v[0] > 0) rl_note_token(r->client, sl->v[0]);
   if (a != NULL) {
     a->flags[i] |= G_GRANTED;
     record_slots(a, i, rep);
@@ -507,8 +508,8 @@ static void hand_out_token(rl_sem_req *sr, rl_round *won) {
   for (int i = 0; i < won->n; i++)
     if (won->slot[i].vote == RL_VOTE_YES && won->slot[i].v[0] > token)
       token = won->slot[i].v[0];
-  if (token <= 0) token = (int64_t)rl_fam_token_floor(c);
-  rl_fam_note_token(c, token);
+  if (token <= 0) token = (int64_t)rl_token_floor(c);
+  rl_note_token(c, token);
   sr->req.token = (uint64_t)token;
   if (c->nmasters == 1) {
     commit(sr);
@@ -838,7 +839,7 @@ static void attempt(rl_req *req) {
   rl_args_str(&args, rl_lock_fence(sem->obj), rl_lock_fencelen(sem->obj));
   rl_args_i64(&args, req->lease_ms);
   rl_args_str(&args, req->owner, req->ownerlen);
-  rl_args_i64(&args, (int64_t)rl_fam_token_floor(c));
+  rl_args_i64(&args, (int64_t)rl_token_floor(c));
   rl_args_i64(&args, sem->permits);
   rl_args_i64(&args, sr->n);
   rl_args_i64(&args, c->opts.sem_limit_ttl_ms);

@@ -24,6 +24,12 @@ uint64_t rl_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t rl_wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 int rl_random_bytes(void *buf, size_t len) {
   unsigned char *p = buf;
   while (len > 0) {

@@ -12,6 +12,9 @@
 uint64_t rl_now_ms(void);
 /* Nanoseconds on the monotonic clock. */
 uint64_t rl_now_ns(void);
+/* Microseconds on the wall clock (CLOCK_REALTIME): for fencing floors and
+ * fair tickets, never for validity. */
+uint64_t rl_wall_us(void);
 
 /* Fills buf from the OS random source; 0 or -1. */
 int rl_random_bytes(void *buf, size_t len);
