@@ -37,6 +37,21 @@
 #define RL_STR_(x) #x
 #define RL_STR(x) RL_STR_(x)
 
+/* The reentrant lock's clocked scripts read the master's clock only when
+ * their deadline argument (arg) has one: late_ is true when it has
+ * passed, and wall_ is set (RL_LUA_CLIENT_WALL; 0 without a deadline). */
+#define CLOCKED_TIME(arg)                                                   \
+  RL_LUA_CLOCKED_ARG(arg)                                                   \
+  "local now_us, late_ = 0, false\n"                                        \
+  "if deadline_ > 0 then\n"                                                 \
+  "  local t = redis.call('time')\n"                                        \
+  "  now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"                  \
+  "  late_ = now_us > deadline_\n"                                          \
+  "else\n"                                                                  \
+  "  ahead_ = nil\n"                                                        \
+  "end\n"                                                                   \
+  RL_LUA_CLIENT_WALL
+
 /* KEYS[1] lock hash, KEYS[2] fence counter.
  * ARGV[1] lease ms, ARGV[2] owner,
  * ARGV[3] the owner's count to set where the key is absent (1 for a first
@@ -62,15 +77,8 @@
  * run a write command, Redis lets its later writes through an OOM, and
  * HSET is what must meet maxmemory.) */
 static const char acquire_lua[] =
-    RL_LUA_CLOCKED_ARG("ARGV[5]")
-    "local now_us = 0\n"
-    "if deadline_ > 0 then\n"
-    "  local t = redis.call('time')\n"
-    "  now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-    "  if now_us > deadline_ then return {0, -3} end\n"
-    "end\n"
-    "if deadline_ == 0 then ahead_ = nil end\n"
-    RL_LUA_CLIENT_WALL
+    CLOCKED_TIME("ARGV[5]")
+    "if late_ then return {0, -3} end\n"
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
     "  local e = redis.pcall('pexpire', KEYS[1], ARGV[1])\n"
@@ -145,19 +153,10 @@ static const char unlock_lua[] =
  * TTL). The channel is the hash's name + ":ch" (the reentrant lock's). */
 static const char transfer_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return {0, 0} end\n"
-    "local late = false\n"
-    RL_LUA_CLOCKED_ARG("ARGV[7]")
-    "local now_us = 0\n"
-    "if deadline_ > 0 then\n"
-    "  local t = redis.call('time')\n"
-    "  now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-    "  late = now_us > deadline_\n"
-    "end\n"
-    "if deadline_ == 0 then ahead_ = nil end\n"
-    RL_LUA_CLIENT_WALL
+    CLOCKED_TIME("ARGV[7]")
     RL_LUA_DECREMENT("3", "{0, 2}")
     "redis.call('del', KEYS[1])\n"
-    "if not late then\n"
+    "if not late_ then\n"
     "  redis.call('hset', KEYS[1], ARGV[4], '1')\n"
     "  local e = redis.pcall('pexpire', KEYS[1], ARGV[5])\n"
     "  if type(e) == 'table' and e.err then\n"
