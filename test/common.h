@@ -46,6 +46,18 @@ static inline rlock_client *rt_client_opts(rt_redis *rs, int n,
   return c;
 }
 
+/* Whether master idx of c has completed its handshake (its metrics say
+ * up) within ms. */
+static inline int rt_up_within(rlock_client *c, int idx, int ms) {
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  rlock_metrics m;
+  do {
+    if (rlock_metrics_snapshot(c, &m) == 0 && m.masters[idx].up) return 1;
+    rt_sleep_ms(20);
+  } while (rt_now_ms() < end);
+  return 0;
+}
+
 /* Under valgrind, a process's first TLS connection costs about a second
  * of code translation (OpenSSL's handshake and crypto paths), which a
  * loaded machine can push past a fresh client's connect timeout: a cost

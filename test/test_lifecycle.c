@@ -70,17 +70,6 @@ static rlock_client *open_with(const char *const *m, int n, int64_t mt,
   return rlock_client_open(&c, &o) == 0 ? c : NULL;
 }
 
-/* Waits until master idx of c is connected. */
-static int up_within(rlock_client *c, int idx, int ms) {
-  uint64_t end = rt_now_ms() + (uint64_t)ms;
-  rlock_metrics m;
-  do {
-    if (rlock_metrics_snapshot(c, &m) == 0 && m.masters[idx].up) return 1;
-    rt_sleep_ms(20);
-  } while (rt_now_ms() < end);
-  return 0;
-}
-
 static atomic_int lost_calls;
 static void on_lost(rlock *l, uint64_t owner, int is_thread, void *arg) {
   (void)l, (void)owner, (void)is_thread, (void)arg;
@@ -119,7 +108,7 @@ static void late_grant_after_yes(int cancel) {
    * too, and the acquisition below, waiting for B to be ready, runs out
    * of master timeout with C stopped (RLOCK_ENOQUORUM before the
    * cancel, seen once in CI). */
-  for (int i = 0; i < 3; i++) RT_REQUIRE(up_within(c, i, 10000));
+  for (int i = 0; i < 3; i++) RT_REQUIRE(rt_up_within(c, i, 10000));
   rlock *l;
   RT_REQUIRE(rlock_get(c, "late", &l) == 0);
   RT_REQUIRE(rlock_force_unlock(l) == 0);
@@ -324,7 +313,7 @@ static void stalled_majority_killed(void) {
     rlock *l;
     if (c == NULL || rlock_get(c, "stalled", &l) != 0) _exit(2);
     for (int i = 0; i < 3; i++)
-      if (!up_within(c, i, 10000)) _exit(3);
+      if (!rt_up_within(c, i, 10000)) _exit(3);
     char b = 'R';
     if (write(stall_pipe[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
       _exit(4);
@@ -450,7 +439,7 @@ static void reentrant_divergence(void) {
   RT_REQUIRE(rlock_trylock(l, 2000, 20000) == 0);
   RT_REQUIRE(!key_on(&srv[2], "rlock:{div}"));
   rt_proxy_pass(pc);
-  RT_REQUIRE(up_within(c, 2, 10000));
+  RT_REQUIRE(rt_up_within(c, 2, 10000));
   RT_REQUIRE(rt_redis_pause(&srv[1]) == 0);
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 20000), 0);
   RT_CHECK_EQ_INT(rlock_hold_count(l), 2);
