@@ -52,8 +52,6 @@
  * close, error) leaves every master's queue, after its undos, so that
  * nothing of it stays in Redis.
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +61,7 @@
 #include "ops.h"
 #include "pubsub.h"
 #include "quarantine.h"
+#include "resp.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -393,8 +392,8 @@ static void fence_one(rl_req *req, const char *token, const char *ttl,
 static void write_back(rl_req *req, rl_round *won) {
   rl_client *c = req->lock->client;
   char token[24], ttl[24];
-  snprintf(token, sizeof token, "%" PRIu64, req->token);
-  snprintf(ttl, sizeof ttl, "%d", RL_FENCE_TTL_MS);
+  rl_resp_put_u64(token, req->token);
+  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS);
   if (won != NULL) {
     /* A majority stores the token already: the others only catch up. */
     for (int i = 0; i < c->nmasters; i++)

@@ -287,20 +287,28 @@ int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
  * bound's slack (the round trip of its TIME, and 500 ppm of its age). */
 static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
   char digits[48], arg[64];
-  int n;
+  size_t n = 0, len = 0;
   if (cmd->until_us != 0 && conn->clock_valid) {
     int64_t now_us = rl_conn_now_us();
     int64_t at = cmd->until_us + aged_offset(conn, now_us);
     if (at < 1) at = 1; /* a clock before 1970: past, not "none" */
     int64_t ahead =
         (int64_t)rl_wall_us() - (now_us + aged_upper(conn, now_us));
-    n = snprintf(digits, sizeof digits, "%lld:%lld", (long long)at,
-                 (long long)ahead);
+    n = rl_resp_put_i64(digits, at);
+    digits[n++] = ':';
+    n += rl_resp_put_i64(digits + n, ahead);
   } else {
-    n = snprintf(digits, sizeof digits, "0");
+    digits[n++] = '0';
   }
-  int len = snprintf(arg, sizeof arg, "$%d\r\n%s\r\n", n, digits);
-  rl_stream_append(conn->stream, arg, (size_t)len);
+  arg[len++] = '$';
+  len += rl_resp_put_u64(arg + len, n);
+  arg[len++] = '\r';
+  arg[len++] = '\n';
+  memcpy(arg + len, digits, n);
+  len += n;
+  arg[len++] = '\r';
+  arg[len++] = '\n';
+  rl_stream_append(conn->stream, arg, len);
 }
 
 /* Writes one command's bytes to the stream. */

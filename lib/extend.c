@@ -5,14 +5,13 @@
  * validity. Each acquisition may be extended at most max_extensions times:
  * unbounded extension would let a holder that is stuck keep a lock forever.
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "kind.h"
 #include "lock.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "resp.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -79,7 +78,7 @@ void rl_extend_start(rl_req *req) {
   const rl_kind *kind = lock->kind;
   int hk = kind->hold, pair = kind->renew_pair;
   char lease[24];
-  snprintf(lease, sizeof lease, "%" PRId64, req->lease_ms);
+  rl_resp_put_i64(lease, req->lease_ms);
   const char *argv[] = {NULL,
                         pair ? "2" : "1",
                         rl_lock_keyk(lock, hk),

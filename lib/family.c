@@ -11,7 +11,6 @@
  */
 #include "family.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "pubsub.h"
+#include "resp.h"
 #include "sem.h"
 #include "util.h"
 #include "waitq.h"
@@ -289,11 +289,11 @@ void rl_args_i64(rl_args *a, int64_t v) {
     a->pool = p;
     a->pool_cap = cap;
   }
-  int n = snprintf(a->pool + a->used, 24, "%" PRId64, v);
+  size_t n = rl_resp_put_i64(a->pool + a->used, v);
   a->argv[a->argc] = NULL;
-  a->len[a->argc] = (size_t)n;
+  a->len[a->argc] = n;
   a->off[a->argc++] = (long)a->used;
-  a->used += (size_t)n + 1;
+  a->used += n + 1;
 }
 
 void rl_args_deadline(rl_args *a) {

@@ -9,23 +9,18 @@
  */
 #include "kind.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "client.h"
+#include "resp.h"
 #include "scripts.h"
-
-static size_t put_num(char *buf, int64_t v) {
-  return (size_t)snprintf(buf, 24, "%" PRId64, v);
-}
 
 int rl_call_build(const rl_call *call, const rl_call_vals *v,
                   const char **argv, size_t *len, char (*buf)[24]) {
   int n = 0, b = 0;
   argv[n] = NULL; /* EVALSHA and the SHA */
   len[n++] = 0;
-  len[n] = put_num(buf[b], call->nkeys);
+  len[n] = rl_resp_put_i64(buf[b], call->nkeys);
   argv[n++] = buf[b++];
   for (int k = 0; k < call->nkeys; k++) {
     argv[n] = v->keys[k];
@@ -45,7 +40,7 @@ int rl_call_build(const rl_call *call, const rl_call_vals *v,
       default: is_num = 0; break;
     }
     if (is_num) {
-      len[n] = put_num(buf[b], num);
+      len[n] = rl_resp_put_i64(buf[b], num);
       argv[n++] = buf[b++];
       continue;
     }

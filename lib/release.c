@@ -5,8 +5,6 @@
  * thread that did acquire it but whose hold Redis no longer has (a
  * majority answers "not owner") lost it, and is told that instead.
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +13,7 @@
 #include "ops.h"
 #include "pubsub.h"
 #include "quarantine.h"
+#include "resp.h"
 #include "round.h"
 #include "scripts.h"
 #include "slot.h"
@@ -225,7 +224,7 @@ static void send_release(rl_client *c, rl_hold *const *hs, const char *const
     argv[1] = "0";
     len[1] = 1;
     argv[2] = nkeys;
-    len[2] = (size_t)snprintf(nkeys, sizeof nkeys, "%zu", n);
+    len[2] = rl_resp_put_u64(nkeys, n);
     for (size_t k = 0; k < n; k++) {
       argv[3 + k] = hs ? hs[k]->key : keys[k];
       len[3 + k] = hs ? hs[k]->keylen : keylens[k];

@@ -37,6 +37,7 @@
 #include "master.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "resp.h"
 #include "round.h"
 #include "scripts.h"
 #include "slot.h"
@@ -204,9 +205,8 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
     char *owners = (char *)(len + argc + 1);
     b->routed = routed;
     b->per = per;
-    int ll = snprintf(lease, sizeof lease, "%lld",
-                      (long long)c->opts.watchdog_timeout_ms);
-    int nl = snprintf(nkeys, sizeof nkeys, "%zu", per * n);
+    size_t ll = rl_resp_put_i64(lease, c->opts.watchdog_timeout_ms);
+    size_t nl = rl_resp_put_u64(nkeys, per * n);
     /* EVALSHA sha nkeys keys lease owner1..ownern; a cluster node's form
      * has 0 keys and the same arguments after it (scripts.c). */
     argv[0] = NULL;
@@ -214,7 +214,7 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
     argv[1] = "0";
     len[1] = 1;
     argv[2] = nkeys;
-    len[2] = (size_t)nl;
+    len[2] = nl;
     for (size_t k = 0; k < n; k++) {
       rl_hold *h = hs[k];
       argv[3 + per * k] = h->key;
@@ -229,7 +229,7 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
       len[4 + per * n + k] = rl_holds_owner(&c->holds, h, o);
     }
     argv[3 + per * n] = lease;
-    len[3 + per * n] = (size_t)ll;
+    len[3 + per * n] = ll;
     argv[1] = NULL; /* the plain form: without the "0" */
     r = rl_round_new(c, &rl_renew_ops, b, script, (int)argc, argv + 1,
                      len + 1);

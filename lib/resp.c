@@ -12,16 +12,27 @@ static size_t dec_len(size_t v) {
   return n;
 }
 
-static char *put_dec(char *p, size_t v) {
+size_t rl_resp_put_u64(char *buf, uint64_t v) {
   char tmp[24];
-  int n = 0;
+  size_t n = 0;
   do {
     tmp[n++] = (char)('0' + v % 10);
     v /= 10;
   } while (v != 0);
-  while (n > 0) *p++ = tmp[--n];
-  return p;
+  for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = '\0';
+  return n;
 }
+
+size_t rl_resp_put_i64(char *buf, int64_t v) {
+  if (v >= 0) return rl_resp_put_u64(buf, (uint64_t)v);
+  buf[0] = '-';
+  /* Negated as unsigned, so that INT64_MIN has its digits too. */
+  return 1 + rl_resp_put_u64(buf + 1, -(uint64_t)v);
+}
+
+/* Its NUL is overwritten by the "\r\n" that always follows. */
+static char *put_dec(char *p, size_t v) { return p + rl_resp_put_u64(p, v); }
 
 size_t rl_resp_size(int argc, const char **argv, const size_t *argvlen) {
   (void)argv;

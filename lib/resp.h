@@ -9,6 +9,7 @@
 #define RL_RESP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The size of argv formatted as a RESP array of bulk strings. */
 size_t rl_resp_size(int argc, const char **argv, const size_t *argvlen);
@@ -23,5 +24,13 @@ size_t rl_resp_write(char *buf, int argc, const char **argv,
  * + 1 bytes, for extra < 10 * argc. */
 size_t rl_resp_write_head(char *buf, int extra, int argc, const char **argv,
                           const size_t *argvlen);
+
+/* Writes v in decimal to buf, then a NUL, and returns the digits' count
+ * (at most 20, 21 with a sign). The numbers in a command (a lease, a
+ * token, a deadline) used to be formatted by snprintf, at about a
+ * thousand instructions each: a fifth of the client's instructions per
+ * lock+unlock pair with five masters (callgrind, bench_latency). */
+size_t rl_resp_put_u64(char *buf, uint64_t v);
+size_t rl_resp_put_i64(char *buf, int64_t v);
 
 #endif

@@ -47,13 +47,12 @@
  */
 #include "transfer.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "grants.h"
 #include "pubsub.h"
 #include "quarantine.h"
+#include "resp.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -190,9 +189,9 @@ int rl_transfer_start(rl_req *req, rl_hold *h) {
   rl_grants *g = rl_grants_new(w, 0);
   if (g == NULL) return 0;
   char lease[24], wlease[24], floor[24];
-  snprintf(lease, sizeof lease, "%" PRId64, h->lease_ms);
-  snprintf(wlease, sizeof wlease, "%" PRId64, w->lease_ms);
-  snprintf(floor, sizeof floor, "%" PRIu64, rl_token_floor(c));
+  rl_resp_put_i64(lease, h->lease_ms);
+  rl_resp_put_i64(wlease, w->lease_ms);
+  rl_resp_put_u64(floor, rl_token_floor(c));
   const char *argv[] = {NULL,        "2",
                         rl_lock_key(lock), rl_lock_fence(lock),
                         lease,       req->owner,

@@ -4,6 +4,7 @@
  * names. No Redis here.
  */
 #include <hiredis/hiredis.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,6 +487,26 @@ static void resp_matches_hiredis(void) {
   redisFreeCommand(want);
 }
 
+/* The decimal writer gives what printf would, at both ends of the
+ * range. */
+static void resp_decimals(void) {
+  const int64_t si[] = {0, 1, -1, 9, 10, -10, 1700000000000000, INT64_MAX,
+                        INT64_MIN};
+  for (size_t i = 0; i < sizeof si / sizeof si[0]; i++) {
+    char got[24], want[32];
+    int wl = snprintf(want, sizeof want, "%" PRId64, si[i]);
+    RT_CHECK_EQ_INT(rl_resp_put_i64(got, si[i]), wl);
+    RT_CHECK(strcmp(got, want) == 0);
+  }
+  const uint64_t ui[] = {0, 7, 100, UINT64_MAX};
+  for (size_t i = 0; i < sizeof ui / sizeof ui[0]; i++) {
+    char got[24], want[32];
+    int wl = snprintf(want, sizeof want, "%" PRIu64, ui[i]);
+    RT_CHECK_EQ_INT(rl_resp_put_u64(got, ui[i]), wl);
+    RT_CHECK(strcmp(got, want) == 0);
+  }
+}
+
 static void error_names(void) {
   int codes[] = {RLOCK_OK,     RLOCK_ETIMEDOUT, RLOCK_ENOTOWNER,
                  RLOCK_ENOQUORUM, RLOCK_ELOST,  RLOCK_EINVAL,
@@ -508,6 +529,7 @@ int main(int argc, char **argv) {
       {"holds_compact", holds_compact}, {"handle_layout", handle_layout},
       {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},
+      {"resp_decimals", resp_decimals},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
