@@ -114,7 +114,7 @@ rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
   size_t n = (size_t)c->nmasters, size = sizeof(rl_grants) + n;
   for (int k = 0; k < lock->nkeys; k++) size += rl_lock_keylenk(lock, k) + 1;
   size += lock->channellen + 1 + req->ownerlen + 1;
-  rl_grants *g = calloc(1, size);
+  rl_grants *g = rl_zalloc(size);
   if (g == NULL) return NULL;
   g->refs = 2;
   g->c = c;

@@ -260,7 +260,7 @@ int rlock_lock_async(rlock *lock, uint64_t owner, int64_t wait_ms,
   if (lock == NULL || cb == NULL || !check_wait(wait_ms) ||
       !check_lease(lock, lease_ms))
     return RLOCK_EINVAL;
-  rl_req *req = calloc(1, sizeof *req);
+  rl_req *req = rl_zalloc(sizeof *req);
   if (req == NULL) return RLOCK_ENOMEM;
   set_acquire(req, lock, wait_ms, lease_ms);
   return post_async(lock, req, owner, cb, arg);
@@ -276,7 +276,7 @@ static void ignore_status(rlock *lock, int status, void *arg) {
 int rlock_unlock_async(rlock *lock, uint64_t owner, rlock_cb cb, void *arg) {
   if (lock == NULL) return RLOCK_EINVAL;
   if (cb == NULL) cb = ignore_status;
-  rl_req *req = calloc(1, sizeof *req);
+  rl_req *req = rl_zalloc(sizeof *req);
   if (req == NULL) return RLOCK_ENOMEM;
   req->kind = RL_REQ_UNLOCK;
   return post_async(lock, req, owner, cb, arg);
@@ -295,7 +295,7 @@ int rlock_extend_async(rlock *lock, uint64_t owner, int64_t lease_ms,
                        rlock_cb cb, void *arg) {
   if (lock == NULL || cb == NULL || !lease_ok(lock, lease_ms))
     return RLOCK_EINVAL;
-  rl_req *req = calloc(1, sizeof *req);
+  rl_req *req = rl_zalloc(sizeof *req);
   if (req == NULL) return RLOCK_ENOMEM;
   req->kind = RL_REQ_EXTEND;
   req->lease_ms = lease_ms;

@@ -38,6 +38,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "reply.h"
 #include "resp.h"
 #include "rlock.h"
 #include "scripts.h"
@@ -112,7 +113,7 @@ static void set_state(rl_conn *conn, int state) {
 
 static rl_cmd *cmd_new(rl_conn *conn, int kind, rl_cmd_cb cb, void *data,
                        int idx) {
-  rl_cmd *cmd = calloc(1, sizeof *cmd);
+  rl_cmd *cmd = rl_zalloc(sizeof *cmd);
   if (cmd == NULL) return NULL;
   cmd->conn = conn;
   cmd->kind = kind;
@@ -127,7 +128,7 @@ static rl_cmd *cmd_new(rl_conn *conn, int kind, rl_cmd_cb cb, void *data,
 static rl_cmd *internal_new(rl_conn *conn, int kind, rl_cmd_cb cb, int argc,
                             const char **argv, const size_t *argvlen) {
   size_t len = rl_resp_size(argc, argv, argvlen);
-  rl_cmd *cmd = calloc(1, sizeof *cmd + len);
+  rl_cmd *cmd = rl_zalloc(sizeof *cmd + len);
   if (cmd == NULL) return NULL;
   char *bytes = (char *)(cmd + 1);
   rl_resp_write(bytes, argc, argv, argvlen);
@@ -805,7 +806,7 @@ static void connect_now(rl_conn *conn) {
     attempt_failed(conn, "TLS is not configured", 0, 1);
     return;
   }
-  conn->reader = redisReaderCreate();
+  conn->reader = rl_reply_reader_new();
   const char *name =
       conn->cfg->tls_server_name ? conn->cfg->tls_server_name : u->name;
   conn->stream = conn->reader ? rl_stream_open(conn->loop, u, tls, name,

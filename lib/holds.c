@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 #define M1 0x9e3779b97f4a7c15ull
 #define M2 0xbf58476d1ce4e5b9ull
 
@@ -158,7 +160,7 @@ rl_hold *rl_holds_add(rl_holds *t, const char *key, size_t keylen,
   if (keylen > RL_HOLDS_KEY_MAX ||
       parse_owner(t, owner, ownerlen, &id, &is_thread) != 0)
     return NULL;
-  rl_hold *h = calloc(1, sizeof *h);
+  rl_hold *h = rl_zalloc(sizeof *h);
   if (h == NULL) return NULL;
   h->key = key;
   h->keylen = (uint16_t)keylen;

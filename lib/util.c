@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -67,4 +68,13 @@ void rl_hex(const unsigned char *in, size_t len, char *out) {
     out[2 * i + 1] = digits[in[i] & 15];
   }
   out[2 * len] = '\0';
+}
+
+void *rl_zalloc(size_t size) {
+  void *p = malloc(size);
+  if (p == NULL) return NULL;
+  /* Without this barrier GCC turns malloc and memset back into calloc. */
+  __asm__ volatile("" : : "r"(p) : "memory");
+  memset(p, 0, size);
+  return p;
 }
