@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resp.h"
 #include "rlock.h"
 #include "scripts.h"
 #include "sentinel_proto.h"
@@ -239,12 +240,12 @@ static int send_both(ack *a, rl_conn *node, const uv_buf_t *bufs,
                      unsigned nbufs, int no_resend, int clocked,
                      int64_t until_us, int idx) {
   rl_master *m = a->m;
-  char n[16], t[24];
-  int nl = snprintf(n, sizeof n, "%d", m->acks);
-  int tl = snprintf(t, sizeof t, "%llu", (unsigned long long)m->ack_timeout_ms);
-  int len = snprintf(a->wait_bytes, sizeof a->wait_bytes,
-                     "*3\r\n$4\r\nWAIT\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", nl, n,
-                     tl, t);
+  /* At most 59 bytes: 21 and 20 digits. */
+  char n[24], t[24];
+  const char *argv[3] = {"WAIT", n, t};
+  size_t argvlen[3] = {4, rl_resp_put_i64(n, m->acks),
+                       rl_resp_put_u64(t, m->ack_timeout_ms)};
+  size_t len = rl_resp_write(a->wait_bytes, 3, argv, argvlen);
   a->wait_buf = uv_buf_init(a->wait_bytes, (unsigned)len);
   /* Deadlines: the command's as usual, WAIT's ack_timeout_ms after it.
    * Before the handshake completes the connection starts both when it
