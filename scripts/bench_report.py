@@ -322,22 +322,25 @@ class Report:
                    + ("above" if h_rel > 100 else "within") + " the target" if h_rel else "")
                 + ".")
         for m in self.pick("floor_mux", shape="summary", threads=16):
-            best = max(("mux", "leader", "direct"), key=lambda k: m[f"{k}_ratio"])
             L.append(
                 f"- 16 blocking threads over one shared connection, raw hiredis with no rlock "
                 f"(bench_floor_mux, {m['rounds']} rounds): an I/O thread that writes and reads "
                 f"for them all, rlock's shape, reaches {m['mux_ratio']:.2f}x the pairs/s of 16 "
                 f"threads with a connection each ({rate(m['conns_pairs_per_s'])}); "
                 f"leader/follower {m['leader_ratio']:.2f}x, callers writing themselves "
-                f"{m['direct_ratio']:.2f}x. The best shape ({best}) reached the 1.3x target "
-                f"in {m[f'{best}_rounds_at_target']} of {m['rounds']} rounds. "
-                + (f"One connection lowers the server's CPU per pair from "
+                f"{m['direct_ratio']:.2f}x (ratios of the medians). Rounds whose own ratio "
+                f"reached the 1.3x target: " + ", ".join(
+                    f"{k} {m[f'{k}_rounds_at_target']}" for k in ("mux", "leader", "direct"))
+                + f" of {m['rounds']}. "
+                + (f"The shared connection takes the server's CPU per pair from "
                    f"{us(m['conns_server_cpu_us_per_pair'])} to "
-                   f"{us(m['mux_server_cpu_us_per_pair'])}, but the client spends "
-                   f"{us(m['mux_cpu_us_per_pair'])} against {us(m['conns_cpu_us_per_pair'])} "
-                   f"and switches context {m['mux_csw_per_pair']:.1f} times per pair against "
-                   f"{m['conns_csw_per_pair']:.1f}: every call sleeps and is woken."
-                   if "mux_server_cpu_us_per_pair" in m else ""))
+                   f"{us(m['mux_server_cpu_us_per_pair'])} ({m['mux_cmds_per_write']:.1f} "
+                   f"commands per write); the client process spends "
+                   f"{us(m['mux_cpu_us_per_pair'])} of CPU per pair against "
+                   f"{us(m['conns_cpu_us_per_pair'])} and switches context "
+                   f"{m['mux_csw_per_pair']:.1f} times per pair against "
+                   f"{m['conns_csw_per_pair']:.1f}, each call sleeping until the I/O thread "
+                   f"wakes it." if "mux_server_cpu_us_per_pair" in m else ""))
         h_hop = med(self.handoff_floor("processes_hop"))
         if h_proc:
             L.append(f"- Hand-off between processes: the raw floor is {us(h_proc)}, against a "
