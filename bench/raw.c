@@ -233,3 +233,24 @@ int raw_relay(raw_conns *rc, const raw_lock *l, const char *from,
   freeReplyObject(a);
   return ok;
 }
+
+int raw_format_acquire(raw_conns *rc, const raw_lock *l, const char *owner,
+                       char **cmd) {
+  const char *argv[ACQUIRE_ARGC];
+  size_t len[ACQUIRE_ARGC];
+  acquire_nums n;
+  acquire_nums_now(&n);
+  acquire_argv(rc, l, owner, &n, argv, len);
+  return redisFormatCommandArgv(cmd, ACQUIRE_ARGC, argv, len);
+}
+
+int raw_format_unlock(raw_conns *rc, const raw_lock *l, const char *owner,
+                      char **cmd) {
+  const char *argv[UNLOCK_ARGC];
+  size_t len[UNLOCK_ARGC];
+  unlock_argv(rc, l, owner, argv, len);
+  return redisFormatCommandArgv(cmd, UNLOCK_ARGC, argv, len);
+}
+
+int raw_granted(const redisReply *r) { return granted(r); }
+int raw_released(const redisReply *r) { return released(r); }

@@ -47,6 +47,18 @@ int raw_acquire(raw_conns *rc, const raw_lock *l, const char *owner,
 int raw_unlock(raw_conns *rc, const raw_lock *l, const char *owner,
                uint64_t *quorum_ns);
 
+/* The acquire (unlock) command of raw_acquire (raw_unlock), formatted as
+ * it goes on the wire, for a client that writes and reads the connection
+ * itself (several callers sharing one connection, bench/floor_mux.c).
+ * Returns its length and sets *cmd (freed with redisFreeCommand), or -1. */
+int raw_format_acquire(raw_conns *rc, const raw_lock *l, const char *owner,
+                       char **cmd);
+int raw_format_unlock(raw_conns *rc, const raw_lock *l, const char *owner,
+                      char **cmd);
+/* Whether a reply to those commands granted (released) the lock. */
+int raw_granted(const redisReply *r);
+int raw_released(const redisReply *r);
+
 /* Pipelined pairs on the first master: for each of the count locks, the
  * acquire then the unlock script, all written at once, then every reply
  * read. Returns how many pairs were granted and released, or -1 on an I/O

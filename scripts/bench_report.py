@@ -194,6 +194,32 @@ class Report:
                     rest = (f"pipelined ceiling: {rate(ce)} | {med(a) / ce:.2f}"
                             if n == 1 and ce else "– | –")
                     L.append(f"| {n} | async, {c} in flight | {rate(med(a))} | {rest} |")
+        mux = self.pick("floor_mux")
+        if mux:
+            L += ["", "Many blocking threads over one connection, raw hiredis with no rlock "
+                  "(bench_floor_mux): \"conns\" gives each thread its own connection (the "
+                  "floor above); \"mux\" shares one through an I/O thread (rlock's shape), "
+                  "\"leader\" through leader/follower, \"direct\" lets callers write "
+                  "themselves and one read for all. Medians over rounds; the ratio is the "
+                  "median of each round's ratio to conns of the same round, its range in "
+                  "brackets. CPU and context switches are the client process's.", "",
+                  "| threads | shape | pairs/s | ratio to conns | rounds ≥ 1.3x | "
+                  "client CPU per pair | context switches per pair | server CPU per pair | "
+                  "commands per write |", "|---|---|---|---|---|---|---|---|---|"]
+            for m in self.pick("floor_mux", shape="summary"):
+                for k in ("conns", "mux", "leader", "direct"):
+                    xs = [r["pairs_per_s"] for r in mux
+                          if r["shape"] == k and r["threads"] == m["threads"]
+                          and r["_run"] == m["_run"]]
+                    ratio = ("1" if k == "conns" else
+                             f"{m[f'{k}_ratio_median']:.2f} [{m[f'{k}_ratio_min']:.2f} – "
+                             f"{m[f'{k}_ratio_max']:.2f}]")
+                    hits = "–" if k == "conns" else f"{m[f'{k}_rounds_at_target']} of {m['rounds']}"
+                    srv = m.get(f"{k}_server_cpu_us_per_pair")
+                    L.append(f"| {m['threads']} | {k} | {rate(med(xs))}{rounds(xs, rate)} | "
+                             f"{ratio} | {hits} | {us(m[f'{k}_cpu_us_per_pair'])} | "
+                             f"{m[f'{k}_csw_per_pair']:.1f} | {us(srv)} | "
+                             f"{m[f'{k}_cmds_per_write']:.1f} |")
         L += ["", "The pipelined ceiling of one master, per run of bench_ceiling:", "",
               "| measured by | shape | calls/s | pairs/s |", "|---|---|---|---|"]
         for r in self.pick("ceiling"):
@@ -295,6 +321,26 @@ class Report:
                    f"together, then the condition variable) it is {us(h_rel)}, "
                    + ("above" if h_rel > 100 else "within") + " the target" if h_rel else "")
                 + ".")
+        for m in self.pick("floor_mux", shape="summary", threads=16):
+            L.append(
+                f"- 16 blocking threads over one shared connection, raw hiredis with no rlock "
+                f"(bench_floor_mux, {m['rounds']} rounds): an I/O thread that writes and reads "
+                f"for them all, rlock's shape, reaches {m['mux_ratio']:.2f}x the pairs/s of 16 "
+                f"threads with a connection each ({rate(m['conns_pairs_per_s'])}); "
+                f"leader/follower {m['leader_ratio']:.2f}x, callers writing themselves "
+                f"{m['direct_ratio']:.2f}x (ratios of the medians). Rounds whose own ratio "
+                f"reached the 1.3x target: " + ", ".join(
+                    f"{k} {m[f'{k}_rounds_at_target']}" for k in ("mux", "leader", "direct"))
+                + f" of {m['rounds']}. "
+                + (f"The shared connection takes the server's CPU per pair from "
+                   f"{us(m['conns_server_cpu_us_per_pair'])} to "
+                   f"{us(m['mux_server_cpu_us_per_pair'])} ({m['mux_cmds_per_write']:.1f} "
+                   f"commands per write); the client process spends "
+                   f"{us(m['mux_cpu_us_per_pair'])} of CPU per pair against "
+                   f"{us(m['conns_cpu_us_per_pair'])} and switches context "
+                   f"{m['mux_csw_per_pair']:.1f} times per pair against "
+                   f"{m['conns_csw_per_pair']:.1f}, each call sleeping until the I/O thread "
+                   f"wakes it." if "mux_server_cpu_us_per_pair" in m else ""))
         h_hop = med(self.handoff_floor("processes_hop"))
         if h_proc:
             L.append(f"- Hand-off between processes: the raw floor is {us(h_proc)}, against a "
