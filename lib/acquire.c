@@ -130,6 +130,7 @@ rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
     g->keylens[k] = rl_lock_keylenk(lock, k);
     p += g->keylens[k] + 1;
   }
+  g->fence = lock->fence;
   g->key = (char *)g->keys[lock->kind->hold];
   g->keylen = g->keylens[lock->kind->hold];
   memcpy(p, rl_lock_channel(lock), lock->channellen);
@@ -273,6 +274,9 @@ void rl_grants_late(rl_grants *g, int i, int gr) {
   }
 }
 
+static void fence_one(rl_client *c, const char *fence, size_t fencelen,
+                      uint64_t token, int i);
+
 void rl_grant_late(rl_round *r, int i, const rl_round_slot *got) {
   rl_grants *g = r->data;
   if (got != NULL) {
@@ -282,7 +286,17 @@ void rl_grant_late(rl_round *r, int i, const rl_round_slot *got) {
     r->slot[i].v[2] = got->v[2];
     rl_note_token(r->client, got->v[0]);
   }
-  if (g != NULL) rl_grants_late(g, i, got != NULL);
+  if (g == NULL) return;
+  rl_grants_late(g, i, got != NULL);
+  /* Won before this master answered (write_back): a grant with the token
+   * or above means its counter has it; anything else, a refusal, an error
+   * or a drop, gets the token now, behind the acquire. */
+  if (g->slot[i] & RL_G_CATCHUP) {
+    g->slot[i] &= (uint8_t)~RL_G_CATCHUP;
+    if (got == NULL || got->v[0] < 0 || (uint64_t)got->v[0] < g->token)
+      fence_one(r->client, g->keys[g->fence], g->keylens[g->fence], g->token,
+                i);
+  }
 }
 
 static void acquire_late(rl_round *r, int i, const redisReply *rep) {
@@ -379,29 +393,49 @@ const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL, NULL};
   size_t len[] = {0, 1, rl_lock_fencelen((req)->lock), strlen(token),       \
                   strlen(ttl)}
 
-/* Raises the counter of master i to the token, expecting no answer: it
- * lands after this attempt's acquire there, late grant or not. */
-static void fence_one(rl_req *req, const char *token, const char *ttl,
-                      int i) {
-  FENCE_ARGS(req, token, ttl);
-  rl_round *u = rl_round_new(req->lock->client, NULL, NULL,
-                             RL_SCRIPT_FENCE_MAX, 5, argv, len);
+/* Raises master i's fencing counter (the key fence) to the token,
+ * expecting no answer: it lands after this attempt's acquire there. */
+static void fence_one(rl_client *c, const char *fence, size_t fencelen,
+                      uint64_t token, int i) {
+  char t[24], ttl[24];
+  const char *argv[] = {NULL, "1", fence, t, ttl};
+  size_t len[] = {0, 1, fencelen, rl_resp_put_u64(t, token),
+                  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS)};
+  rl_round *u = rl_round_new(c, NULL, NULL, RL_SCRIPT_FENCE_MAX, 5, argv, len);
   if (u != NULL) rl_round_send_one(u, i);
 }
 
 static void write_back(rl_req *req, rl_round *won) {
   rl_client *c = req->lock->client;
-  char token[24], ttl[24];
-  rl_resp_put_u64(token, req->token);
-  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS);
   if (won != NULL) {
-    /* A majority stores the token already: the others only catch up. */
-    for (int i = 0; i < c->nmasters; i++)
-      if (!(won->slot[i].granted && (uint64_t)won->slot[i].v[0] == req->token))
-        fence_one(req, token, ttl, i);
+    /* A majority stores the token already: the others only catch up. A
+     * master that has not answered yet most often grants with a token at
+     * least this one (a first grant's token is at least the client's
+     * wall clock when the master runs it, and it ran later): its late
+     * reply says whether it needs the catch-up (rl_grant_late). Sent at
+     * once to every such master, catch-ups were two commands more per
+     * lock+unlock pair with five masters (bench_latency, MONITOR), each a
+     * script run on masters that share the client's CPUs here. */
+    rl_grants *g = won->data;
+    if (g != NULL) g->token = req->token;
+    for (int i = 0; i < c->nmasters; i++) {
+      if (won->slot[i].granted && (uint64_t)won->slot[i].v[0] == req->token)
+        continue;
+      /* Its reply is still to come (a timed-out one too): the late hook
+       * gets it, or its drop. */
+      const rl_round_slot *sl = &won->slot[i];
+      if (g != NULL && (sl->vote == RL_VOTE_PENDING || sl->timed_out))
+        g->slot[i] |= RL_G_CATCHUP;
+      else
+        fence_one(c, rl_lock_fence(req->lock), rl_lock_fencelen(req->lock),
+                  req->token, i);
+    }
     commit(req);
     return;
   }
+  char token[24], ttl[24];
+  rl_resp_put_u64(token, req->token);
+  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS);
   FENCE_ARGS(req, token, ttl);
   rl_round *r =
       rl_round_new(c, &rl_fence_ops, req, RL_SCRIPT_FENCE_MAX, 5, argv, len);

@@ -10,8 +10,10 @@
 #include "kind.h"
 #include "lock.h"
 
-/* Per master, in rl_grants.slot. */
-enum { RL_G_GRANTED = 1, RL_G_FINAL = 2, RL_G_UNDONE = 4 };
+/* Per master, in rl_grants.slot. RL_G_CATCHUP: the attempt won before
+ * this master answered; its late reply decides whether its fencing
+ * counter needs the token (rl_grant_late). */
+enum { RL_G_GRANTED = 1, RL_G_FINAL = 2, RL_G_UNDONE = 4, RL_G_CATCHUP = 8 };
 /* rl_grants.state. */
 enum { RL_G_OPEN = 0, RL_G_KEPT, RL_G_ABANDONED };
 
@@ -36,6 +38,8 @@ typedef struct rl_grants {
   size_t keylens[RL_KIND_MAXKEYS];
   char *key, *owner; /* the hold key, and the owner */
   size_t keylen, ownerlen;
+  int fence;         /* keys[fence]: the fencing counter */
+  uint64_t token;    /* won: the token the late masters catch up to */
   uint8_t *slot;     /* per master, RL_G_* bits */
 } rl_grants;
 

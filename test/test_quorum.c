@@ -7,6 +7,7 @@
  * grants them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -150,6 +151,92 @@ static void tokens_rotating_majority(void) {
   rlock_free(lb);
   rlock_client_close(a);
   rlock_client_close(b);
+}
+
+/* Master i's count of EVALSHA calls (INFO commandstats). */
+static long long evalsha_calls(int i) {
+  redisReply *r = rt_redis_cmd(&srv[i], "INFO commandstats");
+  long long n = -1;
+  const char *p = r && r->type == REDIS_REPLY_STRING
+                      ? strstr(r->str, "cmdstat_evalsha:calls=")
+                      : NULL;
+  if (p) n = strtoll(p + 22, NULL, 10);
+  if (r) freeReplyObject(r);
+  return n;
+}
+
+/* Master i's fencing counter of the lock name (0: none). */
+static unsigned long long fence_of(int i, const char *name) {
+  redisReply *r = rt_redis_cmd(&srv[i], "GET rlock:{%s}:fence", name);
+  unsigned long long v = 0;
+  if (r && r->type == REDIS_REPLY_STRING) v = strtoull(r->str, NULL, 10);
+  if (r) freeReplyObject(r);
+  return v;
+}
+
+/* A master whose grant comes after the round was decided catches up to
+ * the token when its counter was behind, and is sent nothing more when
+ * its grant's token was at least the round's (the common case: a first
+ * grant's token is at least the client's wall clock when the master runs
+ * it, and a late master ran later). The catch-up used to be sent at once
+ * to every master that had not answered: with five masters, two commands
+ * more per lock+unlock pair. */
+static void late_master_catch_up(void) {
+  rlock_client *c = rt_client(srv, 3, MT);
+  RT_REQUIRE(c != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "catchup", &l) == 0);
+  RT_REQUIRE(rlock_trylock(l, 5000, 10000) == 0); /* every master met */
+  uint64_t t0 = 0;
+  RT_REQUIRE(rlock_fencing_token(l, &t0) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  RT_REQUIRE(key_gone_within(3, "rlock:{catchup}", 3000));
+  /* Every counter is at t0 or above (caught up, or a later grant's): the
+   * catch-ups went out before the unlock, which every master has run. */
+  for (int i = 0; i < 3; i++) RT_REQUIRE(fence_of(i, "catchup") >= t0);
+  /* Master 2 answers late, with a token of its own above the round's. */
+  long long before = evalsha_calls(2);
+  RT_REQUIRE(rt_redis_pause(&srv[2]) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+  uint64_t t1 = 0;
+  RT_CHECK_EQ_INT(rlock_fencing_token(l, &t1), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  rt_sleep_ms(50); /* below MT: nothing times out */
+  RT_REQUIRE(rt_redis_resume(&srv[2]) == 0);
+  RT_CHECK(key_gone_within(3, "rlock:{catchup}", 3000));
+  RT_CHECK(t1 > t0);
+  /* Its grant ran 50 ms after the others, and a first grant's token is
+   * at least the client's wall clock then (scripts.c): above t1. */
+  RT_CHECK(fence_of(2, "catchup") > t1);
+  /* Its acquire and its unlock, no catch-up. */
+  long long after = evalsha_calls(2);
+  RT_CHECK_EQ_INT(after - before, 2);
+  /* Counters apart: masters 0 and 1 are far ahead of master 2, whose
+   * late grant carries a smaller token; it gets the round's. */
+  unsigned long long ahead = t1 + 1000000000000ull;
+  for (int i = 0; i < 2; i++) {
+    redisReply *ok = rt_redis_cmd(&srv[i], "SET rlock:{catchup}:fence %llu",
+                                  ahead);
+    RT_REQUIRE(ok != NULL && ok->type == REDIS_REPLY_STATUS);
+    freeReplyObject(ok);
+  }
+  RT_REQUIRE(rt_redis_pause(&srv[2]) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+  uint64_t t2 = 0;
+  RT_CHECK_EQ_INT(rlock_fencing_token(l, &t2), 0);
+  RT_CHECK(t2 == ahead + 1);
+  RT_CHECK(fence_of(2, "catchup") < t2); /* paused: nothing landed yet */
+  RT_REQUIRE(rt_redis_resume(&srv[2]) == 0);
+  int caught = 0;
+  for (int k = 0; k < 100 && !caught; k++) {
+    caught = fence_of(2, "catchup") == t2;
+    if (!caught) rt_sleep_ms(20);
+  }
+  RT_CHECK(caught);
+  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  RT_CHECK(key_gone_within(3, "rlock:{catchup}", 3000));
+  rlock_free(l);
+  rlock_client_close(c);
 }
 
 static rlock_client *client_with(int n, int64_t quarantine_ms) {
@@ -339,6 +426,7 @@ int main(int argc, char **argv) {
       {"majority_down_3", majority_down_3},
       {"majority_down_5", majority_down_5},
       {"tokens_rotating_majority", tokens_rotating_majority},
+      {"late_master_catch_up", late_master_catch_up},
       {"master_restart", master_restart},
       {"restart_quarantine", restart_quarantine},
       {"open_while_down", open_while_down},
