@@ -23,11 +23,12 @@
  * granting masters, each at least the floor this client sends (its wall
  * clock in microseconds, and one more than the largest token it has seen:
  * see scripts.c). When a majority of servers already stores that token it
- * is handed out at once and the others are told fire-and-forget;
- * otherwise it is first written back to a majority. Either way every
- * master that answered gets it, so stale counters catch up whenever they
- * are reachable, and the next holder's majority, which must overlap this
- * one, counts from above it.
+ * is handed out at once and the others are told fire-and-forget (one
+ * that has not answered yet, only if its late reply is not a grant at or
+ * above the token); otherwise it is first written back to a majority.
+ * Either way every master that answers ends at or above it, so stale
+ * counters catch up whenever they are reachable, and the next holder's
+ * majority, which must overlap this one, counts from above it.
  *
  * A reentrant acquisition builds on the owner's hold. A master that never
  * had the hold (it was down when the hold was taken) lacking it is no
