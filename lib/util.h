@@ -26,9 +26,11 @@ uint64_t rl_random_upto(uint64_t bound);
 void rl_hex(const unsigned char *in, size_t len, char *out);
 
 /* size zeroed bytes from malloc, or NULL: calloc for the objects made
- * per call (commands, requests, ledgers, holds, replies). glibc 2.36
+ * and freed per call (commands, requests, ledgers, replies). glibc 2.36
  * (Debian 12) serves a small malloc from the thread's own cache, but
- * every calloc takes the arena's slow path. */
+ * every calloc takes the arena's slow path. Not for what lives long: a
+ * hold made this way lands in the holes that short-lived objects leave
+ * (holds.c). */
 void *rl_zalloc(size_t size);
 
 #endif
