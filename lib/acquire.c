@@ -131,7 +131,6 @@ rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
     g->keylens[k] = rl_lock_keylenk(lock, k);
     p += g->keylens[k] + 1;
   }
-  g->fence = lock->fence;
   g->key = (char *)g->keys[lock->kind->hold];
   g->keylen = g->keylens[lock->kind->hold];
   memcpy(p, rl_lock_channel(lock), lock->channellen);
@@ -275,8 +274,25 @@ void rl_grants_late(rl_grants *g, int i, int gr) {
   }
 }
 
+/* A fence_max round that raises the counter fence to the token (ops and
+ * data as rl_round_new's), or NULL when out of memory. */
+static rl_round *fence_round(rl_client *c, const rl_round_ops *ops,
+                             void *data, const char *fence, size_t fencelen,
+                             uint64_t token) {
+  char t[24], ttl[24];
+  const char *argv[] = {NULL, "1", fence, t, ttl};
+  size_t len[] = {0, 1, fencelen, rl_resp_put_u64(t, token),
+                  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS)};
+  return rl_round_new(c, ops, data, RL_SCRIPT_FENCE_MAX, 5, argv, len);
+}
+
+/* Raises master i's fencing counter (the key fence) to the token,
+ * expecting no answer: it lands after this attempt's acquire there. */
 static void fence_one(rl_client *c, const char *fence, size_t fencelen,
-                      uint64_t token, int i);
+                      uint64_t token, int i) {
+  rl_round *u = fence_round(c, NULL, NULL, fence, fencelen, token);
+  if (u != NULL) rl_round_send_one(u, i);
+}
 
 void rl_grant_late(rl_round *r, int i, const rl_round_slot *got) {
   rl_grants *g = r->data;
@@ -295,8 +311,8 @@ void rl_grant_late(rl_round *r, int i, const rl_round_slot *got) {
   if (g->slot[i] & RL_G_CATCHUP) {
     g->slot[i] &= (uint8_t)~RL_G_CATCHUP;
     if (got == NULL || got->v[0] < 0 || (uint64_t)got->v[0] < g->token)
-      fence_one(r->client, g->keys[g->fence], g->keylens[g->fence], g->token,
-                i);
+      fence_one(r->client, g->keys[g->kind->fence], g->keylens[g->kind->fence],
+                g->token, i);
   }
 }
 
@@ -388,24 +404,6 @@ static void fence_done(rl_round *r) {
 
 const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL, NULL};
 
-/* The fence_max arguments for the request's token. */
-#define FENCE_ARGS(req, token, ttl)                                         \
-  const char *argv[] = {NULL, "1", rl_lock_fence((req)->lock), token, ttl}; \
-  size_t len[] = {0, 1, rl_lock_fencelen((req)->lock), strlen(token),       \
-                  strlen(ttl)}
-
-/* Raises master i's fencing counter (the key fence) to the token,
- * expecting no answer: it lands after this attempt's acquire there. */
-static void fence_one(rl_client *c, const char *fence, size_t fencelen,
-                      uint64_t token, int i) {
-  char t[24], ttl[24];
-  const char *argv[] = {NULL, "1", fence, t, ttl};
-  size_t len[] = {0, 1, fencelen, rl_resp_put_u64(t, token),
-                  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS)};
-  rl_round *u = rl_round_new(c, NULL, NULL, RL_SCRIPT_FENCE_MAX, 5, argv, len);
-  if (u != NULL) rl_round_send_one(u, i);
-}
-
 static void write_back(rl_req *req, rl_round *won) {
   rl_client *c = req->lock->client;
   if (won != NULL) {
@@ -434,12 +432,8 @@ static void write_back(rl_req *req, rl_round *won) {
     commit(req);
     return;
   }
-  char token[24], ttl[24];
-  rl_resp_put_u64(token, req->token);
-  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS);
-  FENCE_ARGS(req, token, ttl);
-  rl_round *r =
-      rl_round_new(c, &rl_fence_ops, req, RL_SCRIPT_FENCE_MAX, 5, argv, len);
+  rl_round *r = fence_round(c, &rl_fence_ops, req, rl_lock_fence(req->lock),
+                            rl_lock_fencelen(req->lock), req->token);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;

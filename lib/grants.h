@@ -38,7 +38,6 @@ typedef struct rl_grants {
   size_t keylens[RL_KIND_MAXKEYS];
   char *key, *owner; /* the hold key, and the owner */
   size_t keylen, ownerlen;
-  int fence;         /* keys[fence]: the fencing counter */
   uint64_t token;    /* won: the token the late masters catch up to */
   uint8_t *slot;     /* per master, RL_G_* bits */
 } rl_grants;
