@@ -288,7 +288,7 @@ int rl_conn_send_sub(rl_conn *conn, const uv_buf_t *bufs, unsigned nbufs,
  * bound's slack (the round trip of its TIME, and 500 ppm of its age). */
 static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
   char digits[48], arg[64];
-  size_t n = 0, len = 0;
+  size_t n = 0;
   if (cmd->until_us != 0 && conn->clock_valid) {
     int64_t now_us = rl_conn_now_us();
     int64_t at = cmd->until_us + aged_offset(conn, now_us);
@@ -301,15 +301,7 @@ static void append_master_deadline(rl_conn *conn, const rl_cmd *cmd) {
   } else {
     digits[n++] = '0';
   }
-  arg[len++] = '$';
-  len += rl_resp_put_u64(arg + len, n);
-  arg[len++] = '\r';
-  arg[len++] = '\n';
-  memcpy(arg + len, digits, n);
-  len += n;
-  arg[len++] = '\r';
-  arg[len++] = '\n';
-  rl_stream_append(conn->stream, arg, len);
+  rl_stream_append(conn->stream, arg, rl_resp_put_bulk(arg, digits, n));
 }
 
 /* Writes one command's bytes to the stream. */

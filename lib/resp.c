@@ -54,15 +54,19 @@ size_t rl_resp_write_head(char *buf, int extra, int argc, const char **argv,
   p = put_dec(p, (size_t)argc + (size_t)extra);
   *p++ = '\r';
   *p++ = '\n';
-  for (int i = 0; i < argc; i++) {
-    *p++ = '$';
-    p = put_dec(p, argvlen[i]);
-    *p++ = '\r';
-    *p++ = '\n';
-    memcpy(p, argv[i], argvlen[i]);
-    p += argvlen[i];
-    *p++ = '\r';
-    *p++ = '\n';
-  }
+  for (int i = 0; i < argc; i++) p += rl_resp_put_bulk(p, argv[i], argvlen[i]);
+  return (size_t)(p - buf);
+}
+
+size_t rl_resp_put_bulk(char *buf, const char *s, size_t len) {
+  char *p = buf;
+  *p++ = '$';
+  p = put_dec(p, len);
+  *p++ = '\r';
+  *p++ = '\n';
+  memcpy(p, s, len);
+  p += len;
+  *p++ = '\r';
+  *p++ = '\n';
   return (size_t)(p - buf);
 }

@@ -25,6 +25,10 @@ size_t rl_resp_write(char *buf, int argc, const char **argv,
 size_t rl_resp_write_head(char *buf, int extra, int argc, const char **argv,
                           const size_t *argvlen);
 
+/* Writes s (len bytes) to buf as one bulk string ("$<len>\r\n", s,
+ * "\r\n"), with no NUL, and returns its size: len plus at most 25. */
+size_t rl_resp_put_bulk(char *buf, const char *s, size_t len);
+
 /* Writes v in decimal to buf, then a NUL, and returns the digits' count
  * (at most 20, 21 with a sign). The numbers in a command (a lease, a
  * token, a deadline) used to be formatted by snprintf, at about a
