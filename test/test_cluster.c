@@ -90,7 +90,6 @@ static void lock_on_its_node(void) {
   rlock_client_close(c);
 }
 
-
 /* --- helpers ---------------------------------------------------------------- */
 
 static void on_lost(rlock *l, uint64_t owner, int is_thread, void *arg) {
@@ -121,18 +120,6 @@ static int slot_of_lock(const char *name) {
   char key[128];
   key_of(name, key, sizeof key);
   return rt_key_slot_str(key);
-}
-
-/* Calls of EVALSHA on a node since its last CONFIG RESETSTAT. */
-static long long evalsha_calls(int node) {
-  redisReply *r = rt_redis_cmd(&C.node[node], "INFO commandstats");
-  long long calls = 0;
-  if (r != NULL && r->type == REDIS_REPLY_STRING) {
-    const char *p = strstr(r->str, "cmdstat_evalsha:calls=");
-    if (p != NULL) calls = atoll(p + strlen("cmdstat_evalsha:calls="));
-  }
-  if (r != NULL) freeReplyObject(r);
-  return calls;
 }
 
 /* A primary other than p, or -1. */
@@ -277,7 +264,8 @@ static void watchdog_batches_per_node(void) {
   }
   rt_sleep_ms(3000); /* six periods */
   long long calls[3];
-  for (int k = 0; k < 3; k++) calls[k] = evalsha_calls(prim[k]);
+  for (int k = 0; k < 3; k++)
+    calls[k] = rt_evalsha_calls(&C.node[prim[k]]);
   rlock_metrics_snapshot(c, &m1);
   uint64_t renewed = m1.renewals - m0.renewals;
   fprintf(stderr, "  renewals %llu; EVALSHA calls per primary %lld %lld %lld\n",
@@ -329,7 +317,6 @@ static void pubsub_wakeup(void) {
   rlock_free(l);
   rlock_client_close(c);
 }
-
 
 /* Runs the rlock tool ($RLOCK_TOOL) with the cluster as its master; its
  * output in out (NUL-terminated), its exit status returned, -1 if it
@@ -403,7 +390,6 @@ static void tool_against_cluster(void) {
   rlock_client_close(c);
 }
 
-
 /* Redlock with a cluster among plain masters (N = 3): the lock is on the
  * cluster node of its slot and on both servers, renewed on all three by
  * the watchdog (batched per node on the cluster, whole on the servers),
@@ -464,7 +450,6 @@ static void mixed_with_plain_masters(void) {
   rt_redis_stop_many(r, 2);
 }
 
-
 /* A cluster node given again as a plain master of the same client is one
  * server with two entries: its votes count once. masters = {the cluster,
  * redis://node p, a stopped server}; a lock served by p would get two
@@ -515,7 +500,6 @@ static void cluster_node_twice_counts_once(void) {
   rlock_free(l);
   rlock_client_close(c);
 }
-
 
 /* Closing a client that holds locks over every primary releases them, in
  * batches per node (the release script with the names as arguments):

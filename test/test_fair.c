@@ -657,18 +657,6 @@ static void extend_and_lost_n3(void) { extend_and_lost(3); }
 
 /* --- an unlock wakes one waiter ------------------------------------------- */
 
-/* EVALSHA calls master 0 has run so far. */
-static long long evalsha_calls(void) {
-  redisReply *r = rt_redis_cmd(&srv[0], "INFO commandstats");
-  long long n = -1;
-  const char *p = r && r->type == REDIS_REPLY_STRING
-                      ? strstr(r->str, "cmdstat_evalsha:calls=")
-                      : NULL;
-  if (p != NULL) n = atoll(p + strlen("cmdstat_evalsha:calls="));
-  if (r) freeReplyObject(r);
-  return n;
-}
-
 typedef struct {
   rlock *l;
   int rc;
@@ -706,13 +694,13 @@ static void no_herd(void) {
     pthread_create(&th[i], NULL, take_hold, &a[i]);
     RT_CHECK(wait_queued(1, "herd", i + 1));
   }
-  long long before = evalsha_calls();
+  long long before = rt_evalsha_calls(&srv[0]);
   RT_CHECK_EQ_INT(rlock_unlock(hl), 0);
   uint64_t end = rt_now_ms() + 10000;
   while (!atomic_load(&a[0].got) && rt_now_ms() < end) rt_sleep_ms(1);
   RT_CHECK(atomic_load(&a[0].got));
   rt_sleep_ms(300);
-  long long scripts = evalsha_calls() - before;
+  long long scripts = rt_evalsha_calls(&srv[0]) - before;
   fprintf(stderr, "  %lld scripts between the unlock and 300 ms after the "
                   "hand-off\n", scripts);
   RT_CHECK_EQ_INT(a[0].rc, 0);

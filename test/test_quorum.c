@@ -153,18 +153,6 @@ static void tokens_rotating_majority(void) {
   rlock_client_close(b);
 }
 
-/* Master i's count of EVALSHA calls (INFO commandstats). */
-static long long evalsha_calls(int i) {
-  redisReply *r = rt_redis_cmd(&srv[i], "INFO commandstats");
-  long long n = -1;
-  const char *p = r && r->type == REDIS_REPLY_STRING
-                      ? strstr(r->str, "cmdstat_evalsha:calls=")
-                      : NULL;
-  if (p) n = strtoll(p + 22, NULL, 10);
-  if (r) freeReplyObject(r);
-  return n;
-}
-
 /* Master i's fencing counter of the lock name (0: none). */
 static unsigned long long fence_of(int i, const char *name) {
   redisReply *r = rt_redis_cmd(&srv[i], "GET rlock:{%s}:fence", name);
@@ -198,13 +186,14 @@ static void late_master_catch_up(void) {
    * catch-ups went out before the unlock, which every master has run. */
   for (int i = 0; i < 3; i++) RT_REQUIRE(fence_of(i, "catchup") >= t0);
   /* Master 2 answers late, with a token of its own above the round's. */
-  long long before = evalsha_calls(2);
+  long long before = rt_evalsha_calls(&srv[2]);
+  RT_REQUIRE(before >= 0);
   RT_REQUIRE(rt_redis_pause(&srv[2]) == 0);
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
   uint64_t t1 = 0;
   RT_CHECK_EQ_INT(rlock_fencing_token(l, &t1), 0);
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  rt_sleep_ms(50); /* below MT: nothing times out */
+  rt_sleep_ms(50); /* far below the master timeout: nothing times out */
   RT_REQUIRE(rt_redis_resume(&srv[2]) == 0);
   RT_CHECK(key_gone_within(3, "rlock:{catchup}", 3000));
   RT_CHECK(t1 > t0);
@@ -212,7 +201,7 @@ static void late_master_catch_up(void) {
    * at least the client's wall clock then (scripts.c): above t1. */
   RT_CHECK(fence_of(2, "catchup") > t1);
   /* Its acquire and its unlock, no catch-up. */
-  long long after = evalsha_calls(2);
+  long long after = rt_evalsha_calls(&srv[2]);
   RT_CHECK_EQ_INT(after - before, 2);
   /* Counters apart: masters 0 and 1 are far ahead of master 2, whose
    * late grant carries a smaller token; it gets the round's. */

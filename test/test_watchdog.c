@@ -202,19 +202,6 @@ static void many_cb(rlock *lock, int status, void *arg) {
     atomic_fetch_add(&s->failed, 1);
 }
 
-static long long evalsha_calls(rt_redis *r) {
-  redisReply *rep = rt_redis_cmd(r, "INFO commandstats");
-  if (rep == NULL || rep->type != REDIS_REPLY_STRING) {
-    if (rep) freeReplyObject(rep);
-    return -1;
-  }
-  long long calls = 0;
-  const char *p = strstr(rep->str, "cmdstat_evalsha:calls=");
-  if (p) calls = atoll(p + strlen("cmdstat_evalsha:calls="));
-  freeReplyObject(rep);
-  return calls;
-}
-
 static void ten_thousand(void) {
   /* Renewal every 2 s: a loaded machine (the sanitizers, other test runs
    * beside this one) may stall the loop for a second or two, and what is
@@ -241,10 +228,10 @@ static void ten_thousand(void) {
          rt_now_ms() - t0 < 60000)
     rt_sleep_ms(10);
   RT_REQUIRE(atomic_load(&st.ok) == MANY);
-  long long before = evalsha_calls(&srv[0]);
+  long long before = rt_evalsha_calls(&srv[0]);
   uint64_t w0 = rt_now_ms();
   rt_sleep_ms(5200); /* two renewal periods and a bit */
-  long long after = evalsha_calls(&srv[0]);
+  long long after = rt_evalsha_calls(&srv[0]);
   uint64_t window = rt_now_ms() - w0;
   RT_REQUIRE(before >= 0 && after >= before);
   double periods = (double)window / (double)(wd / 3);
