@@ -32,6 +32,7 @@
 #include "harness.h"
 #include "harness_cluster.h"
 #include "rlock.h"
+#include "stats.h"
 
 #define CHAINS 256
 #define NAMES 16
@@ -137,22 +138,6 @@ static double async_rate(rlock_client *c, const char *tag, double seconds) {
   return (double)done / t;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static long long evalsha_calls(rt_redis *r) {
-  redisReply *rep = rt_redis_cmd(r, "INFO commandstats");
-  long long calls = 0;
-  if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
-    const char *p = strstr(rep->str, "cmdstat_evalsha:calls=");
-    if (p != NULL) calls = atoll(p + strlen("cmdstat_evalsha:calls="));
-  }
-  if (rep != NULL) freeReplyObject(rep);
-  return calls;
-}
-
 static atomic_int wd_failed;
 
 static void on_wd_locked(rlock *l, int status, void *arg) {
@@ -216,7 +201,7 @@ static int watchdog_figures(rt_cluster *cl, const char *url, int nlocks,
   rlock_metrics_snapshot(c, &m0);
   sleep((unsigned)periods); /* a period is 1 s */
   long long calls = 0, per[3] = {0};
-  for (int k = 0; k < np; k++) calls += per[k] = evalsha_calls(&cl->node[prim[k]]);
+  for (int k = 0; k < np; k++) calls += per[k] = rt_evalsha_calls(&cl->node[prim[k]]);
   rlock_metrics_snapshot(c, &m1);
   uint64_t renewed = m1.renewals - m0.renewals;
   printf("{\"bench\":\"cluster_watchdog\",\"locks\":%d,\"held\":%lld,"
@@ -314,8 +299,8 @@ int main(int argc, char **argv) {
     rc[r] = async_rate(cc, "c", seconds);
     errs += (int)(ep + atomic_load(&errors));
   }
-  qsort(rp, 3, sizeof rp[0], cmp_double);
-  qsort(rc, 3, sizeof rc[0], cmp_double);
+  qsort(rp, 3, sizeof rp[0], bench_cmp_double);
+  qsort(rc, 3, sizeof rc[0], bench_cmp_double);
   printf("{\"bench\":\"cluster_throughput\",\"impl\":\"plain\","
          "\"mode\":\"async\",\"concurrency\":%d,\"pairs_per_s\":%.0f}\n",
          CHAINS, rp[1]);

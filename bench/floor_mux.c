@@ -603,16 +603,11 @@ static int measure(int shape, int nthreads, int round, double seconds,
 
 /* --- main ----------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static double median(const double *v, int n) {
   if (n <= 0) return 0;
   double *c = malloc(sizeof *c * (size_t)n);
   memcpy(c, v, sizeof *c * (size_t)n);
-  qsort(c, (size_t)n, sizeof *c, cmp_double);
+  qsort(c, (size_t)n, sizeof *c, bench_cmp_double);
   double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
   free(c);
   return m;

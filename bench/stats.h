@@ -30,6 +30,11 @@ static inline int bench_cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static inline int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* Sorts v in place (ns). */
 static inline void bench_sort(uint64_t *v, long n) {
   qsort(v, (size_t)n, sizeof *v, bench_cmp_u64);

@@ -20,6 +20,7 @@
 
 #include "harness.h"
 #include "rlock.h"
+#include "stats.h"
 
 #define CHAINS 256
 #define NAMES 16
@@ -126,11 +127,6 @@ static double async_rate(rlock_client *c, const char *tag, double seconds) {
   return (double)done / t;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s ITERATIONS SECONDS [N]\n", argv[0]);
@@ -207,8 +203,8 @@ int main(int argc, char **argv) {
     rt[r] = async_rate(ct, "t", seconds);
     errs += (int)(ep + atomic_load(&errors));
   }
-  qsort(rp, 3, sizeof rp[0], cmp_double);
-  qsort(rt, 3, sizeof rt[0], cmp_double);
+  qsort(rp, 3, sizeof rp[0], bench_cmp_double);
+  qsort(rt, 3, sizeof rt[0], bench_cmp_double);
   printf("{\"bench\":\"tls_throughput\",\"impl\":\"plain\",\"mode\":\"async\","
          "\"masters\":%d,\"concurrency\":%d,\"pairs_per_s\":%.0f}\n",
          n, CHAINS, rp[1]);

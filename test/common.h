@@ -46,19 +46,6 @@ static inline rlock_client *rt_client_opts(rt_redis *rs, int n,
   return c;
 }
 
-/* How many EVALSHA calls server r has run (INFO commandstats; since its
- * last CONFIG RESETSTAT): 0 when it has run none, -1 when INFO fails. */
-static inline long long rt_evalsha_calls(rt_redis *r) {
-  redisReply *rep = rt_redis_cmd(r, "INFO commandstats");
-  long long n = -1;
-  if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
-    const char *p = strstr(rep->str, "cmdstat_evalsha:calls=");
-    n = p ? atoll(p + strlen("cmdstat_evalsha:calls=")) : 0;
-  }
-  if (rep) freeReplyObject(rep);
-  return n;
-}
-
 /* Whether master idx of c has completed its handshake (its metrics say
  * up) within ms. */
 static inline int rt_up_within(rlock_client *c, int idx, int ms) {

@@ -771,6 +771,17 @@ int rt_redis_dbsize(rt_redis *r) {
   return v == LLONG_MIN ? -1 : (int)v;
 }
 
+long long rt_evalsha_calls(rt_redis *r) {
+  redisReply *rep = rt_redis_cmd(r, "INFO commandstats");
+  long long n = -1;
+  if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
+    const char *p = strstr(rep->str, "cmdstat_evalsha:calls=");
+    n = p ? atoll(p + strlen("cmdstat_evalsha:calls=")) : 0;
+  }
+  if (rep) freeReplyObject(rep);
+  return n;
+}
+
 /* The runner. */
 
 static const char *volatile cur_name;

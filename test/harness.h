@@ -182,6 +182,9 @@ long long rt_redis_int(rt_redis *r, const char *fmt, ...);
 void rt_redis_log_tail(const rt_redis *r, const char *why, size_t bytes);
 /* DBSIZE, or -1. */
 int rt_redis_dbsize(rt_redis *r);
+/* How many EVALSHA calls the server has run (INFO commandstats; since its
+ * last CONFIG RESETSTAT): 0 when it has run none, -1 when INFO fails. */
+long long rt_evalsha_calls(rt_redis *r);
 /* Reads read(i, what) every 20 ms until it is want or ms have passed, and
  * returns the last value read: for a check on a master that a call which
  * returned once a majority answered may not have reached yet. */
