@@ -116,6 +116,7 @@ const char rl_fam_fair_acquire_lua[] =
     "  keep(KEYS[1], lease)\n"
     "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
     "  unqueue(owner)\n"
+    "  if count <= 1 then return {1, next_token(KEYS[2], floor), n, 1, 0} end\n"
     "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1, 0}\n"
     "end\n"
     "local before = head()\n"

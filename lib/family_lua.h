@@ -33,7 +33,11 @@
  *   max(counter + 1, floor, wall_), or max(now_us, floor, wall_) when
  *   there is no counter (never used, expired, or lost with a master's
  *   memory); wall_ is the client's wall clock as the script runs
- *   (RL_LUA_CLIENT_WALL).
+ *   (RL_LUA_CLIENT_WALL). "First" is as the client sees it (its count
+ *   argument is 1): where the owner's field is there already, it is left
+ *   over from a hold the client ended without its release landing, and
+ *   the grant increments that count but takes a new token, as the
+ *   reentrant lock's acquire does (scripts.c).
  * - A kind's pub/sub channel is its first key followed by ":ch".
  * - Every key written gets a TTL, and a TTL is never shortened by a grant
  *   or a renewal (keep()).

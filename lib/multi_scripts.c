@@ -70,7 +70,11 @@
   "  if redis.call('hexists', k, owner) == 1 then\n"                        \
   "    keep(k, lease)\n"                                                    \
   "    c = redis.call('hincrby', k, owner, 1)\n"                            \
-  "    token = tonumber(redis.call('get', f) or '0')\n"                     \
+  "    if tonumber(ARGV[3 + i]) <= 1 then\n"                                \
+  "      token = next_token(f, floor)\n"                                    \
+  "    else\n"                                                              \
+  "      token = tonumber(redis.call('get', f) or '0')\n"                   \
+  "    end\n"                                                               \
   "    existed = 1\n"                                                       \
   "  else\n"                                                                \
   "    c = tonumber(ARGV[3 + i])\n"                                         \

@@ -62,6 +62,15 @@
  *         nothing is granted (0: none), with ":" and how far the client's
  *         wall clock is ahead of this master's (RL_LUA_CLOCKED_ARG); last,
  *         so that a round can send each master its own.
+ * Where the owner's field is there but ARGV[3] is 1, the client holds
+ * nothing: the field is what is left of a hold that the client ended
+ * without its release landing (an unlock that got no answer: release.c),
+ * and the grant takes a new token as a first acquisition does. With the
+ * counter as it stood, the new holder had the old holder's token (the
+ * torture run on Cluster, seed 761158804; test_regress2
+ * leftover_field_reuses_token). The count is still incremented, never
+ * set: an undo of an earlier grant of the same owner may be on its way
+ * (undo_lua), and the last unlock deletes whatever the count.
  * Ten arguments in all with EVALSHA, sha and numkeys: Redis refuses more
  * from a connection that has not authenticated yet, and the error must
  * stay the server's NOAUTH. The counter keeps RL_FENCE_TTL_MS (a day).
@@ -79,6 +88,15 @@
 static const char acquire_lua[] =
     CLOCKED_TIME("ARGV[5]")
     "if late_ then return {0, -3} end\n"
+    "local function next_token()\n"
+    "  local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
+    "  local floor = tonumber(ARGV[4])\n"
+    "  if f < floor then f = floor end\n"
+    "  if f < wall_ then f = wall_ end\n"
+    "  redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
+    RL_STR(RL_FENCE_TTL_MS) ")\n"
+    "  return f\n"
+    "end\n"
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
     "  local e = redis.pcall('pexpire', KEYS[1], ARGV[1])\n"
@@ -86,19 +104,14 @@ static const char acquire_lua[] =
     "    redis.call('del', KEYS[1])\n"
     "    return e\n"
     "  end\n"
-    "  local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
-    "  local floor = tonumber(ARGV[4])\n"
-    "  if f < floor then f = floor end\n"
-    "  if f < wall_ then f = wall_ end\n"
-    "  redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
-    RL_STR(RL_FENCE_TTL_MS) ")\n"
-    "  return {1, f, tonumber(ARGV[3]), 0}\n"
+    "  return {1, next_token(), tonumber(ARGV[3]), 0}\n"
     "end\n"
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
     "  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
     "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
     "  end\n"
+    "  if ARGV[3] == '1' then return {1, next_token(), n, 1} end\n"
     "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1}\n"
     "end\n"
     "return {0, redis.call('pttl', KEYS[1])}\n";

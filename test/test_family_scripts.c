@@ -584,15 +584,27 @@ static void test_fair_reentrant_floor_deadline(void) {
 /* --- read-write lock ---------------------------------------------------- */
 
 /* First acquisitions (count 1), floor 0, no deadline. */
+/* count: what the client sends, "1" for a first hold, the hold's count
+ * plus one for a re-entry. */
+static void rw_read_n(int srv, const keyset *k, const char *owner,
+                      const char *lease, const char *count) {
+  CALL(srv, RL_FAM_RW_READ_ACQUIRE, k->v, lease, owner, count, "0", "0");
+}
+
 static void rw_read(int srv, const keyset *k, const char *owner,
                     const char *lease) {
-  CALL(srv, RL_FAM_RW_READ_ACQUIRE, k->v, lease, owner, "1", "0", "0");
+  rw_read_n(srv, k, owner, lease, "1");
+}
+
+static void rw_write_n(int srv, const keyset *k, const char *owner,
+                       const char *alive, const char *count) {
+  CALL(srv, RL_FAM_RW_WRITE_ACQUIRE, k->v, LONG, owner, count, "0", alive,
+       "0");
 }
 
 static void rw_write(int srv, const keyset *k, const char *owner,
                      const char *alive) {
-  CALL(srv, RL_FAM_RW_WRITE_ACQUIRE, k->v, LONG, owner, "1", "0", alive,
-       "0");
+  rw_write_n(srv, k, owner, alive, "1");
 }
 
 /* rw_query's element i for owner. */
@@ -686,13 +698,14 @@ static void test_rw_writer_keeps_read(void) {
   rw_read(0, &k, "cW:1", LONG); /* the writer takes the read side */
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   RT_CHECK_EQ_INT(at(1), tok + 1); /* after its own write */
-  rw_read(0, &k, "cW:1", LONG); /* a read re-entry keeps that token */
+  rw_read_n(0, &k, "cW:1", LONG, "2"); /* a read re-entry keeps it */
   RT_CHECK_EQ_INT(at(1), tok + 1);
   RT_CHECK_EQ_INT(at(2), 2);
   RT_CHECK_EQ_INT(at(3), 1);
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cW:1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
-  rw_write(0, &k, "cW:1", LONG); /* and may still re-enter the write side */
+  /* and may still re-enter the write side */
+  rw_write_n(0, &k, "cW:1", LONG, "2");
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
   RT_CHECK_EQ_INT(at(2), 2);
   rw_read(0, &k, "cR:2", LONG);
@@ -1565,8 +1578,10 @@ static void multi_keys(const char *const *names, size_t n, char buf[][64],
 /* lock_all / undo / unlock_all over names (at most 6) with the given
  * script ids: an acquisition as a first one (count 1 where absent), no
  * floor, no deadline; an unlock that is nobody's last. */
-static void multi(int srv, rl_fam_script_id id, const char *const *names,
-                  size_t n, const char *owner) {
+/* count: each lock's count as the client sends it ("1" for a first
+ * hold, the hold's count plus one for a re-entry); acquisitions only. */
+static void multi_n(int srv, rl_fam_script_id id, const char *const *names,
+                    size_t n, const char *owner, const char *count) {
   char buf[16][64];
   const char *kv[17];
   int acquire = id == RL_FAM_MULTI_ACQUIRE || id == RL_FAM_MULTI_ACQUIRE_XSLOT;
@@ -1577,7 +1592,7 @@ static void multi(int srv, rl_fam_script_id id, const char *const *names,
     args[a++] = LONG;
     args[a++] = owner;
     args[a++] = "0";
-    for (size_t i = 0; i < n; i++) args[a++] = "1";
+    for (size_t i = 0; i < n; i++) args[a++] = count;
     args[a++] = "0";
     args[a] = NULL;
     call(srv, id, kv, args);
@@ -1593,6 +1608,11 @@ static void multi(int srv, rl_fam_script_id id, const char *const *names,
     const char *args[] = {owner, NULL};
     call(srv, id, kv, args);
   }
+}
+
+static void multi(int srv, rl_fam_script_id id, const char *const *names,
+                  size_t n, const char *owner) {
+  multi_n(srv, id, names, n, owner, "1");
 }
 
 static long long holders_count(const char *lock) {
@@ -1617,7 +1637,7 @@ static void test_multi_all_or_nothing(void) {
   RT_CHECK(at(0) == RL_FAM_BUSY && at(1) == 2);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{mc}"), 0); /* none taken */
   /* Re-entry in another order; then the undo takes exactly that back. */
-  multi(0, RL_FAM_MULTI_ACQUIRE, ba, 2, "cX:1");
+  multi_n(0, RL_FAM_MULTI_ACQUIRE, ba, 2, "cX:1", "2");
   RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(5) == 2);
   RT_CHECK(at(3) == 1 && at(6) == 1); /* re-entries */
   RT_CHECK_EQ_INT(at(4), ta); /* a re-entry keeps the token */
@@ -1715,7 +1735,7 @@ static void test_multi_deadline_floor_xslot(void) {
   CALL(0, RL_FAM_MULTI_UNLOCK, ub, "cX:1", LONG, "1");
   RT_CHECK_EQ_INT(at(0), RL_FAM_RELEASED);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{fb}"), 0);
-  CALL(0, RL_FAM_MULTI_ACQUIRE, kv, LONG, "cX:1", "0", "1", "1", "0");
+  CALL(0, RL_FAM_MULTI_ACQUIRE, kv, LONG, "cX:1", "0", "2", "1", "0");
   RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(5) == 1);
   multi(0, RL_FAM_MULTI_UNDO_XSLOT, names, 2, "cX:1");
   RT_CHECK(at(0) == RL_FAM_DECREMENTED && at(1) == RL_FAM_RELEASED);
@@ -1728,6 +1748,60 @@ static void test_multi_deadline_floor_xslot(void) {
   RT_CHECK(at(0) == RL_FAM_RELEASED && at(1) == RL_FAM_RELEASED);
   CHECK_TTLS("fa");
   CHECK_TTLS("fb");
+}
+
+/* A first acquisition (count 1: the client holds nothing) that finds the
+ * owner's field left over from a hold the client ended without its
+ * release landing takes a new token, above the one that hold had; a
+ * re-entry (count 2) keeps the token. The fair lock, both sides of the
+ * read-write lock and lock_all; the reentrant lock's own script:
+ * test_regress2 leftover_field_reuses_token, which found the defect. */
+static void test_leftover_field_new_token(void) {
+  flush_all();
+  keyset k;
+  keys_of(&k, "left", FAIR);
+  fair_try(0, &k, "cL:1", 0, "0");
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  long long tok = at(1);
+  fair_try(0, &k, "cL:1", 0, "0"); /* the field is left over */
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > tok && at(2) == 2);
+  tok = at(1);
+  CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cL:1", "3", "0", "0", "0", "0");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == tok && at(2) == 3);
+  keyset w;
+  keys_of(&w, "leftrw", RW);
+  rw_write(0, &w, "cL:1", "0");
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  tok = at(1);
+  rw_write(0, &w, "cL:1", "0");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > tok && at(2) == 2);
+  tok = at(1);
+  rw_write_n(0, &w, "cL:1", "0", "3");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == tok && at(2) == 3);
+  CALL(0, RL_FAM_RW_WRITE_UNLOCK, w.v, LONG, "cL:1", "1");
+  rw_read(0, &w, "cR:1", LONG);
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  tok = at(1);
+  rw_read(0, &w, "cR:1", LONG);
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > tok && at(2) == 2);
+  tok = at(1);
+  rw_read_n(0, &w, "cR:1", LONG, "3");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == tok && at(2) == 3);
+  const char *ab[] = {"la", "lb"};
+  multi(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cL:1");
+  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  long long ta = at(1), tb = at(4);
+  multi(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cL:1");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > ta && at(4) > tb);
+  RT_CHECK(at(3) == 1 && at(6) == 1); /* the fields were there */
+  ta = at(1), tb = at(4);
+  multi_n(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cL:1", "3");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == ta && at(4) == tb);
+  RT_CHECK(at(2) == 3 && at(5) == 3);
+  CHECK_TTLS("left");
+  CHECK_TTLS("leftrw");
+  CHECK_TTLS("la");
+  CHECK_TTLS("lb");
 }
 
 /*
@@ -1828,6 +1902,7 @@ int main(int argc, char **argv) {
       {"multi_all_or_nothing", test_multi_all_or_nothing},
       {"multi_opposite_orders", test_multi_opposite_orders},
       {"multi_deadline_floor_xslot", test_multi_deadline_floor_xslot},
+      {"leftover_field_new_token", test_leftover_field_new_token},
       {"scripts_need_pexpire_first", test_scripts_need_pexpire_first},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);

@@ -179,6 +179,56 @@ static void stalled_loop_spins_on_timer(void) {
   cmd(&srv[0], "FLUSHALL");
 }
 
+/* E. An unlock that could not reach the master (a manual failover in
+ * the cluster torture run, seed 761158804) ends the hold on the client
+ * and leaves the owner's field on the master until its lease runs out.
+ * The same thread's next acquisition found that field, and the acquire
+ * script took it for a re-entry: granted with the counter as it stood,
+ * that is with the old hold's token, while the client had told the old
+ * holder nothing but "no majority". Two sections with one token; the
+ * torture run saw them. The master here pauses writes (CLIENT PAUSE
+ * WRITE, as a manual failover does), the client's commands time out, and
+ * its connections are killed before the master runs them. */
+static void leftover_field_reuses_token(void) {
+  const char *m[] = {srv[0].url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 1;
+  o.master_timeout_ms = 300;
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "f5", &l) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 20000) == 0);
+  uint64_t t1 = 0, t2 = 0;
+  RT_REQUIRE(rlock_fencing_token(l, &t1) == 0);
+  cmd(&srv[0], "CLIENT PAUSE 20000 WRITE");
+  int rc = rlock_unlock(l);
+  /* No answer in time: the hold is over for the client, and it tried
+   * to release it everywhere, which the pause holds back too. */
+  RT_CHECK_EQ_INT(rc, RLOCK_ENOQUORUM);
+  cmd(&srv[0], "CLIENT KILL TYPE normal SKIPME yes");
+  cmd(&srv[0], "CLIENT KILL TYPE pubsub SKIPME yes");
+  cmd(&srv[0], "CLIENT UNPAUSE");
+  /* The field is still there: the case this test is about. */
+  RT_REQUIRE(rt_redis_int(&srv[0], "HLEN rlock:{f5}") == 1);
+  rc = rlock_trylock(l, 5000, 20000);
+  RT_CHECK_EQ_INT(rc, 0);
+  RT_CHECK(rlock_fencing_token(l, &t2) == 0);
+  fprintf(stderr, "  tokens: first hold %" PRIu64 ", next %" PRIu64 "\n",
+          t1, t2);
+  RT_CHECK(t2 > t1);
+  if (rc == 0) {
+    RT_CHECK_EQ_INT(rlock_hold_count(l), 1);
+    RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+    RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{f5}"), 0);
+  }
+  rlock_client_close(c);
+  rlock_free(l);
+  cmd(&srv[0], "FLUSHALL");
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
@@ -186,6 +236,7 @@ int main(int argc, char **argv) {
       {"lost_cb_cancels_in_acquire_won", lost_cb_cancels_in_acquire_won},
       {"close_leaks_inflight_grant", close_leaks_inflight_grant},
       {"stalled_loop_spins_on_timer", stalled_loop_spins_on_timer},
+      {"leftover_field_reuses_token", leftover_field_reuses_token},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 3);
