@@ -30,10 +30,13 @@
  *   probe below), so that an ACL user without it has nothing written
  *   rather than a key without a TTL.
  * - A first (non-reentrant) exclusive acquisition's token is
- *   max(counter + 1, floor, wall_), or max(now_us, floor, wall_) when
- *   there is no counter (never used, expired, or lost with a master's
- *   memory); wall_ is the client's wall clock as the script runs
- *   (RL_LUA_CLIENT_WALL). "First" is as the client sees it (its count
+ *   max(counter + 1, floor, wall_), the counter being 0 where there is
+ *   none (never used, expired, or lost with a master's memory); wall_ is
+ *   the client's wall clock as the script runs (RL_LUA_CLIENT_WALL). The
+ *   master's own clock sets no token, as for the reentrant lock
+ *   (scripts.c): a master restarted empty with its clock far ahead would
+ *   lift tokens to a height that a later state, seeded from a correct
+ *   clock, would not reach. "First" is as the client sees it (its count
  *   argument is 1): where the owner's field is there already, it is left
  *   over from a hold the client ended without its release landing, and
  *   the grant increments that count but takes a new token, as the
@@ -87,8 +90,7 @@
  * RL_LUA_CLOCK, RL_LUA_FMT, RL_LUA_DEADLINE. */
 #define RL_LUA_NEXT_TOKEN                                                   \
   "local function next_token(key, floor)\n"                                 \
-  "  local f = tonumber(redis.call('get', key) or '0')\n"                   \
-  "  if f > 0 then f = f + 1 else f = now_us end\n"                         \
+  "  local f = tonumber(redis.call('get', key) or '0') + 1\n"               \
   "  if f < floor then f = floor end\n"                                     \
   "  if f < wall_ then f = wall_ end\n"                                     \
   "  redis.call('set', key, fmt(f), 'px', " RL_LUA_STR(RL_FENCE_TTL_MS) ")\n" \

@@ -1804,6 +1804,35 @@ static void test_leftover_field_new_token(void) {
   CHECK_TTLS("lb");
 }
 
+/* With no counter, no floor and no deadline (so no client wall clock),
+ * a first acquisition's token is 1: the master's own clock sets none.
+ * It used to be the master's TIME, so that a master restarted empty with
+ * its clock far ahead lifted tokens to its clock (README: "A master's own
+ * clock sets no token"). The clients always send a floor (their wall
+ * clock at least), so this is the scripts' rule, seen bare. */
+static void test_token_not_from_master_clock(void) {
+  flush_all();
+  keyset f, w, m;
+  keys_of(&f, "mc1", FAIR);
+  fair_try(0, &f, "cM:1", 0, "0");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  keys_of(&w, "mc2", RW);
+  rw_write(0, &w, "cM:1", "0");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  keys_of(&m, "mc3", RW);
+  rw_read(0, &m, "cM:1", LONG);
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  keyset sk;
+  keys_of(&sk, "mc4", SEM);
+  sem_try(0, &sk, "cM:1", 2, 1, LONG, NULL, NULL);
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  const char *ab[] = {"mc5", "mc6"};
+  multi(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cM:1");
+  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1 && at(4) == 1);
+  CHECK_TTLS("mc1");
+  CHECK_TTLS("mc2");
+}
+
 /*
  * Redis does not roll a script back when one of its commands is refused.
  * As a user without +pexpire, every writing script must fail before it
@@ -1903,6 +1932,7 @@ int main(int argc, char **argv) {
       {"multi_opposite_orders", test_multi_opposite_orders},
       {"multi_deadline_floor_xslot", test_multi_deadline_floor_xslot},
       {"leftover_field_new_token", test_leftover_field_new_token},
+      {"token_not_from_master_clock", test_token_not_from_master_clock},
       {"scripts_need_pexpire_first", test_scripts_need_pexpire_first},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
