@@ -100,7 +100,9 @@
  * the lock "torture" from holders that are never told (check 1a must
  * fire), and "rwforce" does the same to the write side of "torture-rw"
  * (check 1a must fire for a write section and a read or write section).
- * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most.
+ * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most,
+ * and (Sentinel mode) the pairs check 2 left unordered whose late grant
+ * did get the smaller token.
  * RLOCK_TORTURE_STRICT_FAILOVER=1 (Sentinel mode) excuses no section for
  * a failover even without replica_acks, which README does not promise:
  * a run may then fail where Sentinel lost a lock.
@@ -1434,7 +1436,16 @@ static void check_tokens_of(check *c, const int *order, int lockid) {
       if (late != INT64_MIN && x->enter_ns >= y->attempt_ns &&
           x->enter_ns + (int64_t)LATE_SLACK_MS * 1000000 >= late) {
         c->late_pairs++;
-        c->late_below += y->token <= x->token;
+        if (y->token <= x->token) {
+          c->late_below++;
+          if (getenv("RLOCK_TORTURE_DEBUG")) {
+            fprintf(stderr, "  late grant below an earlier holder's "
+                    "(resume at %+.3f s):\n",
+                    (double)(late - c->r->sh->start_ns) / 1e9);
+            print_section(c, "x", tk[b]);
+            print_section(c, "y", tk[a]);
+          }
+        }
         continue;
       }
       if (of < 0 || x->token > bar) bar = x->token, of = tk[b];
