@@ -100,7 +100,9 @@
  * the lock "torture" from holders that are never told (check 1a must
  * fire), and "rwforce" does the same to the write side of "torture-rw"
  * (check 1a must fire for a write section and a read or write section).
- * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most.
+ * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most,
+ * and (Sentinel mode) the pairs check 2 left unordered whose late grant
+ * did get the smaller token.
  * RLOCK_TORTURE_STRICT_FAILOVER=1 (Sentinel mode) excuses no section for
  * a failover even without replica_acks, which README does not promise:
  * a run may then fail where Sentinel lost a lock.
@@ -108,10 +110,13 @@
  * Two more builds of this file put a topology behind the one master:
  * cluster mode (test_torture_cluster) and Sentinel mode
  * (test_torture_sentinel, cases torture_sentinel and
- * torture_sentinel_acks). Their faults, and the one rule they change (a
+ * torture_sentinel_acks, and checker_late_grant, which runs check 2 on
+ * made-up sections). Their faults, and the one rule they change (a
  * section that meets a failover's window is stale, because README allows
  * a failover to lose a lock; except with replica_acks on every replica,
- * where README promises the lock survives, so nothing is excused), are
+ * where README promises the lock survives, so nothing is excused; and,
+ * in Sentinel mode, check 2's order for a grant a resumed old master ran
+ * late), are
  * in the comments above cluster_mode and sentinel_mode below.
  * A long
  * run also needs RT_TEST_TIMEOUT raised (or 0), the runner's per-case
@@ -151,6 +156,16 @@
 #define WAIT_MAX_MS 400
 #define MASTER_TIMEOUT_MS 150
 #define DRIFT 0.01
+/* README's slack of a grant's token below its client's wall clock when the
+ * grant ran (guarantee "Fencing tokens never go backwards", condition 2):
+ * the round trip of the TIME that set the connection's bound of the
+ * master's clock, plus 500 ppm of that bound's age, which a refresh every
+ * 30 s keeps within 15 ms. The checker cannot see the round trip; it
+ * takes the master timeout for it (a loopback TIME slower than that would
+ * be a loop thread held up, as by a worker stop, whose samples the client
+ * keeps only while tighter than the aged bound). Check 2 uses it for late
+ * grants only (late_grant_from). */
+#define LATE_SLACK_MS (15 + MASTER_TIMEOUT_MS)
 /* Longer than any lease, so that a stopped holder's lock expires. */
 #define WORKER_STOP_MS (LEASE_MAX_MS + 600)
 #define WRITES_PER_SECTION 3
@@ -204,15 +219,32 @@ static char cl_url[200];
  *     window (from the kill or stop until a second after the sentinels
  *     agree on the new master and the others follow it) is stale, as in cluster
  *     mode: it may overlap a later section, but only as fencing allows:
- *     the later holder's token must be the larger (check 2, which stays
- *     strict: the token's floor is the acquiring client's wall clock when
- *     the master runs the grant, also on a stopped master resumed after
- *     the failover, which runs what it was sent before; seed 445844266
- *     failed here while the floor was the clock at sending) and
- *     every write of the stale holder after the later holder's first
- *     accepted write must have been rejected (checks 1b and 3). Sections
- *     outside every window are held to 1a as always: a restarted empty
- *     old master must never be used (README: shunned).
+ *     the later holder's token must be the larger (check 2) and every
+ *     write of the stale holder after the later holder's first accepted
+ *     write must have been rejected (checks 1b and 3). Sections outside
+ *     every window are held to 1a as always: a restarted empty old master
+ *     must never be used (README: shunned).
+ *
+ *     Check 2 is as strict as README's condition 2 and no stricter. A
+ *     stopped master resumed after the failover runs what it was sent
+ *     meanwhile, with no counter of the new master's tokens, and its
+ *     reply reaches a client whose sentinel has not announced
+ *     +switch-master yet (the failover's leader names the new master from
+ *     the replicas' reconfiguration on, but publishes only once that is
+ *     done, so the sentinels agree before every subscriber has heard).
+ *     Such a late grant's token is at least its client's wall clock when
+ *     it sent, and at least its wall clock when the grant ran less the
+ *     slack (LATE_SLACK_MS). So a section y whose attempt came before such
+ *     a resume and whose grant after it (late_grant_from) must be above
+ *     every earlier holder x that was granted before y sent (x entered
+ *     before y's attempt) or that entered more than the slack before the
+ *     resume; an x that entered after y's attempt and closer to the resume
+ *     may hold the larger token, though y entered after x left (seed
+ *     939451685: y 2.6 ms below x, whose 3 ms section on the new master
+ *     came within y's 120 ms attempt; y's writes were all rejected). The
+ *     report counts those pairs (late_grant_pairs, and those below:
+ *     late_grant_pairs_below). Seed 445844266 failed check 2 by 45 ms
+ *     while the floor was only the clock at sending.
  *
  *   torture_sentinel_acks (replica_acks = 2, every replica): README says
  *     a grant that counted is on every replica, so a failover to any of
@@ -235,6 +267,10 @@ static int64_t last_kill; /* when the last kill began */
 #endif
 #define MAX_KILLS 64
 static int64_t kill_from[MAX_KILLS], kill_to[MAX_KILLS];
+/* For a master stopped until failed over: the moment just before it was
+ * resumed, the earliest at which it can run what it was sent while
+ * stopped (check 2's late grants); 0 for the other failovers. */
+static int64_t resumed_from[MAX_KILLS];
 static int nkills;
 
 /* RLOCK_TORTURE_BREAK: a deliberate defect, to see the checker fail. */
@@ -885,6 +921,7 @@ static int inject_cluster(run *r, int kind) {
     log_event(r, "cluster: kill master node %d", owner);
     int promoted = rt_cluster_kill_primary(&tcl, owner);
     kill_from[nkills] = t;
+    resumed_from[nkills] = 0;
     kill_to[nkills++] = now_ns() + 1000000000ll;
     log_event(r, "cluster: master node %d replaced by node %d", owner,
               promoted);
@@ -915,10 +952,13 @@ static int inject_sentinel(run *r, int kind, uint64_t *rng) {
        * sentinel makes it a replica of the new master. */
       log_event(r, "sentinel: stop master data[%d] until failed over", old);
       kill_from[nkills] = now;
+      resumed_from[nkills] = 0;
       last_kill = now;
       int n = -1;
       if (rt_sentinel_pause(&tsn, old) == 0) {
         n = rt_sentinel_wait_master_not(&tsn, old, 30000);
+        log_event(r, "sentinel: resume data[%d] (data[%d] named)", old, n);
+        resumed_from[nkills] = now_ns();
         rt_sentinel_resume(&tsn, old);
       }
       if (n >= 0 && rt_sentinel_wait_replicas(&tsn, 30000) == 0)
@@ -934,6 +974,7 @@ static int inject_sentinel(run *r, int kind, uint64_t *rng) {
     }
     log_event(r, "sentinel: kill master data[%d]", old);
     kill_from[nkills] = now;
+    resumed_from[nkills] = 0;
     last_kill = now;
     int n = rt_sentinel_kill_master(&tsn);
     kill_to[nkills++] = now_ns() + 1000000000ll;
@@ -1144,7 +1185,8 @@ typedef struct check {
       stale_accepted_before_newer, valid_rejected, stale_sections, paused,
       lost, exceeded, token_regressions, token_duplicates, bad_status,
       writes, unexplained_losses, unlock_retried, max_unlock_tries,
-      lost_after, shared_overlaps, failover_sections, failover_valid;
+      lost_after, shared_overlaps, failover_sections, failover_valid,
+      late_pairs, late_below;
   int by_kind[NKINDS];
 } check;
 
@@ -1343,6 +1385,24 @@ static int64_t granted_by(const run *r, const section *s) {
   return t;
 }
 
+/* The earliest moment a section's grant can have run late, on a master
+ * stopped until the sentinels failed it over and then resumed (it runs
+ * what it was sent meanwhile before a sentinel demotes it, and a client
+ * whose sentinel has not yet announced +switch-master takes the reply):
+ * that resume, when the section attempted before it and was granted by
+ * (granted_by) after it; else INT64_MIN. Only where a failover excuses
+ * sections: with replica_acks on every replica such a grant is not
+ * acknowledged (the replicas follow the new master) and is undone. */
+static int64_t late_grant_from(const section *s, int64_t granted) {
+  if (!sentinel_mode || sentinel_acks || strict_failover) return INT64_MIN;
+  int64_t from = INT64_MIN;
+  for (int k = 0; k < nkills; k++)
+    if (resumed_from[k] != 0 && s->attempt_ns <= resumed_from[k] &&
+        granted > resumed_from[k] && (from == INT64_MIN || resumed_from[k] < from))
+      from = resumed_from[k];
+  return from;
+}
+
 static void check_tokens_of(check *c, const int *order, int lockid) {
   (void)order;
   int *tk = malloc((size_t)c->ns * sizeof *tk);
@@ -1360,13 +1420,34 @@ static void check_tokens_of(check *c, const int *order, int lockid) {
   for (int a = 0; a < m; a++) {
     const section *y = &c->s[tk[a]];
     if (y->token_rc != 0) continue;
-    int64_t t = granted_by(c->r, y);
+    int64_t t = granted_by(c->r, y), late = late_grant_from(y, t);
     uint64_t bar = 0;
     int of = -1;
     for (int b = 0; b < m; b++) {
       const section *x = &c->s[tk[b]];
       if (x->token_rc != 0 || x->leave_ns >= t || (y->shared && x->shared))
         continue;
+      /* A grant that may have run late on the resumed old master, as
+       * Sentinel's comment says: README promises its token above x's
+       * when x was granted before y sent (y's floor then) or more than
+       * the slack before y's grant ran; neither is known of an x that
+       * entered after y's attempt and within LATE_SLACK_MS of the
+       * resume. */
+      if (late != INT64_MIN && x->enter_ns >= y->attempt_ns &&
+          x->enter_ns + (int64_t)LATE_SLACK_MS * 1000000 >= late) {
+        c->late_pairs++;
+        if (y->token <= x->token) {
+          c->late_below++;
+          if (getenv("RLOCK_TORTURE_DEBUG")) {
+            fprintf(stderr, "  late grant below an earlier holder's "
+                    "(resume at %+.3f s):\n",
+                    (double)(late - c->r->sh->start_ns) / 1e9);
+            print_section(c, "x", tk[b]);
+            print_section(c, "y", tk[a]);
+          }
+        }
+        continue;
+      }
       if (of < 0 || x->token > bar) bar = x->token, of = tk[b];
     }
     if (of >= 0 && y->token <= bar) {
@@ -1503,11 +1584,14 @@ static void print_figures(const check *c, double secs, int truncated) {
             "\"master_killed\":%" PRId64 ",\"master_stopped\":%" PRId64
             ",\"failover_unsettled\":%" PRId64
             ",\"replica_stop\":%" PRId64 "},\"failover_sections\":%" PRId64
-            ",\"failover_sections_valid\":%" PRId64 "}\n",
+            ",\"failover_sections_valid\":%" PRId64
+            ",\"late_grant_pairs\":%" PRId64 ",\"late_grant_pairs_below\":%"
+            PRId64 "}\n",
             sentinel_acks ? "torture_sentinel_acks" : "torture_sentinel",
             sentinel_acks ? 2 : 0, r->f_sentinel_kill, r->f_sentinel_stop,
             r->f_sentinel_kill_failed, r->f_replica_stop,
-            c->failover_sections, c->failover_valid);
+            c->failover_sections, c->failover_valid, c->late_pairs,
+            c->late_below);
 }
 
 /* Part 5: one case. */
@@ -1713,6 +1797,76 @@ static void torture(int n) {
   rt_redis_stop_many(srv, n);
 }
 
+#ifdef RT_TORTURE_SENTINEL
+/* Check 2 on two made-up sections, as in seed 939451685's failure
+ * (Sentinel mode's comment): y attempted at +11.957 s, x was granted on
+ * the new master at +12.071 and left at +12.074, the old master resumed
+ * at +12.060, y entered at +12.077 with a token 2.6 ms below x's.
+ * Variant 0 is that case, which README does not order (the checker
+ * before this case was added reported it); 1 moves x's enter before y's
+ * attempt (y's floor at sending is then above x's token), 2 moves y's
+ * attempt and x's section earlier, x entering after y attempted but more
+ * than LATE_SLACK_MS before the resume (a late grant then runs later than
+ * the slack), 3 is the run with replica_acks (no late grant counts there);
+ * each of those is a violation. Returns the violations and the late pairs
+ * found. */
+static void late_grant_case(int variant, int64_t *violations,
+                            int64_t *pairs) {
+  const int64_t ms = 1000000, t0 = 1000 * ms;
+  static run rr;
+  memset(&rr, 0, sizeof rr);
+  shared *sh = calloc(1, sizeof *sh + 2 * sizeof(section));
+  RT_REQUIRE(sh != NULL);
+  sh->start_ns = t0;
+  rr.sh = sh;
+  section *x = &sh->sections[0], *y = &sh->sections[1];
+  *x = (section){.proc = 2, .kind = K_WRITE, .lockid = 1, .async = 1,
+                 .lease_ms = -1, .attempt_ns = t0 + 12071 * ms,
+                 .enter_ns = t0 + 12071 * ms, .leave_ns = t0 + 12074 * ms,
+                 .token = 1795464702833358ull, .done = 1};
+  *y = (section){.proc = 0, .kind = K_WRITE, .lockid = 1, .async = 1,
+                 .lease_ms = 1200, .attempt_ns = t0 + 11957 * ms,
+                 .enter_ns = t0 + 12077 * ms, .leave_ns = t0 + 12079 * ms,
+                 .token = 1795464702830736ull, .done = 1};
+  nkills = 1;
+  kill_from[0] = t0 + 8839 * ms;
+  kill_to[0] = t0 + 14000 * ms;
+  resumed_from[0] = t0 + 12060 * ms;
+  sentinel_mode = 1;
+  sentinel_acks = variant == 3;
+  strict_failover = 0;
+  if (variant == 1) x->attempt_ns = x->enter_ns = t0 + 11950 * ms;
+  if (variant == 2) {
+    y->attempt_ns = t0 + 11700 * ms;
+    x->attempt_ns = x->enter_ns = resumed_from[0] - (LATE_SLACK_MS + 1) * ms;
+    x->leave_ns = x->enter_ns + 3 * ms;
+  }
+  check c = {.r = &rr, .s = sh->sections, .ns = 2};
+  secx xs[2] = {{.idx = 0, .first_write_seq = -1},
+                {.idx = 1, .first_write_seq = -1}};
+  c.x = xs;
+  check_tokens_of(&c, NULL, 1);
+  *violations = c.violations;
+  *pairs = c.late_pairs;
+  nkills = 0;
+  sentinel_mode = sentinel_acks = 0;
+  free(sh);
+}
+
+static void checker_late_grant(void) {
+  int64_t v = -1, p = -1;
+  late_grant_case(0, &v, &p);
+  RT_CHECK_EQ_INT(v, 0);
+  RT_CHECK_EQ_INT(p, 1);
+  for (int variant = 1; variant <= 3; variant++) {
+    fprintf(stderr, "  variant %d must be a violation:\n", variant);
+    late_grant_case(variant, &v, &p);
+    RT_CHECK_EQ_INT(v, 1);
+    RT_CHECK_EQ_INT(p, 0);
+  }
+}
+#endif
+
 #if defined(RT_TORTURE_CLUSTER)
 static void torture_cluster(void) {
   cluster_mode = 1;
@@ -1742,6 +1896,7 @@ int main(int argc, char **argv) {
 #if defined(RT_TORTURE_CLUSTER)
       {"torture_cluster", torture_cluster},
 #elif defined(RT_TORTURE_SENTINEL)
+      {"checker_late_grant", checker_late_grant},
       {"torture_sentinel", torture_sentinel},
       {"torture_sentinel_acks", torture_sentinel_acks},
 #else
