@@ -531,6 +531,31 @@ static void acquire_done(rl_round *r) {
   for (int i = 0; i < r->n; i++)
     if (r->slot[i].vote == RL_VOTE_NO && r->slot[i].v[2] == RL_GRANT_DEADLK)
       deadlk = 1;
+  if (deadlk && !req->read_cleared && req->lock->kind->precheck != NULL &&
+      req->lock->kind->precheck(req) == 0 &&
+      rl_holds_find(&req->lock->client->pending,
+                    rl_lock_keyk(req->lock, rl_kind_read.hold),
+                    rl_lock_keylenk(req->lock, rl_kind_read.hold),
+                    req->owner, req->ownerlen) == NULL) {
+    /* A master says the owner holds the read side, and the client has no
+     * read hold of it, nor a read acquisition in flight (an async owner's,
+     * which may be writing its grants back): that read hold is left over
+     * from one whose unlock got no answer, which the client ended
+     * (release.c), or from a given-up attempt whose undo is on its way.
+     * It is dropped on those masters, and the attempt made again behind
+     * the drop, once: a drop that does not land leaves the refusal
+     * below. */
+    rl_call_vals v;
+    req_vals(req, &v);
+    for (int i = 0; i < r->n; i++)
+      if (r->slot[i].vote == RL_VOTE_NO &&
+          r->slot[i].v[2] == RL_GRANT_DEADLK)
+        rl_call_send_one(req->lock->client, &rl_kind_read.release, &v, i);
+    req->read_cleared = 1;
+    rl_attempt_end(req, 0, 1);
+    attempt(req);
+    return;
+  }
   rl_attempt_end(req, 0, !deadlk);
   if (deadlk) {
     /* A master says the owner holds the read side: it would wait for

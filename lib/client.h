@@ -86,6 +86,7 @@ typedef struct rl_req {
   uint64_t t_start;
   uint64_t ticket;       /* fair: its place in the queues (wall-clock us) */
   int queued;            /* an attempt queued it on the masters */
+  int read_cleared;      /* write side: a leftover read hold was dropped */
   /* RL_REQ_FAMILY (semaphores, latches, several locks: family.h): how
    * the loop starts the request, and what rl_req_finish runs first, to
    * give back what the operation still has (grants, its place in a wait
