@@ -183,6 +183,19 @@ static void stalled_loop_spins_on_timer(void) {
   cmd(&srv[0], "FLUSHALL");
 }
 
+/* Unlocks l while master 0 pauses writes (CLIENT PAUSE WRITE, as a manual
+ * failover does): no answer in time, so the hold is over for the client,
+ * which tried to release it everywhere; the pause holds that back too.
+ * Then the client's connections are killed before the master runs what
+ * they sent, and writes go on: the owner's field is left on the master. */
+static void unlock_unanswered(rlock *l) {
+  cmd(&srv[0], "CLIENT PAUSE 20000 WRITE");
+  RT_CHECK_EQ_INT(rlock_unlock(l), RLOCK_ENOQUORUM);
+  cmd(&srv[0], "CLIENT KILL TYPE normal SKIPME yes");
+  cmd(&srv[0], "CLIENT KILL TYPE pubsub SKIPME yes");
+  cmd(&srv[0], "CLIENT UNPAUSE");
+}
+
 /* E. An unlock that could not reach the master (a manual failover in
  * the cluster torture run, seed 761158804) ends the hold on the client
  * and leaves the owner's field on the master until its lease runs out.
@@ -194,30 +207,17 @@ static void stalled_loop_spins_on_timer(void) {
  * WRITE, as a manual failover does), the client's commands time out, and
  * its connections are killed before the master runs them. */
 static void leftover_field_reuses_token(void) {
-  const char *m[] = {srv[0].url};
-  rlock_options o;
-  rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = 1;
-  o.master_timeout_ms = 300;
-  rlock_client *c = NULL;
-  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  rlock_client *c = rt_client(srv, 1, 300);
+  RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "f5", &l) == 0);
   RT_REQUIRE(rlock_trylock(l, 0, 20000) == 0);
   uint64_t t1 = 0, t2 = 0;
   RT_REQUIRE(rlock_fencing_token(l, &t1) == 0);
-  cmd(&srv[0], "CLIENT PAUSE 20000 WRITE");
-  int rc = rlock_unlock(l);
-  /* No answer in time: the hold is over for the client, and it tried
-   * to release it everywhere, which the pause holds back too. */
-  RT_CHECK_EQ_INT(rc, RLOCK_ENOQUORUM);
-  cmd(&srv[0], "CLIENT KILL TYPE normal SKIPME yes");
-  cmd(&srv[0], "CLIENT KILL TYPE pubsub SKIPME yes");
-  cmd(&srv[0], "CLIENT UNPAUSE");
+  unlock_unanswered(l);
   /* The field is still there: the case this test is about. */
   RT_REQUIRE(rt_redis_int(&srv[0], "HLEN rlock:{f5}") == 1);
-  rc = rlock_trylock(l, 5000, 20000);
+  int rc = rlock_trylock(l, 5000, 20000);
   RT_CHECK_EQ_INT(rc, 0);
   RT_CHECK(rlock_fencing_token(l, &t2) == 0);
   fprintf(stderr, "  tokens: first hold %" PRIu64 ", next %" PRIu64 "\n",
@@ -240,23 +240,13 @@ static void leftover_field_reuses_token(void) {
  * side (the Sentinel torture run, seed 939451685, on the old code:
  * "lock returned -9"). */
 static void leftover_read_field_deadlocks(void) {
-  const char *m[] = {srv[0].url};
-  rlock_options o;
-  rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = 1;
-  o.master_timeout_ms = 300;
-  rlock_client *c = NULL;
-  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  rlock_client *c = rt_client(srv, 1, 300);
+  RT_REQUIRE(c != NULL);
   rlock *r, *w;
   RT_REQUIRE(rlock_get_read(c, "f6", &r) == 0);
   RT_REQUIRE(rlock_get_write(c, "f6", &w) == 0);
   RT_REQUIRE(rlock_trylock(r, 0, 20000) == 0);
-  cmd(&srv[0], "CLIENT PAUSE 20000 WRITE");
-  RT_CHECK_EQ_INT(rlock_unlock(r), RLOCK_ENOQUORUM);
-  cmd(&srv[0], "CLIENT KILL TYPE normal SKIPME yes");
-  cmd(&srv[0], "CLIENT KILL TYPE pubsub SKIPME yes");
-  cmd(&srv[0], "CLIENT UNPAUSE");
+  unlock_unanswered(r);
   /* The read hold is still there: the case this test is about. */
   RT_REQUIRE(rt_redis_int(&srv[0], "HLEN rlock:{f6}:rc") == 1);
   int rc = rlock_trylock(w, 5000, 20000);
