@@ -530,7 +530,10 @@ RLOCK_EXTERN int rlock_trylock(rlock *lock, int64_t wait_ms,
  * hold ends anyway and must not be retried: rlock sends a release to
  * every master, best effort, and forgets the hold; outer reentrant levels
  * are lost (a later rlock_unlock says RLOCK_ELOST), and the lock is free at
- * the latest when its lease runs out (it is no longer renewed).
+ * the latest when its lease runs out (it is no longer renewed). Until
+ * then the same owner may take it again: that is a first acquisition,
+ * with a new fencing token and a count of 1, whatever is left of the
+ * old hold on a master.
  */
 RLOCK_EXTERN int rlock_unlock(rlock *lock);
 
