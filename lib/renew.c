@@ -231,8 +231,10 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
     argv[3 + per * n] = lease;
     len[3 + per * n] = ll;
     argv[1] = NULL; /* the plain form: without the "0" */
-    r = rl_round_new(c, &rl_renew_ops, b, script, (int)argc, argv + 1,
-                     len + 1);
+    /* Nothing reads a renewal's arguments again (a hold that needs
+     * another round gets a new one): the round does not copy them. */
+    r = rl_round_new_wire(c, &rl_renew_ops, b, script, (int)argc, argv + 1,
+                          len + 1);
     argv[1] = "0";
     /* Pinned batches (a cluster's) hold reentrant locks only: their node
      * form is RL_SCRIPT_RENEW_NODE, keys as arguments. */
