@@ -119,6 +119,9 @@ static void renew_done(rl_round *r) {
    * comes: asking for all of them first overlaps the misses. */
   for (size_t k = 0; k < b->n; k++)
     if (b->holds[k] != NULL) __builtin_prefetch(b->holds[k]);
+  /* Renewed holds are armed for one due time, and the timer set once. */
+  uint64_t due = rl_watchdog_start_due(w);
+  int started = 0;
   for (size_t k = 0; k < b->n; k++) {
     rl_hold *h = b->holds[k];
     if (h == NULL || h->removed || h->lost || h->wd.armed)
@@ -135,7 +138,8 @@ static void renew_done(rl_round *r) {
     if (ones >= r->quorum && fresh) {
       RL_ADD(c->metrics.renewals, 1);
       h->valid_until_ms = r->t_start + (uint64_t)(lease - drift);
-      rl_watchdog_start(w, &h->wd);
+      rl_watchdog_start_at(w, &h->wd, due);
+      started = 1;
       continue;
     }
     if (zeros > r->n - r->quorum) {
@@ -158,6 +162,7 @@ static void renew_done(rl_round *r) {
     if (retry > w->period_ms) retry = w->period_ms;
     rl_watchdog_arm(w, &h->wd, retry);
   }
+  if (started) rl_watchdog_schedule(w, due);
 }
 
 static void batch_free(batch *b) {
