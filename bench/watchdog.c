@@ -35,6 +35,18 @@
 #include "rlock.h"
 #include "stats.h"
 
+/* Built with -DBENCH_CALLGRIND, the window is the only part callgrind
+ * counts (run with --collect-atstart=no): instructions per renewal call
+ * are then deterministic where timing on a shared machine is not. */
+#ifdef BENCH_CALLGRIND
+#include <valgrind/callgrind.h>
+#define WINDOW_OPEN() CALLGRIND_START_INSTRUMENTATION
+#define WINDOW_CLOSE() CALLGRIND_STOP_INSTRUMENTATION
+#else
+#define WINDOW_OPEN() ((void)0)
+#define WINDOW_CLOSE() ((void)0)
+#endif
+
 #define IN_FLIGHT 2000
 
 static atomic_long done_ok, done_err;
@@ -134,7 +146,9 @@ int main(int argc, char **argv) {
   uint64_t user0, sys0, user1, sys1;
   int others = bench_thread_cpu(&main0, &loop0);
   bench_others_user_sys(&user0, &sys0);
+  WINDOW_OPEN();
   bench_sleep_ns(period_ns * (uint64_t)periods);
+  WINDOW_CLOSE();
   uint64_t main1, loop1, cpu1 = process_cpu_ns(), w1 = bench_now_ns();
   bench_thread_cpu(&main1, &loop1);
   bench_others_user_sys(&user1, &sys1);

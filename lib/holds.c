@@ -43,7 +43,7 @@ static uint32_t hash_of(const char *key, size_t keylen, uint64_t owner_id,
  * owner of this client. 0 or -1. */
 static int parse_owner(const rl_holds *t, const char *o, size_t len,
                        uint64_t *id, int *is_thread) {
-  size_t idlen = strlen(t->id);
+  size_t idlen = t->idlen;
   if (len < idlen + 2 || memcmp(o, t->id, idlen) != 0 || o[idlen] != ':')
     return -1;
   const char *p = o + idlen + 1, *end = o + len;
@@ -61,9 +61,10 @@ static int parse_owner(const rl_holds *t, const char *o, size_t len,
   return 0;
 }
 
-size_t rl_owner_format(const char *id, uint64_t owner_id, int owner_is_thread,
-                       char *buf) {
-  size_t n = strlen(id);
+/* The owner field after an id of idlen characters. */
+static size_t owner_format(const char *id, size_t idlen, uint64_t owner_id,
+                           int owner_is_thread, char *buf) {
+  size_t n = idlen;
   memcpy(buf, id, n);
   buf[n++] = ':';
   if (!owner_is_thread) buf[n++] = 'a';
@@ -78,14 +79,20 @@ size_t rl_owner_format(const char *id, uint64_t owner_id, int owner_is_thread,
   return n;
 }
 
+size_t rl_owner_format(const char *id, uint64_t owner_id, int owner_is_thread,
+                       char *buf) {
+  return owner_format(id, strlen(id), owner_id, owner_is_thread, buf);
+}
+
 size_t rl_holds_owner(const rl_holds *t, const rl_hold *h, char *buf) {
-  return rl_owner_format(t->id, h->owner_id, h->owner_is_thread, buf);
+  return owner_format(t->id, t->idlen, h->owner_id, h->owner_is_thread, buf);
 }
 
 int rl_holds_init(rl_holds *t, const char *id) {
   size_t n = strnlen(id, sizeof t->id - 1);
   memcpy(t->id, id, n);
   t->id[n] = '\0';
+  t->idlen = n;
   t->nbuckets = 64;
   t->count = 0;
   t->buckets = calloc(t->nbuckets, sizeof *t->buckets);

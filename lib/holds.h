@@ -69,6 +69,8 @@ typedef struct rl_holds {
   size_t nbuckets; /* a power of two */
   size_t count;
   char id[33];     /* the client id that starts every owner field */
+  size_t idlen;    /* its length: an owner field is written per hold
+                      renewed, and strlen was a tenth of that */
 } rl_holds;
 
 /* id: the client's id, 32 characters, the prefix of its owner fields. */

@@ -41,9 +41,12 @@ static int command_slot(const rl_argv *a) {
                       : RL_MCMD_ANY_SLOT;
 }
 
-rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
-                       void *data, int script, int argc, const char **argv,
-                       const size_t *argvlen) {
+/* copy: keep the arguments in the round (rl_round_new), or only the
+ * formatted command (rl_round_new_wire). */
+static rl_round *round_new(struct rlock_client *c, const rl_round_ops *ops,
+                           void *data, int script, int argc,
+                           const char **argv, const size_t *argvlen,
+                           int copy) {
   int clocked = argc > 0 && argv[argc - 1] == rl_arg_master_deadline;
   if (clocked) argc--; /* appended by each connection */
   int n = c->nmasters;
@@ -51,12 +54,13 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
   size_t strbytes = 0;
   for (int i = 0; i < argc; i++)
     if (argv[i] != NULL) strbytes += argvlen[i] + 1;
+  size_t keptbytes = copy ? strbytes : 0;
   /* The RESP size: each argument costs its length plus at most 26 bytes
    * of framing; the exact size is computed once the vector is built. */
   size_t respmax = 32 + 47 + 8 + 26 * (size_t)total + strbytes;
   size_t size = sizeof(rl_round) + sizeof(rl_round_slot) * (size_t)n +
                 sizeof(char *) * (size_t)total +
-                sizeof(size_t) * (size_t)total + strbytes + respmax;
+                sizeof(size_t) * (size_t)total + keptbytes + respmax;
   /* Only the round and its slots start zeroed: clearing the rest, which is
    * written below, cost a renewal of a hundred locks a fifth of its work. */
   rl_round *r = malloc(size);
@@ -80,6 +84,11 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
   }
   for (int i = 0; i < argc; i++) {
     if (argv[i] == NULL) continue; /* the EVALSHA placeholder */
+    if (!copy) { /* the caller's, read only below */
+      av[j] = argv[i];
+      al[j++] = argvlen[i];
+      continue;
+    }
     memcpy(s, argv[i], argvlen[i]);
     s[argvlen[i]] = '\0';
     av[j] = s;
@@ -102,7 +111,24 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
     r->sha_off = (size_t)(sha - s) + 1 + 13 + 5;
   }
   r->key_slot = command_slot(&r->args);
+  if (!copy) { /* the strings are the caller's, gone once this returns */
+    r->args.argc = 0;
+    r->args.argv = NULL;
+    r->args.argvlen = NULL;
+  }
   return r;
+}
+
+rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
+                       void *data, int script, int argc, const char **argv,
+                       const size_t *argvlen) {
+  return round_new(c, ops, data, script, argc, argv, argvlen, 1);
+}
+
+rl_round *rl_round_new_wire(struct rlock_client *c, const rl_round_ops *ops,
+                            void *data, int script, int argc,
+                            const char **argv, const size_t *argvlen) {
+  return round_new(c, ops, data, script, argc, argv, argvlen, 0);
 }
 
 int rl_round_pin(rl_round *r, rl_conn *const *nodes, int node_script,

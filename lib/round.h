@@ -113,6 +113,16 @@ rl_round *rl_round_new(struct rlock_client *c, const rl_round_ops *ops,
                        const size_t *argvlen);
 
 /*
+ * The same, for a round whose operation never reads its arguments again:
+ * the strings are formatted into the command but not kept, and r->args
+ * holds the script and no_resend only (argc 0, argv NULL). A renewal call
+ * of a hundred locks copied two hundred keys and owners for nothing.
+ */
+rl_round *rl_round_new_wire(struct rlock_client *c, const rl_round_ops *ops,
+                            void *data, int script, int argc,
+                            const char **argv, const size_t *argvlen);
+
+/*
  * Makes r a batch grouped by node: master i's command goes to nodes[i] (as
  * rl_master_node_of gave it in this loop turn; NULL: that master fails),
  * unrouted. For cluster nodes, whose scripts cannot declare keys of

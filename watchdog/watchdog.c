@@ -50,6 +50,20 @@ void rl_watchdog_start(rl_watchdog *w, rl_wheel_node *n) {
   rl_watchdog_arm(w, n, w->period_ms);
 }
 
+uint64_t rl_watchdog_start_due(const rl_watchdog *w) {
+  return uv_now(w->timer.loop) + w->period_ms;
+}
+
+void rl_watchdog_start_at(rl_watchdog *w, rl_wheel_node *n, uint64_t due) {
+  if (w->closed) return;
+  rl_wheel_insert(&w->wheel, n, due);
+}
+
+void rl_watchdog_schedule(rl_watchdog *w, uint64_t due) {
+  if (w->closed) return;
+  schedule(w, due);
+}
+
 void rl_watchdog_cancel(rl_watchdog *w, rl_wheel_node *n) {
   if (w->closed) return;
   rl_wheel_cancel(&w->wheel, n);

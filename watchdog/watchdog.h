@@ -49,6 +49,16 @@ void rl_watchdog_start(rl_watchdog *w, rl_wheel_node *n);
 /* Arms (or moves) an entry to fall due delay_ms from now. */
 void rl_watchdog_arm(rl_watchdog *w, rl_wheel_node *n, uint64_t delay_ms);
 
+/* rl_watchdog_start for many entries in one callback of the loop (whose
+ * time does not move within it): rl_watchdog_start_due gives the time they
+ * fall due, rl_watchdog_start_at arms each for it without touching the
+ * timer, and rl_watchdog_schedule(w, due) sets the timer once after them.
+ * A renewal call re-arms a hundred entries, and reading the loop's time
+ * and the timer's state for each was a tenth of its instructions. */
+uint64_t rl_watchdog_start_due(const rl_watchdog *w);
+void rl_watchdog_start_at(rl_watchdog *w, rl_wheel_node *n, uint64_t due);
+void rl_watchdog_schedule(rl_watchdog *w, uint64_t due);
+
 /* Disarms an entry; O(1), a no-op when it is not armed. */
 void rl_watchdog_cancel(rl_watchdog *w, rl_wheel_node *n);
 

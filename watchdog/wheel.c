@@ -49,6 +49,7 @@ int rl_wheel_init(rl_wheel *w, unsigned nslots, uint64_t tick_ms,
   w->count = 0;
   w->advancing = 0;
   w->rest = 0;
+  w->memo_valid = 0;
   return 0;
 }
 
@@ -66,24 +67,36 @@ void rl_wheel_node_init(rl_wheel_node *n) {
 
 /* Puts an unlinked node in its slot, with rounds counted from cur_tick. */
 static void rl__place(rl_wheel *w, rl_wheel_node *n) {
-  uint64_t tick = n->expire_ms / w->tick_ms;
-  uint64_t delta, rounds;
+  uint64_t tick, delta, rounds;
 
-  if (tick <= w->cur_tick) {
+  if (!w->memo_valid || n->expire_ms != w->memo_expire ||
+      w->cur_tick != w->memo_cur) {
+    tick = n->expire_ms / w->tick_ms;
+    w->memo_valid = 1;
+    w->memo_expire = n->expire_ms;
+    w->memo_cur = w->cur_tick;
+    w->memo_tick = tick;
+    if (tick > w->cur_tick) {
+      /* Fresh visits of the slot come delta, delta - nslots, ... ticks
+       * from now; the last of them, at tick itself, is the one that
+       * fires. */
+      delta = tick - w->cur_tick;
+      rounds = (delta - 1) / w->nslots;
+      /* Below 2^63 unless a one-slot wheel is given a time 2^63 ticks
+       * away; then it waits fewer rounds, and still never fires early. */
+      w->memo_rounds = rounds >> 63 ? (UINT64_MAX >> 1) : rounds;
+      w->memo_slot = tick % w->nslots;
+    }
+  }
+  if (w->memo_tick <= w->cur_tick) {
     /* Overdue: the next advance looks at cur_tick's slot again. */
     n->rounds = 0;
     w->rest = 1;
     rl__link_tail(&w->slots[w->cur_tick % w->nslots], n);
     return;
   }
-  /* Fresh visits of the slot come delta, delta - nslots, ... ticks from
-   * now; the last of them, at tick itself, is the one that fires. */
-  delta = tick - w->cur_tick;
-  rounds = (delta - 1) / w->nslots;
-  /* Below 2^63 unless a one-slot wheel is given a time 2^63 ticks away;
-   * then it waits fewer rounds, and still never fires early. */
-  n->rounds = rounds >> 63 ? (UINT64_MAX >> 1) : rounds;
-  rl__link_tail(&w->slots[tick % w->nslots], n);
+  n->rounds = w->memo_rounds;
+  rl__link_tail(&w->slots[w->memo_slot], n);
 }
 
 void rl_wheel_insert(rl_wheel *w, rl_wheel_node *n, uint64_t expire_ms) {
@@ -126,12 +139,17 @@ static size_t rl__fire(rl_wheel *w, rl_wheel_node *list, rl_wheel_node *slot,
                        rl_wheel_cb cb, void *arg) {
   rl_wheel_node *n;
   size_t fired = 0;
+  /* A node's tick is after this one if its expire_ms reaches the next
+   * tick's start: a comparison per node rather than a division. None is
+   * when that start is past UINT64_MAX. */
+  int later_possible = tick < UINT64_MAX / w->tick_ms;
+  uint64_t next_start = later_possible ? (tick + 1) * w->tick_ms : 0;
 
   while (list->next != list) {
     n = list->next;
     rl__unlink(n);
     if (n->rounds > 0 || n->expire_ms > now_ms ||
-        n->expire_ms / w->tick_ms > tick) {
+        (later_possible && n->expire_ms >= next_start)) {
       if (n->rounds > 0 && fresh)
         n->rounds--;
       rl__link_tail(slot, n);

@@ -53,6 +53,11 @@ typedef struct rl_wheel {
                                there. Else the next advance need not walk
                                that slot again (a thousand nodes when a
                                million locks are renewed). */
+  /* The last placement's arithmetic, by expire_ms and cur_tick: the holds
+   * a renewal answer re-arms all fall due at one time, and each placement
+   * took three 64-bit divisions. */
+  int memo_valid;
+  uint64_t memo_expire, memo_cur, memo_tick, memo_rounds, memo_slot;
 } rl_wheel;
 
 /* nslots >= 1, tick_ms >= 1. Returns 0, RL_WHEEL_EINVAL on a bad argument
