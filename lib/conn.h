@@ -183,6 +183,9 @@ struct rl_conn {
   int64_t clock_upper_us;
   int64_t clock_upper_at_us;
   int clock_valid;
+  /* While the estimate is loose (conn.c), the wait before the TIME after
+   * the next; 0 when it is not. */
+  uint64_t clock_resample_ms;
   /* Why the connection is not up ("" while it is), loop thread; err_copy
    * is the same for other threads, under errmu. */
   char err[160];
