@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "proxy.h"
 
 static rt_redis srv[3];
 
@@ -348,6 +349,57 @@ static void late_handshake_time(void) {
   cmd(&srv[0], "FLUSHALL");
 }
 
+/* I. The same on the wire: master 0's connection drops, and the replies
+ * of its next handshake reach the client 600 ms after the master ran the
+ * commands (a proxy holds them: a network stall, or the master stopped
+ * before it wrote them, which is what the 800 ms SIGSTOP right after
+ * restart_quarantine's restart did to the handshake in CI). */
+static void late_time_reply(void) {
+  rt_proxy *px = rt_proxy_start(srv[0].port);
+  RT_REQUIRE(px != NULL);
+  const char *m[3] = {rt_proxy_url(px), srv[1].url, srv[2].url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 3;
+  o.master_timeout_ms = 300;
+  o.connect_timeout_ms = 5000; /* the held handshake is not timed out */
+  o.restart_quarantine_ms = 0;
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  int up = 1;
+  for (int i = 0; i < 3; i++) up &= rt_up_within(c, i, 10000);
+  rlock *l = NULL;
+  if (up && rlock_get(c, "i1", &l) == 0 && rlock_trylock(l, 0, 2000) == 0) {
+    RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+    rt_proxy_cut(px);
+    rt_proxy_pass(px);
+    rt_proxy_reply_delay(px, 600);
+    rlock_metrics mm;
+    uint64_t end = rt_now_ms() + 10000;
+    int again = 0;
+    while (!again && rt_now_ms() < end) {
+      again = rlock_metrics_snapshot(c, &mm) == 0 && mm.masters[0].up &&
+              mm.masters[0].reconnects >= 1;
+      if (!again) rt_sleep_ms(10);
+    }
+    RT_CHECK(again);
+    rt_proxy_reply_delay(px, 0); /* what it holds still goes at its time */
+    uint64_t t0 = rt_now_ms();
+    int back = granted_within(l, "rlock:{i1}", 5000);
+    fprintf(stderr, "  master 0 %s %llu ms after the handshake\n",
+            back ? "grants again" : "refuses every grant",
+            (unsigned long long)(rt_now_ms() - t0));
+    RT_CHECK(back);
+  } else {
+    RT_CHECK(0);
+  }
+  if (l != NULL) rlock_free(l);
+  rlock_client_close(c);
+  rt_proxy_stop(px);
+  cmd(&srv[0], "FLUSHALL");
+}
+
 /* G. Clients reconnect to a master that was SIGKILLed and restarted, or
  * stopped and resumed, whatever they were doing when it went: idle after
  * a lock and unlock of their own round, an unlock answered by a majority
@@ -474,6 +526,7 @@ int main(int argc, char **argv) {
       {"leftover_field_reuses_token", leftover_field_reuses_token},
       {"leftover_read_field_deadlocks", leftover_read_field_deadlocks},
       {"late_handshake_time", late_handshake_time},
+      {"late_time_reply", late_time_reply},
       {"reconnect_after_kill", reconnect_after_kill},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
