@@ -24,6 +24,19 @@
  * before the loop blocks, or at once by rl_conn_flush. Many commands
  * queued in one iteration cost one write.
  *
+ * The master's clock: a clocked command tells the master a deadline in
+ * the master's own clock, from a lower bound of its offset that one TIME
+ * gives (clock_sample). That bound is low by however long the reply took
+ * to be read after the master ran TIME, and a bound low by more than the
+ * command timeout makes the master refuse every grant as late. One slow
+ * reply in a handshake (the master stopped before it wrote it, or this
+ * loop held up: a slow log hook, a loaded machine, valgrind) then cost
+ * the master's every vote until the next periodic TIME, 30 s later, and
+ * the connection looked up all along. So a sample whose bounds lie
+ * further apart than a quarter of the command timeout is followed by
+ * another TIME at once, and then, while they stay that far apart, by
+ * more with a backoff (clock_resample).
+ *
  * Attempts: the first connection attempt is waited for (the client is
  * usable the moment it is opened); later ones are not (a dead master
  * costs a round nothing). The backoff between attempts doubles from 50 ms
@@ -47,6 +60,7 @@
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
 #define CLOCK_REFRESH_MS 30000
+#define CLOCK_RESAMPLE_MS 50 /* the first wait between quick TIMEs */
 #define CLOCK_DRIFT_PPM 500 /* the fastest a kernel slews a clock */
 
 /* Internal commands, by what their reply is for. */
@@ -390,9 +404,39 @@ static void clock_sample(rl_conn *conn, const redisReply *r,
   conn->clock_valid = 1;
 }
 
+/* 1 when the estimate of the master's clock may be low by more than a
+ * quarter of the command timeout: the clocked deadlines it gives could
+ * leave the master too little of the command's time, or none. */
+static int clock_loose(const rl_conn *conn) {
+  uint64_t t = conn->cfg->command_timeout_ms;
+  if (!conn->clock_valid || t == 0) return 0;
+  int64_t now_us = rl_conn_now_us();
+  int64_t slack = aged_upper(conn, now_us) - aged_offset(conn, now_us);
+  return slack > (int64_t)(t * 1000 / 4);
+}
+
+/* Ready, after a sample: while the estimate is loose, the next TIME goes
+ * out soon (at once after the handshake's, then after 50 ms, doubling),
+ * instead of with the periodic refresh; the tightest sample wins
+ * (clock_sample), so one reply read in time is enough. */
+static void clock_resample(rl_conn *conn) {
+  if (conn->state != RL_CONN_READY || conn->cfg->mode != RL_CONN_COMMAND)
+    return;
+  if (!clock_loose(conn)) {
+    conn->clock_resample_ms = 0;
+    return;
+  }
+  uint64_t wait = conn->clock_resample_ms;
+  uint64_t next = wait == 0 ? CLOCK_RESAMPLE_MS : wait * 2;
+  conn->clock_resample_ms = next < CLOCK_REFRESH_MS ? next : CLOCK_REFRESH_MS;
+  uv_timer_start(&conn->retry, on_refresh, wait, CLOCK_REFRESH_MS);
+}
+
 static void on_refresh_reply(rl_cmd *cmd, redisReply *r, int status) {
-  if (r != NULL && (status == RL_CMD_REPLY || status == RL_CMD_LATE))
+  if (r != NULL && (status == RL_CMD_REPLY || status == RL_CMD_LATE)) {
     clock_sample(cmd->conn, r, cmd->queued_us);
+    clock_resample(cmd->conn);
+  }
 }
 
 static void on_refresh(uv_timer_t *t) {
@@ -594,12 +638,14 @@ static void become_ready(rl_conn *conn) {
     start_deadline(conn, cmd);
     rl_list_push_back(&conn->unsent, &cmd->node);
   }
+  conn->clock_resample_ms = 0;
   if (conn->cfg->mode == RL_CONN_COMMAND)
     uv_timer_start(&conn->retry, on_refresh, CLOCK_REFRESH_MS,
                    CLOCK_REFRESH_MS);
   conn_log(conn, RLOCK_LOG_INFO, "connected");
   set_state(conn, RL_CONN_READY);
   if (conn->state != RL_CONN_READY) return;
+  clock_resample(conn); /* the handshake's TIME may have been read late */
   arm_timer(conn);
   rl_conn_flush(conn);
 }

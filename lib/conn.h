@@ -183,6 +183,9 @@ struct rl_conn {
   int64_t clock_upper_us;
   int64_t clock_upper_at_us;
   int clock_valid;
+  /* While the estimate is loose (conn.c), the wait before the TIME after
+   * the next; 0 when it is not. */
+  uint64_t clock_resample_ms;
   /* Why the connection is not up ("" while it is), loop thread; err_copy
    * is the same for other threads, under errmu. */
   char err[160];
@@ -303,8 +306,9 @@ int64_t rl_conn_now_us(void);
  * The master's clock: 1 and *offset_us such that, barring a step of the
  * master's wall clock, master_wall_us >= rl_conn_now_us() + *offset_us
  * for as long as the connection lives (the estimate from the handshake's
- * TIME, the tightest of its refreshes about every 30 s, aged by 500 ppm of
- * drift); 0 when there is none (not connected yet).
+ * TIME, the tightest of its refreshes about every 30 s, sooner while a
+ * reply read late leaves it loose (conn.c), aged by 500 ppm of drift); 0
+ * when there is none (not connected yet).
  */
 int rl_conn_clock_offset(const rl_conn *conn, int64_t *offset_us);
 

@@ -1,8 +1,8 @@
 /*
  * The test proxy; see proxy.h. One thread polls the listening socket and
  * every connection pair every few ms; modes are atomics the test sets
- * from its own thread. Delayed chunks wait in a FIFO per pair with the
- * time they may go, so order is kept.
+ * from its own thread. Delayed chunks wait in a FIFO per pair and
+ * direction with the time they may go, so order is kept.
  */
 #include "proxy.h"
 
@@ -33,6 +33,7 @@ typedef struct pair {
   int cdone;          /* the client closed: forward what is queued, then
                          close, as TCP would deliver it */
   chunk *head, *tail; /* client to server, waiting for their time */
+  chunk *rhead, *rtail; /* server to client (replies), the same */
 } pair;
 
 struct rt_proxy {
@@ -45,6 +46,7 @@ struct rt_proxy {
   atomic_int cut_gen; /* bumped by every rt_proxy_cut */
   atomic_int seen_gen; /* the cut_gen the thread has acted on */
   atomic_int delay_ms;
+  atomic_int reply_delay_ms;
   pair pairs[MAX_PAIRS];
 };
 
@@ -65,6 +67,12 @@ static void pair_close(pair *pr) {
     free(c);
   }
   pr->tail = NULL;
+  while (pr->rhead) {
+    chunk *c = pr->rhead;
+    pr->rhead = c->next;
+    free(c);
+  }
+  pr->rtail = NULL;
 }
 
 static int connect_target(int port) {
@@ -111,16 +119,42 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-/* Sends the chunks whose time has come; -1 if the server side failed. */
-static int flush_due(pair *pr, uint64_t now) {
-  while (pr->head && pr->head->due_ms <= now) {
-    chunk *c = pr->head;
-    if (write_all(pr->sfd, c->data + c->off, c->len - c->off) != 0) return -1;
-    pr->head = c->next;
-    if (pr->head == NULL) pr->tail = NULL;
+/* Queues a copy of buf[0..len) to go at due_ms. 0, or -1 out of memory. */
+static int enqueue(chunk **head, chunk **tail, const char *buf, size_t len,
+                   uint64_t due_ms) {
+  chunk *c = malloc(sizeof *c + len);
+  if (c == NULL) return -1;
+  c->next = NULL;
+  c->due_ms = due_ms;
+  c->len = len;
+  c->off = 0;
+  memcpy(c->data, buf, len);
+  if (*tail)
+    (*tail)->next = c;
+  else
+    *head = c;
+  *tail = c;
+  return 0;
+}
+
+/* Writes the chunks of one FIFO whose time has come to fd; -1 if that
+ * failed. */
+static int flush_fifo(chunk **head, chunk **tail, int fd, uint64_t now) {
+  while (*head && (*head)->due_ms <= now) {
+    chunk *c = *head;
+    if (write_all(fd, c->data + c->off, c->len - c->off) != 0) return -1;
+    *head = c->next;
+    if (*head == NULL) *tail = NULL;
     free(c);
   }
   return 0;
+}
+
+/* Sends the chunks whose time has come; -1 if either side failed. */
+static int flush_due(pair *pr, uint64_t now) {
+  if (flush_fifo(&pr->head, &pr->tail, pr->sfd, now) != 0) return -1;
+  if (pr->cdone) return 0;
+  return flush_fifo(&pr->rhead, &pr->rtail, pr->cfd, now);
 }
 
 static void *run(void *arg) {
@@ -161,25 +195,22 @@ static void *run(void *arg) {
           pr->cdone = 1;
           continue;
         }
-        chunk *c = malloc(sizeof *c + (size_t)got);
-        if (c == NULL) {
+        if (enqueue(&pr->head, &pr->tail, buf, (size_t)got,
+                    now + (uint64_t)atomic_load(&p->delay_ms)) != 0)
           pair_close(pr);
-          continue;
-        }
-        c->next = NULL;
-        c->due_ms = now + (uint64_t)atomic_load(&p->delay_ms);
-        c->len = (size_t)got;
-        c->off = 0;
-        memcpy(c->data, buf, (size_t)got);
-        if (pr->tail)
-          pr->tail->next = c;
-        else
-          pr->head = c;
-        pr->tail = c;
       } else {
         ssize_t got = read_some(pr->sfd, buf, sizeof buf);
-        if (got == 0 || (!pr->cdone && write_all(pr->cfd, buf, (size_t)got)))
+        int rd = atomic_load(&p->reply_delay_ms);
+        if (got == 0) {
           pair_close(pr);
+        } else if (rd > 0 || pr->rhead != NULL) {
+          /* Behind replies still held, so that order is kept. */
+          if (enqueue(&pr->rhead, &pr->rtail, buf, (size_t)got,
+                      now + (uint64_t)rd) != 0)
+            pair_close(pr);
+        } else if (!pr->cdone && write_all(pr->cfd, buf, (size_t)got)) {
+          pair_close(pr);
+        }
       }
     }
     for (int i = 0; i < MAX_PAIRS; i++) {
@@ -232,10 +263,15 @@ void rt_proxy_cut(rt_proxy *p) {
 
 void rt_proxy_pass(rt_proxy *p) {
   atomic_store(&p->delay_ms, 0);
+  atomic_store(&p->reply_delay_ms, 0);
   atomic_store(&p->cut, 0);
 }
 
 void rt_proxy_delay(rt_proxy *p, int ms) { atomic_store(&p->delay_ms, ms); }
+
+void rt_proxy_reply_delay(rt_proxy *p, int ms) {
+  atomic_store(&p->reply_delay_ms, ms);
+}
 
 void rt_proxy_stop(rt_proxy *p) {
   if (p == NULL) return;

@@ -9,7 +9,9 @@
  * (accepted and closed at once), so nothing sent before the cut reaches
  * the server later: unlike SIGSTOP, where commands wait in the socket and
  * run on SIGCONT. Delay holds every chunk from client to server for that
- * many ms (order kept), so each command is answered that much later.
+ * many ms (order kept), so each command is answered that much later;
+ * reply delay holds every chunk from server to client, so each reply
+ * comes that much after the server ran the command.
  */
 #ifndef RT_PROXY_H
 #define RT_PROXY_H
@@ -26,6 +28,9 @@ void rt_proxy_cut(rt_proxy *p);
 void rt_proxy_pass(rt_proxy *p);
 /* Holds client-to-server data ms before forwarding it (0: none). */
 void rt_proxy_delay(rt_proxy *p, int ms);
+/* Holds server-to-client data ms before forwarding it (0: none; what is
+ * held still goes at its time). */
+void rt_proxy_reply_delay(rt_proxy *p, int ms);
 /* Closes everything and joins the thread. Safe on NULL. */
 void rt_proxy_stop(rt_proxy *p);
 
