@@ -52,10 +52,11 @@
  * sleeps HOLD_MS, times the acquire script ("cold": the machine idled as
  * a waiter does), then the unlock script right after it ("warm").
  *
- *   floor_handoff procs|threads|direct|relay|hop|spin|read|rtt HOLD_MS
- *                 SECONDS MASTER
+ *   floor_handoff procs|threads|direct|relay|hop|spin|spinyield|spinlate|
+ *                 read|rtt HOLD_MS SECONDS MASTER
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,8 @@ static pthread_mutex_t hop_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hop_cv = PTHREAD_COND_INITIALIZER;
 static int hop_state; /* 1: acquired, the caller thread must run; 2: quit */
 static int spin;                 /* spin: relay, the waiter woken first */
+static int spin_yield;           /* spinyield: the spinner yields */
+static int spin_late;            /* spinlate: woken after the write */
 static atomic_int granted_to = -1; /* spin: the side the relay's reply is for */
 static uint64_t spins[MAX_SAMPLES]; /* spin: how long each waiter spun */
 static atomic_long nspins;
@@ -155,8 +158,11 @@ static void wait_turn(int me) {
  * run stops) and notes how long it spun. */
 static void spin_for_grant(int me) {
   uint64_t t0 = bench_now_ns();
-  while (atomic_load_explicit(&granted_to, memory_order_acquire) != me &&
-         !atomic_load(&sh->stop)) {
+  for (unsigned i = 1;
+       atomic_load_explicit(&granted_to, memory_order_acquire) != me &&
+       !atomic_load(&sh->stop);
+       i++) {
+    if (spin_yield && (i & 63) == 0) sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -176,6 +182,34 @@ static int write_all(int fd, const char *buf, size_t len) {
     len -= (size_t)n;
   }
   return 0;
+}
+
+/* spinlate: raw_relay with the waiter woken between the write and the
+ * read of the replies. 1 if both worked, 0 if not, -1 on an I/O error. */
+static int relay_late(raw_conns *rc, const raw_lock *l, const char *owner,
+                      const char *other, int me) {
+  char *u = NULL, *a = NULL;
+  int ul = raw_format_unlock(rc, l, owner, &u);
+  int al = raw_format_acquire(rc, l, other, &a);
+  char buf[4096];
+  int ok = ul > 0 && al > 0 && (size_t)(ul + al) <= sizeof buf;
+  if (ok) {
+    memcpy(buf, u, (size_t)ul);
+    memcpy(buf + ul, a, (size_t)al);
+    ok = write_all(rc->c[0]->fd, buf, (size_t)(ul + al)) == 0;
+  }
+  if (u) redisFreeCommand(u);
+  if (a) redisFreeCommand(a);
+  give_turn(!me);
+  if (!ok) return -1;
+  redisReply *ur = NULL, *ar = NULL;
+  if (redisGetReply(rc->c[0], (void **)&ur) != REDIS_OK) return -1;
+  ok = raw_released(ur);
+  freeReplyObject(ur);
+  if (redisGetReply(rc->c[0], (void **)&ar) != REDIS_OK) return -1;
+  ok = ok && raw_granted(ar);
+  freeReplyObject(ar);
+  return ok;
 }
 
 /* read: the holder writes its unlock and the waiter's acquire on the
@@ -301,8 +335,11 @@ static void side(int me) {
       int last = bench_now_ns() >= stop_at;
       if (last) atomic_store(&sh->stop, 1);
       atomic_store(&sh->released_ns, bench_now_ns());
-      if (spin) give_turn(!me); /* the wake-up overlaps the round trip */
-      if (relay && !last) {
+      if (spin && (!spin_late || last))
+        give_turn(!me); /* the wake-up overlaps the round trip */
+      if (spin_late && !last) {
+        if (relay_late(&rc, &l, owner, other, me) != 1) goto fail;
+      } else if (relay && !last) {
         if (raw_relay(&rc, &l, owner, other) != 1) goto fail;
       } else if (raw_unlock(&rc, &l, owner, NULL) != 1) {
         goto fail;
@@ -350,15 +387,21 @@ int main(int argc, char **argv) {
   if (argc != 5 || (strcmp(argv[1], "procs") && strcmp(argv[1], "threads") &&
                     strcmp(argv[1], "direct") && strcmp(argv[1], "relay") &&
                     strcmp(argv[1], "hop") && strcmp(argv[1], "spin") &&
+                    strcmp(argv[1], "spinyield") &&
+                    strcmp(argv[1], "spinlate") &&
                     strcmp(argv[1], "read") && strcmp(argv[1], "rtt"))) {
     fprintf(stderr, "usage: floor_handoff "
-                    "procs|threads|direct|relay|hop|spin|read|rtt HOLD_MS "
+                    "procs|threads|direct|relay|hop|spin|spinyield|spinlate|read|"
+                    "rtt "
+                    "HOLD_MS "
                     "SECONDS MASTER\n");
     return 2;
   }
   hop = strcmp(argv[1], "hop") == 0;
   int procs = strcmp(argv[1], "procs") == 0 || hop;
-  spin = strcmp(argv[1], "spin") == 0;
+  spin_late = strcmp(argv[1], "spinlate") == 0;
+  spin_yield = strcmp(argv[1], "spinyield") == 0 || spin_late;
+  spin = strcmp(argv[1], "spin") == 0 || spin_yield;
   rd = strcmp(argv[1], "read") == 0;
   int rtt = strcmp(argv[1], "rtt") == 0;
   relay = strcmp(argv[1], "relay") == 0 || spin;
@@ -428,6 +471,8 @@ int main(int argc, char **argv) {
          "\"handoff_p50_us\":%.1f,\"handoff_p99_us\":%.1f,\"errors\":%d}\n",
          hop     ? "processes_hop"
          : procs ? "processes"
+         : spin_late ? "threads_spin_late"
+         : spin_yield ? "threads_spin_yield"
          : spin  ? "threads_spin"
          : rd    ? "threads_read"
          : relay ? "threads_relay"
