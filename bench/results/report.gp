@@ -1,6 +1,6 @@
 set terminal pngcairo size 1200,500 font ",10" noenhanced
 set output "bench/results/report.png"
-set multiplot layout 1,2 title "rlock against raw floors measured in the same run (commit 9cf3ea3, shared 2-core machine)"
+set multiplot layout 1,2 title "rlock against raw floors measured in the same run (commit 81120fe, shared 2-core machine)"
 set title "one lock+unlock pair, one thread (median round)"
 set xlabel "µs"; set ylabel "fraction of pairs"; set logscale x; set key bottom right
 plot "bench/results/latency.dat" index 0 with linespoints dashtype 2 title "raw floor N=1", "bench/results/latency.dat" index 1 with linespoints title "rlock N=1", "bench/results/latency.dat" index 2 with linespoints dashtype 2 title "raw floor N=3", "bench/results/latency.dat" index 3 with linespoints title "rlock N=3", "bench/results/latency.dat" index 4 with linespoints dashtype 2 title "raw floor N=5", "bench/results/latency.dat" index 5 with linespoints title "rlock N=5"
