@@ -184,22 +184,42 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
+/* The holder's turn: holds the lock hold_ms, then stamps the release's
+ * start (a hand-off is timed from it); 1 on its last turn, which also
+ * tells the other side to stop. */
+static int hold_then_release(void) {
+  bench_sleep_ns((uint64_t)hold_ms * 1000000u);
+  int last = bench_now_ns() >= stop_at;
+  if (last) atomic_store(&sh->stop, 1);
+  atomic_store(&sh->released_ns, bench_now_ns());
+  return last;
+}
+
+/* Writes the holder's unlock and, unless last, the acquire for other, in
+ * one write on fd; 0, or -1. */
+static int write_unlock_acquire(raw_conns *rc, const raw_lock *l,
+                                const char *owner, const char *other,
+                                int last, int fd) {
+  char *u = NULL, *a = NULL;
+  int ul = raw_format_unlock(rc, l, owner, &u);
+  int al = last ? 0 : raw_format_acquire(rc, l, other, &a);
+  char buf[4096];
+  int ok = ul > 0 && (last || al > 0) && (size_t)(ul + al) <= sizeof buf;
+  if (ok) {
+    memcpy(buf, u, (size_t)ul);
+    if (al > 0) memcpy(buf + ul, a, (size_t)al);
+    ok = write_all(fd, buf, (size_t)(ul + al)) == 0;
+  }
+  if (u) redisFreeCommand(u);
+  if (a) redisFreeCommand(a);
+  return ok ? 0 : -1;
+}
+
 /* spinlate: raw_relay with the waiter woken between the write and the
  * read of the replies. 1 if both worked, 0 if not, -1 on an I/O error. */
 static int relay_late(raw_conns *rc, const raw_lock *l, const char *owner,
                       const char *other, int me) {
-  char *u = NULL, *a = NULL;
-  int ul = raw_format_unlock(rc, l, owner, &u);
-  int al = raw_format_acquire(rc, l, other, &a);
-  char buf[4096];
-  int ok = ul > 0 && al > 0 && (size_t)(ul + al) <= sizeof buf;
-  if (ok) {
-    memcpy(buf, u, (size_t)ul);
-    memcpy(buf + ul, a, (size_t)al);
-    ok = write_all(rc->c[0]->fd, buf, (size_t)(ul + al)) == 0;
-  }
-  if (u) redisFreeCommand(u);
-  if (a) redisFreeCommand(a);
+  int ok = write_unlock_acquire(rc, l, owner, other, 0, rc->c[0]->fd) == 0;
   give_turn(!me);
   if (!ok) return -1;
   redisReply *ur = NULL, *ar = NULL;
@@ -223,23 +243,9 @@ static void read_side(int me, raw_conns *rc, const raw_lock *l,
   if (holder && raw_acquire(rc, l, owner, NULL) != 1) goto fail;
   for (;;) {
     if (holder) {
-      bench_sleep_ns((uint64_t)hold_ms * 1000000u);
-      int last = bench_now_ns() >= stop_at;
-      if (last) atomic_store(&sh->stop, 1);
-      atomic_store(&sh->released_ns, bench_now_ns());
-      char *u = NULL, *a = NULL;
-      int ul = raw_format_unlock(rc, l, owner, &u);
-      int al = last ? 0 : raw_format_acquire(rc, l, other, &a);
-      char buf[4096];
-      int ok = ul > 0 && al >= 0 && (size_t)(ul + al) <= sizeof buf;
-      if (ok) {
-        memcpy(buf, u, (size_t)ul);
-        if (al > 0) memcpy(buf + ul, a, (size_t)al);
-        ok = write_all(conn_of[!me]->fd, buf, (size_t)(ul + al)) == 0;
-      }
-      if (u) redisFreeCommand(u);
-      if (a) redisFreeCommand(a);
-      if (!ok) goto fail;
+      int last = hold_then_release();
+      if (write_unlock_acquire(rc, l, owner, other, last, conn_of[!me]->fd))
+        goto fail;
       if (last) break;
       holder = 0;
     } else {
@@ -331,10 +337,7 @@ static void side(int me) {
   if (holder && raw_acquire(&rc, &l, owner, NULL) != 1) goto fail;
   for (;;) {
     if (holder) {
-      bench_sleep_ns((uint64_t)hold_ms * 1000000u);
-      int last = bench_now_ns() >= stop_at;
-      if (last) atomic_store(&sh->stop, 1);
-      atomic_store(&sh->released_ns, bench_now_ns());
+      int last = hold_then_release();
       if (spin && (!spin_late || last))
         give_turn(!me); /* the wake-up overlaps the round trip */
       if (spin_late && !last) {
