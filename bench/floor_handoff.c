@@ -222,14 +222,7 @@ static int relay_late(raw_conns *rc, const raw_lock *l, const char *owner,
   int ok = write_unlock_acquire(rc, l, owner, other, 0, rc->c[0]->fd) == 0;
   give_turn(!me);
   if (!ok) return -1;
-  redisReply *ur = NULL, *ar = NULL;
-  if (redisGetReply(rc->c[0], (void **)&ur) != REDIS_OK) return -1;
-  ok = raw_released(ur);
-  freeReplyObject(ur);
-  if (redisGetReply(rc->c[0], (void **)&ar) != REDIS_OK) return -1;
-  ok = ok && raw_granted(ar);
-  freeReplyObject(ar);
-  return ok;
+  return raw_relay_replies(rc->c[0]);
 }
 
 /* read: the holder writes its unlock and the waiter's acquire on the

@@ -224,6 +224,10 @@ int raw_relay(raw_conns *rc, const raw_lock *l, const char *from,
   acquire_nums_now(&n);
   acquire_argv(rc, l, to, &n, argv, len);
   if (redisAppendCommandArgv(c, ACQUIRE_ARGC, argv, len) != REDIS_OK) return -1;
+  return raw_relay_replies(c);
+}
+
+int raw_relay_replies(redisContext *c) {
   redisReply *u = NULL, *a = NULL;
   if (redisGetReply(c, (void **)&u) != REDIS_OK) return -1;
   int ok = released(u);

@@ -73,5 +73,9 @@ int raw_pipelined_pairs(raw_conns *rc, const raw_lock *locks, int count,
  * 0 if not, -1 on an I/O error. */
 int raw_relay(raw_conns *rc, const raw_lock *l, const char *from,
               const char *to);
+/* The second half of raw_relay: reads the unlock's and then the
+ * acquire's reply on c. 1 if the lock was released and granted, 0 if
+ * not, -1 on an I/O error. */
+int raw_relay_replies(redisContext *c);
 
 #endif
