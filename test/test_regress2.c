@@ -269,14 +269,8 @@ static void leftover_read_field_deadlocks(void) {
   cmd(&srv[0], "FLUSHALL");
 }
 
-/* Whether key shows on master m within ms. */
-static int exists_within(rt_redis *m, const char *key, int ms) {
-  uint64_t end = rt_now_ms() + (uint64_t)ms;
-  for (;;) {
-    if (rt_redis_int(m, "EXISTS %s", key) == 1) return 1;
-    if (rt_now_ms() >= end) return 0;
-    rt_sleep_ms(10);
-  }
+static long long exists_on(int i, const char *key) {
+  return rt_redis_int(&srv[i], "EXISTS %s", key);
 }
 /* Whether l, taken and released in a loop, shows as key on master 0
  * within ms: its client meets that master again. */
@@ -289,7 +283,7 @@ static int granted_within(rlock *l, const char *key, int ms) {
     }
     /* The call returned once a majority granted: master 0's grant may
      * still be on its way. */
-    int on0 = exists_within(&srv[0], key, 300);
+    int on0 = rt_settle(exists_on, 0, key, 1, 300) == 1;
     RT_CHECK_EQ_INT(rlock_unlock(l), 0);
     if (on0) return 1;
     rt_sleep_ms(20);
