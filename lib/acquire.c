@@ -151,8 +151,10 @@ void rl_grants_unref(rl_grants *g) {
   if (--g->refs == 0) free(g);
 }
 
-/* Takes back master i's grant: a decrement, and for a waiter that still
- * waits in the masters' queues, its place back (kind.h, argument a). */
+/* Takes back master i's grant: a decrement where the owner's count is the
+ * one this attempt's grant set (and nothing elsewhere), and for a waiter
+ * that still waits in the masters' queues, its place back (kind.h,
+ * arguments a and C). */
 static void undo_slot(rl_grants *g, int i) {
   g->slot[i] |= RL_G_UNDONE;
   rl_call_vals v = g->vals;
@@ -653,6 +655,10 @@ static void attempt(rl_req *req) {
   int queues = lock->kind->heartbeat && h == NULL && may_wait;
   v.alive_ms = queues ? rl_waiter_alive_ms(c) : 0;
   rl_grants *g = rl_grants_new(req, h != NULL ? h->gen : 0);
+  /* The undo names the grant by the count it set: on a master that
+   * refused this attempt or never ran it, the owner's earlier hold is
+   * left as it is. */
+  if (g != NULL) g->vals.count = v.count;
   rl_round *r = g == NULL ? NULL
                           : rl_call_round(c, &lock->kind->acquire, &v,
                                           &rl_acquire_ops, g);

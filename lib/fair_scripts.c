@@ -188,20 +188,27 @@ const char rl_fam_fair_leave_lua[] =
     "return removed\n";
 
 /*
- * ARGV[1] owner, [2] ticket (from the grant's reply), [3] skip_ms. Takes
- * back exactly one grant, as the reentrant lock's undo does (a decrement,
- * never a reset, and the TTL is left alone). When that frees the lock and
- * the grant came from the queue (ticket > 0, skip_ms > 0: the owner still
+ * ARGV[1] owner, [2] ticket (from the grant's reply), [3] skip_ms, [4]
+ * the count the undone grant set (the attempt's ARGV[3]). Takes back
+ * exactly that grant, as the reentrant lock's undo does: only where the
+ * owner's count is that count (a master that refused the attempt or never
+ * ran it keeps the owner's earlier hold untouched), by a decrement, never
+ * a reset, and the TTL is left alone. When that frees the lock and the
+ * grant came from the queue (ticket > 0, skip_ms > 0: the owner still
  * waits), the owner goes back to its own place, so a failed quorum round
  * costs no one their turn; then whoever is first is told. Replies as
- * unlock.
+ * unlock (0 where nothing was undone).
  */
 const char rl_fam_fair_undo_lua[] =
     FAIR_PRELUDE RL_LUA_ACL_PROBE
     "local owner = ARGV[1]\n"
     "local ticket, skip = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-    "if redis.call('hexists', KEYS[1], owner) == 0 then return 0 end\n"
-    "if redis.call('hincrby', KEYS[1], owner, -1) > 0 then return 2 end\n"
+    "local n = tonumber(redis.call('hget', KEYS[1], owner))\n"
+    "if n == nil or n ~= tonumber(ARGV[4]) then return 0 end\n"
+    "if n > 1 then\n"
+    "  redis.call('hincrby', KEYS[1], owner, -1)\n"
+    "  return 2\n"
+    "end\n"
     "redis.call('del', KEYS[1])\n"
     "purge()\n"
     "if ticket > 0 and skip > 0 then enqueue(owner, ARGV[2], skip) end\n"

@@ -33,7 +33,8 @@ typedef struct rl_grants {
    * until it is finished, and whether its outcome was decided. */
   rl_req *unlock;
   int unlock_decided;
-  rl_call_vals vals; /* for undos: the handle's keys, channel, owner */
+  rl_call_vals vals; /* for undos: the handle's keys, channel, owner, and
+                       the count the attempt's grants set (count) */
   const char *keys[RL_KIND_MAXKEYS];
   size_t keylens[RL_KIND_MAXKEYS];
   char *key, *owner; /* the hold key, and the owner */

@@ -33,7 +33,9 @@ enum rl_kind_id { RL_KIND_LOCK = 0, RL_KIND_FAIR, RL_KIND_READ, RL_KIND_WRITE };
  * the kind has no such operation), how many of the handle's keys it takes
  * (its first nkeys), and its arguments after the keys, one code each:
  *   L  the lease in ms            O  the owner
- *   C  the count to set where the owner's field is absent (acquire)
+ *   C  the count to set where the owner's field is absent (acquire); in
+ *      an undo, the same value: the count the undone grant set, which
+ *      names the grant (scripts.c, undo_lua)
  *   F  the fencing floor          T  the fair ticket
  *   A  how long a waiter stays queued by this attempt (0 for a single
  *      attempt or a re-entry: they never queue)

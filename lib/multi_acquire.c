@@ -9,7 +9,9 @@
  *
  * The rules are the single lock's (acquire.c), lock by lock:
  * - No grant outlives its attempt: a ledger per attempt, kept or
- *   abandoned; abandoning sends multi_undo (one decrement per lock) to
+ *   abandoned; abandoning sends multi_undo (per lock, one decrement where
+ *   the owner's count is the one this attempt's grant set: a master that
+ *   refused the set keeps every hold the owner had before) to
  *   every master that granted, and at once to every master that has not
  *   answered yet, so that it lands right behind a late grant. Kept, a
  *   late grant joins the holds.
@@ -55,6 +57,8 @@ typedef struct rl_multi_attempt {
   char *owner;
   size_t ownerlen;
   uint64_t *base_gen; /* per lock: the hold it re-enters, 0 none */
+  int64_t *want;      /* per lock: the count its grant sets, which the
+                         undo names */
   uint64_t *kept_gen; /* per lock, once kept */
   uint8_t *flags;     /* per master */
   int64_t *token, *count, *existed; /* per master and lock (i * n + j) */
@@ -75,16 +79,18 @@ static rl_multi_attempt *attempt_new(rl_multi_req *mr) {
   if (a == NULL) return NULL;
   a->locks = calloc(n, sizeof *a->locks);
   a->base_gen = calloc(n, sizeof *a->base_gen);
+  a->want = calloc(n, sizeof *a->want);
   a->kept_gen = calloc(n, sizeof *a->kept_gen);
   a->out_token = calloc(n, sizeof *a->out_token);
   a->flags = calloc(nm, 1);
   a->token = calloc(nm * n, sizeof *a->token);
   a->count = calloc(nm * n, sizeof *a->count);
   a->existed = calloc(nm * n, sizeof *a->existed);
-  if (!a->locks || !a->base_gen || !a->kept_gen || !a->out_token ||
-      !a->flags || !a->token || !a->count || !a->existed) {
+  if (!a->locks || !a->base_gen || !a->want || !a->kept_gen ||
+      !a->out_token || !a->flags || !a->token || !a->count || !a->existed) {
     free(a->locks);
     free(a->base_gen);
+    free(a->want);
     free(a->kept_gen);
     free(a->out_token);
     free(a->flags);
@@ -114,6 +120,7 @@ static void attempt_unref(rl_multi_attempt *a) {
   for (size_t j = 0; j < a->n; j++) rl_lock_unref(a->locks[j]);
   free(a->locks);
   free(a->base_gen);
+  free(a->want);
   free(a->kept_gen);
   free(a->out_token);
   free(a->flags);
@@ -123,8 +130,9 @@ static void attempt_unref(rl_multi_attempt *a) {
   free(a);
 }
 
-/* multi_undo to master i: one decrement of each lock, behind whatever was
- * sent there before. */
+/* multi_undo to master i: for each lock, one decrement where the owner's
+ * count is the one this attempt's grant set, behind whatever was sent
+ * there before. */
 static void undo_master(rl_multi_attempt *a, int i) {
   a->flags[i] |= G_UNDONE;
   rl_args args;
@@ -134,6 +142,7 @@ static void undo_master(rl_multi_attempt *a, int i) {
   for (size_t j = 0; j < a->n; j++)
     rl_args_str(&args, rl_lock_key(a->locks[j]), a->locks[j]->keylen);
   rl_args_str(&args, a->owner, a->ownerlen);
+  for (size_t j = 0; j < a->n; j++) rl_args_i64(&args, a->want[j]);
   rl_round *u =
       rl_args_round(&args, a->c, NULL, NULL, RL_FAM(RL_FAM_MULTI_UNDO));
   rl_args_free(&args);
@@ -557,7 +566,8 @@ static void attempt(rl_req *req) {
       h = NULL;
     }
     a->base_gen[j] = h != NULL ? h->gen : 0;
-    rl_args_i64(&args, h != NULL ? h->count + 1 : 1);
+    a->want[j] = h != NULL ? h->count + 1 : 1;
+    rl_args_i64(&args, a->want[j]);
   }
   rl_args_deadline(&args);
   rl_round *r =

@@ -122,18 +122,26 @@
   "return r\n"
 
 /*
- * KEYS: the lock hashes. ARGV[1] owner. Takes back exactly one grant of
- * each lock (a decrement, never a reset; TTLs left alone). Replies one
- * code per lock, as unlock.
+ * KEYS: the lock hashes. ARGV[1] owner, ARGV[1+i] the count the undone
+ * grant set for lock i (the attempt's ARGV[3+i] of acquire). Takes back
+ * exactly that grant of each lock, as the single lock's undo does: only
+ * where the owner's count is that count, so that a master that refused
+ * the set (another owner holds one of its locks, or the deadline passed)
+ * or never ran it keeps every hold the owner had before the attempt (a
+ * set may contain a lock the caller already holds). A decrement, never a
+ * reset; TTLs left alone. Replies one code per lock, as unlock (0 where
+ * nothing was undone).
  */
 #define MULTI_UNDO_LUA                                                      \
   "local owner = ARGV[1]\n"                                                 \
   "local r = {}\n"                                                          \
   "for i = 1, #KEYS do\n"                                                   \
   "  local k = KEYS[i]\n"                                                   \
-  "  if redis.call('hexists', k, owner) == 0 then\n"                        \
+  "  local n = tonumber(redis.call('hget', k, owner))\n"                    \
+  "  if n == nil or n ~= tonumber(ARGV[1 + i]) then\n"                      \
   "    r[i] = 0\n"                                                          \
-  "  elseif redis.call('hincrby', k, owner, -1) > 0 then\n"                 \
+  "  elseif n > 1 then\n"                                                   \
+  "    redis.call('hincrby', k, owner, -1)\n"                               \
   "    r[i] = 2\n"                                                          \
   "  else\n"                                                                \
   "    redis.call('del', k)\n"                                              \

@@ -241,13 +241,30 @@ static const char release_lua[] =
     "end\n"
     "return n\n";
 
-/* KEYS[1] lock hash. ARGV[1] owner, ARGV[2] channel. Takes back exactly
- * one grant: by the time it lands, the same owner may hold the lock
- * through a later attempt that counted on this grant, so it decrements
- * (never sets) the count, and leaves the TTL alone. Replies as unlock. */
+/* KEYS[1] lock hash. ARGV[1] owner, ARGV[2] channel, ARGV[3] the count
+ * the undone grant set (the attempt's ARGV[3] of acquire: 1 for a first
+ * acquisition, the hold's count + 1 for a re-entry). Takes back exactly
+ * that grant, and only where it took effect: the owner's count must be
+ * that count. A master that refused the attempt (its deadline had passed,
+ * another owner held the lock) or never ran it still has the count from
+ * before the attempt, one less, and the undo changes nothing there; so an
+ * owner's earlier hold is never lowered or deleted by the undo of an
+ * attempt that built on it. Why the count is enough to name the grant:
+ * an owner has at most one acquisition of a lock in flight, and the undo
+ * is queued behind the attempt on the same connection, so between a grant
+ * and its undo a master runs nothing else of that owner for that lock
+ * (a connection that drops loses the undo, and the grant expires with
+ * its lease). Were a grant built on again before its undo landed, the
+ * undo would change nothing and the owner would keep one count too many,
+ * which its last unlock deletes with the key. Decrements, never sets, and leaves
+ * the TTL alone. Replies as unlock (0 where nothing was undone). */
 static const char undo_lua[] =
-    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end\n"
-    "if redis.call('hincrby', KEYS[1], ARGV[1], -1) > 0 then return 2 end\n"
+    "local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]))\n"
+    "if n == nil or n ~= tonumber(ARGV[3]) then return 0 end\n"
+    "if n > 1 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[1], -1)\n"
+    "  return 2\n"
+    "end\n"
     "redis.call('del', KEYS[1])\n"
     "redis.call('publish', ARGV[2], '0')\n"
     "return 1\n";

@@ -188,6 +188,7 @@ int rl_transfer_start(rl_req *req, rl_hold *h) {
   if (w == NULL) return 0;
   rl_grants *g = rl_grants_new(w, 0);
   if (g == NULL) return 0;
+  g->vals.count = 1; /* the waiter's grant, a first acquisition */
   char lease[24], wlease[24], floor[24];
   rl_resp_put_i64(lease, h->lease_ms);
   rl_resp_put_i64(wlease, w->lease_ms);

@@ -398,7 +398,7 @@ static void test_fair_quorum_order(void) {
   RT_CHECK_EQ_INT(granted, 1);
   RT_CHECK_EQ_INT(ticket, 200);
   /* No majority: y undoes its grant and gets its place back. */
-  CALL(1, RL_FAM_FAIR_UNDO, k.v, "cY:1", num(ticket), LONG);
+  CALL(1, RL_FAM_FAIR_UNDO, k.v, "cY:1", num(ticket), LONG, "1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   cmd(1, "ZSCORE fam:{fq}:q %s", "cY:1");
   RT_CHECK(last && last->type == REDIS_REPLY_STRING &&
@@ -796,7 +796,7 @@ static void test_rw_writer_leaves_and_undo(void) {
    * so readers do not slip in while it retries. */
   rw_write(0, &k, "cW:1", LONG);
   RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
-  CALL(0, RL_FAM_RW_WRITE_UNDO, k.v, "cW:1", LONG);
+  CALL(0, RL_FAM_RW_WRITE_UNDO, k.v, "cW:1", LONG, "1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "w"));
   RT_CHECK(expect_quiet(sub, 50)); /* readers wait behind the writer */
@@ -1579,7 +1579,8 @@ static void multi_keys(const char *const *names, size_t n, char buf[][64],
  * script ids: an acquisition as a first one (count 1 where absent), no
  * floor, no deadline; an unlock that is nobody's last. */
 /* count: each lock's count as the client sends it ("1" for a first
- * hold, the hold's count plus one for a re-entry); acquisitions only. */
+ * hold, the hold's count plus one for a re-entry), for acquisitions and
+ * for the undos that name them. */
 static void multi_n(int srv, rl_fam_script_id id, const char *const *names,
                     size_t n, const char *owner, const char *count) {
   char buf[16][64];
@@ -1604,8 +1605,10 @@ static void multi_n(int srv, rl_fam_script_id id, const char *const *names,
     }
     args[a] = NULL;
     call(srv, id, kv, args);
-  } else {
-    const char *args[] = {owner, NULL};
+  } else { /* an undo: each lock's count as its grant set it */
+    args[a++] = owner;
+    for (size_t i = 0; i < n; i++) args[a++] = count;
+    args[a] = NULL;
     call(srv, id, kv, args);
   }
 }
@@ -1641,7 +1644,9 @@ static void test_multi_all_or_nothing(void) {
   RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(5) == 2);
   RT_CHECK(at(3) == 1 && at(6) == 1); /* re-entries */
   RT_CHECK_EQ_INT(at(4), ta); /* a re-entry keeps the token */
-  multi(0, RL_FAM_MULTI_UNDO, ba, 2, "cX:1");
+  multi(0, RL_FAM_MULTI_UNDO, ba, 2, "cX:1"); /* names counts 1: none */
+  RT_CHECK(at(0) == RL_FAM_NOT_OWNER && at(1) == RL_FAM_NOT_OWNER);
+  multi_n(0, RL_FAM_MULTI_UNDO, ba, 2, "cX:1", "2");
   RT_CHECK(at(0) == RL_FAM_DECREMENTED && at(1) == RL_FAM_DECREMENTED);
   cmd(0, "HGET fam:{ma} %s", "cX:1");
   RT_CHECK(last && last->type == REDIS_REPLY_STRING &&
@@ -1737,7 +1742,9 @@ static void test_multi_deadline_floor_xslot(void) {
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{fb}"), 0);
   CALL(0, RL_FAM_MULTI_ACQUIRE, kv, LONG, "cX:1", "0", "2", "1", "0");
   RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(5) == 1);
-  multi(0, RL_FAM_MULTI_UNDO_XSLOT, names, 2, "cX:1");
+  const char *undo_counts[] = {"cX:1", "2", "1", NULL};
+  const char *uk[] = {"fam:{fa}", "fam:{fb}", NULL};
+  call(0, RL_FAM_MULTI_UNDO_XSLOT, uk, undo_counts);
   RT_CHECK(at(0) == RL_FAM_DECREMENTED && at(1) == RL_FAM_RELEASED);
   multi(0, RL_FAM_MULTI_UNDO, names, 2, "cX:1");
   RT_CHECK(at(0) == RL_FAM_RELEASED && at(1) == RL_FAM_NOT_OWNER);
