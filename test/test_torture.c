@@ -287,9 +287,11 @@ static const int kind_lock[NKINDS] = {0, 0, 1, 1};
 static int only_plain; /* RLOCK_TORTURE_KINDS=lock */
 
 /* Operations whose statuses are counted. */
-enum { OP_LOCK, OP_LOCK_ASYNC, OP_UNLOCK, OP_UNLOCK_ASYNC, OP_TOKEN, NOPS };
+enum { OP_LOCK, OP_LOCK_ASYNC, OP_UNLOCK, OP_UNLOCK_ASYNC, OP_TOKEN,
+       OP_REENTER, OP_LOCK_ALL, NOPS };
 static const char *const op_names[NOPS] = {"lock", "lock_async", "unlock",
-                                           "unlock_async", "token"};
+                                           "unlock_async", "token",
+                                           "reenter", "lock_all_held"};
 
 /* What a worker thread is doing, for the report of a hang. */
 enum { ST_IDLE, ST_LOCK, ST_LOCK_ASYNC, ST_TOKEN, ST_WRITE, ST_UNLOCK,
@@ -388,6 +390,7 @@ typedef struct worker {
   int proc, thread, fd;
   rlock *lock;           /* the handle of the current section */
   rlock *locks[NKINDS];
+  rlock *xlock;   /* "torture-x", taken with "torture" by lock_all */
   uint64_t owner; /* async owner id */
   uint64_t rng;
   int poll_wait;
@@ -496,10 +499,40 @@ static int64_t run_end(const shared *sh) {
   return __atomic_load_n(&sh->end_ns, __ATOMIC_SEQ_CST);
 }
 
+/* Inside a blocking section, now and then: a re-entry of the held lock,
+ * or, for the plain lock, rlock_lock_all over a set that contains it,
+ * each released at once when had. Under faults these often fail, and
+ * their grants are undone; neither success nor failure may take the outer
+ * hold away while its holder is not told (the checker would see another
+ * holder inside this section). */
+static void nested(worker *w, int kind, int64_t lease) {
+  int64_t wait = rnd_in(&w->rng, 0, 30);
+  if (kind == K_LOCK && w->xlock != NULL && rnd(&w->rng) % 2) {
+    rlock *set[2] = {w->lock, w->xlock};
+    int rc = rlock_lock_all(set, 2, wait, lease);
+    count_status(w->sh, OP_LOCK_ALL, rc);
+    if (rc == 0) (void)rlock_unlock_all(set, 2);
+  } else {
+    int rc = rlock_trylock(w->lock, wait, lease);
+    count_status(w->sh, OP_REENTER, rc);
+    if (rc == 0) (void)rlock_unlock(w->lock);
+  }
+}
+
 static void *worker_thread(void *p) {
   worker *w = p;
   shared *sh = w->sh;
   while (now_ns() < run_end(sh)) {
+    /* Now and then "torture-x" alone, held briefly outside any section,
+     * so that a holder's lock_all over {torture, torture-x} finds it
+     * held on some masters and is refused there (nested). */
+    if (w->xlock != NULL && rnd(&w->rng) % 100 < 8) {
+      if (rlock_trylock(w->xlock, 0, LEASE_MAX_MS) == 0) {
+        work(w);
+        (void)rlock_unlock(w->xlock);
+      }
+      continue;
+    }
     /* Which kind: a quarter each plain and fair, more reads than writes
      * (a read-write lock's use), or only plain. */
     int kp = (int)(rnd(&w->rng) % 100);
@@ -560,6 +593,7 @@ static void *worker_thread(void *p) {
     int broken = 0;
     for (int k = 0; k < WRITES_PER_SECTION && s; k++) {
       if (k > 0) work(w);
+      if (k == 1 && !async && rnd(&w->rng) % 100 < 25) nested(w, kind, lease);
       if (reg_write(w, token, idx, kind_lock[kind], kind == K_READ) < 0)
         broken = 1;
     }
@@ -660,18 +694,21 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
     /* With the plain lock only (a cluster refuses the family), the other
      * kinds' handles stay NULL and are never used. */
     if (rlock_get(c, "torture", &w->locks[K_LOCK]) != 0 ||
+        rlock_get(c, "torture-x", &w->xlock) != 0 ||
         (!only_plain &&
          (rlock_get_fair(c, "torture", &w->locks[K_FAIR]) != 0 ||
           rlock_get_read(c, "torture-rw", &w->locks[K_READ]) != 0 ||
           rlock_get_write(c, "torture-rw", &w->locks[K_WRITE]) != 0))) {
       __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
       for (int k = 0; k < NKINDS; k++) rlock_free(w->locks[k]);
+      rlock_free(w->xlock);
       break;
     }
     for (int k = 0; k < NKINDS; k++)
       rlock_set_lost_cb(w->locks[k], on_lost, w);
     if (pthread_create(&th[t], NULL, worker_thread, w) != 0) {
       for (int k = 0; k < NKINDS; k++) rlock_free(w->locks[k]);
+      rlock_free(w->xlock);
       __atomic_add_fetch(&sh->setup_errors, 1, __ATOMIC_SEQ_CST);
       break;
     }
@@ -690,8 +727,10 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
   /* A thread that gave up on a callback may still get it: do not free
    * what the callback uses, just leave. */
   if (hung) _exit(4);
-  for (int t = 0; t < started; t++)
+  for (int t = 0; t < started; t++) {
     for (int k = 0; k < NKINDS; k++) rlock_free(ws[t].locks[k]);
+    rlock_free(ws[t].xlock);
+  }
   rlock_client_close(c);
   for (int t = 0; t < started; t++) {
     pthread_mutex_destroy(&ws[t].mu);
@@ -1272,6 +1311,10 @@ static int status_ok(int op, int code) {
   case OP_UNLOCK_ASYNC:
     return code == 0 || code == RLOCK_ELOST || code == RLOCK_ENOTOWNER ||
            code == RLOCK_ENOQUORUM || code == RLOCK_EREDIS;
+  case OP_REENTER:
+  case OP_LOCK_ALL: /* the outer hold may have been lost meanwhile */
+    return code == 0 || code == RLOCK_ETIMEDOUT || code == RLOCK_ENOQUORUM ||
+           code == RLOCK_EREDIS || code == RLOCK_ELOST;
   default:
     return code == 0 || code == RLOCK_ENOTOWNER || code == RLOCK_ELOST;
   }
