@@ -515,6 +515,13 @@ RLOCK_EXTERN const char *rlock_name(const rlock *lock);
  * majority of masters could not be reached. lease_ms > 0 is a fixed lease
  * after which the lock frees itself; RLOCK_WATCHDOG uses the watchdog
  * timeout as the lease.
+ *
+ * A re-entry (the thread holds the lock already) that fails leaves the
+ * hold as it was: its count, its token and its lease; only what the
+ * failed attempt itself was granted is taken back. If the attempt showed
+ * that the hold itself is gone from a master that had it, the hold is
+ * reported lost (the lost-lock callback runs; the next rlock_unlock says
+ * RLOCK_ELOST).
  */
 RLOCK_EXTERN int rlock_lock(rlock *lock, int64_t lease_ms);
 RLOCK_EXTERN int rlock_trylock(rlock *lock, int64_t wait_ms,
@@ -863,9 +870,11 @@ RLOCK_EXTERN void rlock_latch_free(rlock_latch *latch);
  * each may be released by rlock_unlock or by rlock_unlock_all. The
  * handles must be of one client and got with rlock_get (a fair, read or
  * write handle is RLOCK_EINVAL, for both calls); a name listed twice is
- * taken once; at most 1024. Returns as rlock_trylock does; on any failure no lock of the
- * set was taken (grants made on some masters are undone). While it
- * waits, it sleeps until the lock that was found held is released.
+ * taken once; at most 1024. Returns as rlock_trylock does; on any
+ * failure no lock of the set was taken (grants made on some masters are
+ * undone), and a lock of the set that the thread held before the call is
+ * still held as before, with its count. While it waits, it sleeps until
+ * the lock that was found held is released.
  */
 RLOCK_EXTERN int rlock_lock_all(rlock *const *locks, size_t n,
                                 int64_t wait_ms, int64_t lease_ms);
