@@ -857,6 +857,68 @@ static void test_rw_deadline_floor(void) {
 /* A re-entry reaching a master that missed the hold (it was down when the
  * hold was taken) is granted there with the hold's count, whatever that
  * master's queue or waiting writers say: the owner holds on a majority. */
+/* Each kind's undo takes back only the grant it names, by the count that
+ * grant set: an undo whose attempt was refused or never ran (the owner's
+ * count is still the one before it) changes nothing, above all not the
+ * owner's earlier hold; the undo of a granted re-entry decrements. */
+static void test_undo_names_its_grant(void) {
+  flush_all();
+  keyset f, rw;
+  keys_of(&f, "un", FAIR);
+  keys_of(&rw, "uw", RW);
+  /* Fair: A holds (1); the undo of a re-entry that never ran (2). */
+  fair_try(0, &f, "cA:1", 100, "0");
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  CALL(0, RL_FAM_FAIR_UNDO, f.v, "cA:1", "0", "0", "2");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
+  cmd(0, "HGET fam:{un} %s", "cA:1");
+  RT_CHECK(last && last->type == REDIS_REPLY_STRING &&
+           strcmp(last->str, "1") == 0);
+  /* A re-entry granted, then its undo: back to 1. */
+  CALL(0, RL_FAM_FAIR_ACQUIRE, f.v, LONG, "cA:1", "2", "0", "100", "0", "0");
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(2), 2);
+  CALL(0, RL_FAM_FAIR_UNDO, f.v, "cA:1", "0", "0", "2");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
+  cmd(0, "HGET fam:{un} %s", "cA:1");
+  RT_CHECK(last && last->type == REDIS_REPLY_STRING &&
+           strcmp(last->str, "1") == 0);
+  /* Another owner's refused attempt, undone: nothing. */
+  fair_try(0, &f, "cB:1", 200, "0");
+  RT_CHECK(at(0) != RL_FAM_GRANTED);
+  CALL(0, RL_FAM_FAIR_UNDO, f.v, "cB:1", "0", "0", "1");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
+  RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{un}"), 1);
+  /* Write side: the same two orders. */
+  rw_write(0, &rw, "cA:1", "0");
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  CALL(0, RL_FAM_RW_WRITE_UNDO, rw.v, "cA:1", "0", "2");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
+  RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{uw}:w"), 1);
+  rw_write_n(0, &rw, "cA:1", "0", "2");
+  RT_CHECK_EQ_INT(at(2), 2);
+  CALL(0, RL_FAM_RW_WRITE_UNDO, rw.v, "cA:1", "0", "2");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
+  RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{uw}:w"), 1);
+  /* Read side (the write holder may read): the read unlock with a count
+   * is the undo. */
+  rw_read(0, &rw, "cA:1", LONG);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  CALL(0, RL_FAM_RW_READ_UNLOCK, rw.v, "cA:1", "0", "2");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
+  RT_CHECK_EQ_INT(rw_q(&rw, "cA:1", 1), 1);
+  rw_read_n(0, &rw, "cA:1", LONG, "2");
+  RT_CHECK_EQ_INT(at(2), 2);
+  CALL(0, RL_FAM_RW_READ_UNLOCK, rw.v, "cA:1", "0", "2");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
+  RT_CHECK_EQ_INT(rw_q(&rw, "cA:1", 1), 1);
+  CALL(0, RL_FAM_RW_READ_UNLOCK, rw.v, "cA:1", "0", "1");
+  RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
+  RT_CHECK_EQ_INT(rw_q(&rw, "cA:1", 1), 0);
+  CHECK_TTLS("un");
+  CHECK_TTLS("uw");
+}
+
 static void test_reentry_catches_up(void) {
   flush_all();
   keyset f, k;
@@ -1920,6 +1982,7 @@ int main(int argc, char **argv) {
       {"rw_writer_leaves_and_undo", test_rw_writer_leaves_and_undo},
       {"rw_deadline_floor", test_rw_deadline_floor},
       {"reentry_catches_up", test_reentry_catches_up},
+      {"undo_names_its_grant", test_undo_names_its_grant},
       {"acl_without_pexpire_writes_nothing",
        test_acl_without_pexpire_writes_nothing},
       {"sem_limit_and_wakeup", test_sem_limit_and_wakeup},
