@@ -207,7 +207,9 @@ struct rl_conn {
   /* Called on every change of state. */
   void (*on_state)(rl_conn *conn, int state);
   /* After the INFO reply, before the connection is ready and before any
-   * reply to a non-handshake command is delivered. */
+   * reply to a non-handshake command is delivered. uptime_ms is at most
+   * the server's real uptime when it answered: the whole seconds it
+   * reports, less the second they may overstate (conn.c). */
   void (*on_info)(rl_conn *conn, const char *run_id, uint64_t uptime_ms);
   /* A failed connection attempt: refused is 1 when the master refused the
    * handshake, tls 1 when TLS failed. Called once per change of text. */
