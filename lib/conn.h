@@ -30,7 +30,8 @@
  * the handshake succeeded (they complete DROPPED or REFUSED if it fails);
  * the connect timeout bounds that wait. Otherwise, while the connection
  * is down, rl_conn_send fails at once, so a dead master costs a round
- * nothing.
+ * nothing (a round that must reach a master once it is back sends again
+ * itself: round.h, resend_until_ms).
  *
  * Close. rl_conn_close completes every command DROPPED, once, except that
  * fire-and-forget commands (no_resend: undos, releases) not yet written
