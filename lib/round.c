@@ -346,7 +346,6 @@ static int resend_start(rl_round *r) {
   s->timer.data = s;
   uv_timer_start(&s->timer, on_resend, RL_RESEND_POLL_MS, RL_RESEND_POLL_MS);
   r->client->handles_open++;
-  r->resend = s;
   r->refs++; /* the timer's, until it stops */
   return 0;
 }
@@ -382,7 +381,6 @@ static void on_resend(uv_timer_t *t) {
   /* Decided by the others, or nothing left to send: a master still
    * unsent no longer matters. */
   for (int i = 0; i < r->n; i++) r->slot[i].unsent = 0;
-  r->resend = NULL;
   uv_timer_stop(&s->timer);
   uv_close((uv_handle_t *)&s->timer, on_resend_closed);
   r->refs--;

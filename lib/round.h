@@ -84,7 +84,6 @@ struct rl_round {
    * that was never written is sent later, so nothing a master runs is
    * ever sent to it twice. Set before rl_round_send. */
   uint64_t resend_until_ms;
-  struct rl_resend *resend; /* the poll timer while a master is unsent */
   int refs;    /* commands still owed a final callback, + 1 until sent */
   uint64_t t_start, t_decided; /* monotonic ms */
   uv_buf_t wire; /* the formatted command, shared by all masters */
