@@ -533,6 +533,18 @@ RLOCK_EXTERN int rlock_trylock(rlock *lock, int64_t wait_ms,
  * thread holds no lock here (and leaves another's lock alone), RLOCK_ELOST
  * if it held it but the lock has since expired or been taken away.
  *
+ * A master whose connection is down and reconnecting when the unlock is
+ * made (it dropped its clients, a failover) is asked once the connection
+ * is back, as long as the hold is valid: the call may take up to the
+ * rest of the hold's validity, plus master_timeout_ms for the answer.
+ * Only an unlock that was never written is sent later, so no release
+ * applies twice. RLOCK_ENOQUORUM means that no majority of masters
+ * confirmed the release, nor said that the caller was not the owner: the
+ * others could not be asked before the hold's validity ended, or did not
+ * answer within master_timeout_ms of being asked; RLOCK_EREDIS, that a
+ * master answered with an error reply or refused the connection's
+ * handshake.
+ *
  * If a majority cannot be reached (RLOCK_ENOQUORUM, RLOCK_EREDIS), the
  * hold ends anyway and must not be retried: rlock sends a release to
  * every master, best effort, and forgets the hold; outer reentrant levels

@@ -453,7 +453,12 @@ static void on_refresh(uv_timer_t *t) {
 
 /* --- the handshake ---------------------------------------------------------------- */
 
-/* Parses INFO server's run_id and uptime for on_info. */
+/* Parses INFO server's run_id and uptime for on_info. Redis reports
+ * uptime_in_seconds as floor(now) - floor(start) of its wall clock, which
+ * is up to 1 s more than the real uptime (a start at .95 of a second
+ * reads 1 s at .02 of the next): the uptime given is 1 s less than that,
+ * and never more than the real one, so that a restart quarantine counted
+ * from it never ends early. */
 static void take_info(rl_conn *conn, const redisReply *r) {
   if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) return;
   const char *id = strstr(r->str, "run_id:");
@@ -465,7 +470,8 @@ static void take_info(rl_conn *conn, const redisReply *r) {
     memcpy(run_id, id + 7, n);
     run_id[n] = '\0';
   }
-  uint64_t uptime_ms = up ? strtoull(up + 18, NULL, 10) * 1000 : 0;
+  uint64_t up_s = up ? strtoull(up + 18, NULL, 10) : 0;
+  uint64_t uptime_ms = up_s > 0 ? (up_s - 1) * 1000 : 0;
   if (run_id[0] == '\0') return; /* not a Redis INFO: nothing to say */
   memcpy(conn->run_id, run_id, sizeof run_id);
   if (conn->on_info) conn->on_info(conn, conn->run_id, uptime_ms);

@@ -30,7 +30,8 @@
  * the handshake succeeded (they complete DROPPED or REFUSED if it fails);
  * the connect timeout bounds that wait. Otherwise, while the connection
  * is down, rl_conn_send fails at once, so a dead master costs a round
- * nothing.
+ * nothing (a round that must reach a master once it is back sends again
+ * itself: round.h, resend_until_ms).
  *
  * Close. rl_conn_close completes every command DROPPED, once, except that
  * fire-and-forget commands (no_resend: undos, releases) not yet written
@@ -207,7 +208,9 @@ struct rl_conn {
   /* Called on every change of state. */
   void (*on_state)(rl_conn *conn, int state);
   /* After the INFO reply, before the connection is ready and before any
-   * reply to a non-handshake command is delivered. */
+   * reply to a non-handshake command is delivered. uptime_ms is at most
+   * the server's real uptime when it answered: the whole seconds it
+   * reports, less the second they may overstate (conn.c). */
   void (*on_info)(rl_conn *conn, const char *run_id, uint64_t uptime_ms);
   /* A failed connection attempt: refused is 1 when the master refused the
    * handshake, tls 1 when TLS failed. Called once per change of text. */

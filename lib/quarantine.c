@@ -6,7 +6,10 @@
  * a lock whose holder still has it on a minority (Redlock's "delayed
  * restart" rule). So a master whose run_id changed does not count toward
  * an acquisition until the deployment's longest lease has passed since it
- * started: its uptime, read in the handshake, says how much is left.
+ * started: its uptime, read in the handshake, says how much is left
+ * (the uptime as conn.c gives it: 1 s less than the whole seconds Redis
+ * reports, which may overstate it by up to 1 s, so the wait may be up to
+ * 2 s longer than needed and never shorter).
  *
  * The hard part is knowing that it changed. A client that was connected
  * before sees the run_id change; a client opened after the restart (every

@@ -122,6 +122,10 @@ void rl_unlock_start(rl_req *req) {
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
   }
+  /* A master whose connection is reconnecting is asked once it is back,
+   * while the hold is still valid: after that the lock may be another
+   * owner's, and its lease frees it anyway. */
+  r->resend_until_ms = h->valid_until_ms;
   req->round = r;
   rl_round_send(r);
 }

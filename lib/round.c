@@ -12,6 +12,13 @@
  * database it does not have) answers every command with that refusal:
  * the round counts it as an error reply, so that the caller gets
  * RLOCK_EREDIS and the server's text rather than "no quorum".
+ *
+ * A master whose connection is down when the round is sent (it dropped,
+ * and reconnects) fails at once, unless the round has a resend deadline
+ * (resend_until_ms): then the command waits, unwritten, and a timer of
+ * the round's own tries to send it every RL_RESEND_POLL_MS until the
+ * connection takes it, the deadline passes, the round is decided by the
+ * others, or the client closes. A refusal stays an error at once.
  */
 #include "round.h"
 
@@ -222,6 +229,8 @@ static void note_refusal(rl_round *r, int i, const rl_conn *node) {
   rl_client_note_error(r->client, text, strlen(text));
 }
 
+static void on_resend(uv_timer_t *t);
+
 static void on_cmd(rl_mcmd *cmd, rl_conn *node, redisReply *reply,
                    int status) {
   rl_round *r = cmd->data;
@@ -308,16 +317,94 @@ static int send_to(rl_round *r, int i) {
   return rc;
 }
 
+/* --- sending again once a connection is back ----------------------------- */
+
+/* How often a round with unsent masters tries them again. */
+#define RL_RESEND_POLL_MS 10
+
+typedef struct rl_resend {
+  uv_timer_t timer;
+  rl_round *round;
+  rlock_client *client; /* outlives the timer's close (handles_open) */
+} rl_resend;
+
+static void on_resend_closed(uv_handle_t *h) {
+  rl_resend *s = h->data;
+  rlock_client *c = s->client;
+  free(s);
+  if (--c->handles_open == 0) rl_client_unref(c);
+}
+
+/* The resend timer, while r has unsent masters; 0 or -1 (out of
+ * memory). */
+static int resend_start(rl_round *r) {
+  rl_resend *s = malloc(sizeof *s);
+  if (s == NULL) return -1;
+  s->round = r;
+  s->client = r->client;
+  uv_timer_init(r->client->loop, &s->timer);
+  s->timer.data = s;
+  uv_timer_start(&s->timer, on_resend, RL_RESEND_POLL_MS, RL_RESEND_POLL_MS);
+  r->client->handles_open++;
+  r->refs++; /* the timer's, until it stops */
+  return 0;
+}
+
+/* Counts master i, still unsent, as failed (refused: with the master's
+ * refusal). */
+static void unsent_fails(rl_round *r, int i, int refused) {
+  r->slot[i].unsent = 0;
+  if (r->decided) return;
+  if (refused) note_refusal(r, i, NULL);
+  r->slot[i].vote = RL_VOTE_FAIL;
+  count(r, RL_VOTE_FAIL);
+}
+
+static void on_resend(uv_timer_t *t) {
+  rl_resend *s = t->data;
+  rl_round *r = s->round;
+  int stop = r->decided || rl_client_closing(r->client) ||
+             rl_now_ms() >= r->resend_until_ms;
+  int left = 0;
+  for (int i = 0; i < r->n; i++) {
+    if (!r->slot[i].unsent) continue;
+    int rc = stop ? RL_CONN_EDOWN : send_to(r, i);
+    if (rc == 0)
+      r->slot[i].unsent = 0;
+    else if (stop || rc == RL_CONN_EREFUSED)
+      unsent_fails(r, i, rc == RL_CONN_EREFUSED);
+    else
+      left++;
+  }
+  maybe_decide(r);
+  if (left > 0 && !r->decided) return;
+  /* Decided by the others, or nothing left to send: a master still
+   * unsent no longer matters. */
+  for (int i = 0; i < r->n; i++) r->slot[i].unsent = 0;
+  uv_timer_stop(&s->timer);
+  uv_close((uv_handle_t *)&s->timer, on_resend_closed);
+  r->refs--;
+  maybe_free(r);
+}
+
 void rl_round_send(rl_round *r) {
   r->t_start = rl_now_ms();
+  int later = r->resend_until_ms > r->t_start && !rl_client_closing(r->client);
+  int unsent = 0;
   for (int i = 0; i < r->n; i++) {
     int rc = send_to(r, i);
-    if (rc != 0) {
+    if (rc == RL_CONN_EDOWN && later) {
+      r->slot[i].unsent = 1; /* sent when its connection is back */
+      unsent++;
+    } else if (rc != 0) {
       if (rc == RL_CONN_EREFUSED) note_refusal(r, i, NULL);
       r->slot[i].vote = RL_VOTE_FAIL;
       count(r, RL_VOTE_FAIL);
     }
   }
+  if (unsent > 0 && resend_start(r) != 0)
+    for (int i = 0; i < r->n; i++)
+      if (r->slot[i].unsent) unsent_fails(r, i, 0);
   r->refs--;
   maybe_decide(r);
   maybe_free(r);

@@ -44,6 +44,8 @@ typedef struct rl_round_slot {
   int timed_out;
   int error_reply; /* the master answered with an error reply */
   int granted;     /* operation-specific: acquire got a grant here */
+  int unsent;      /* not sent yet: the master's connection was down
+                     when the round was sent (resend_until_ms) */
   int node_quarantined; /* the node that answered was in restart
                            quarantine then (kinds whose server changes;
                            a single master's is judged by its index) */
@@ -75,6 +77,13 @@ struct rl_round {
   int outcome; /* RL_VOTE_YES or RL_VOTE_NO once decided */
   int keep;    /* acquire: the grants are kept (not undone) */
   int wait_all; /* decide only once every master answered or failed */
+  /* 0, or a monotonic ms until which a master whose connection is down
+   * (not refused) when the round is sent is not counted as failed: its
+   * command is sent once the connection is ready again (polled by a
+   * timer of the round's own), or fails at that time. Only a command
+   * that was never written is sent later, so nothing a master runs is
+   * ever sent to it twice. Set before rl_round_send. */
+  uint64_t resend_until_ms;
   int refs;    /* commands still owed a final callback, + 1 until sent */
   uint64_t t_start, t_decided; /* monotonic ms */
   uv_buf_t wire; /* the formatted command, shared by all masters */
@@ -135,7 +144,8 @@ int rl_round_pin(rl_round *r, rl_conn *const *nodes, int node_script,
 
 /* Sends to every master and takes the round's own reference away; the
  * round may be decided (and done run) before this returns, if too few
- * masters are connected. */
+ * masters are connected (and, with resend_until_ms, the others cannot
+ * change the outcome by then). */
 void rl_round_send(rl_round *r);
 
 /* Sends to one master only, as a fire-and-forget command (an undo): the

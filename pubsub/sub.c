@@ -49,8 +49,52 @@ static void chan_check(rl_chan *ch);
 
 static uint64_t hash_name(const char *p, size_t len);
 
-unsigned *rl_chan_handoffs(rl_pubsub *ps, const char *name, size_t len) {
-  return &ps->handoffs[hash_name(name, len) % 64];
+/* --- runs of hand-offs, by exact channel name ---------------------------- */
+
+static rl_chan_run **run_bucket(rl_pubsub *ps, const char *name, size_t len) {
+  return &ps->runs[hash_name(name, len) % RL_CHAN_RUN_BUCKETS];
+}
+
+rl_chan_run *rl_chan_run_of(rl_pubsub *ps, const char *name, size_t len,
+                            int make) {
+  rl_chan_run **b = run_bucket(ps, name, len);
+  for (rl_chan_run *r = *b; r != NULL; r = r->next)
+    if (r->len == len && memcmp(r->name, name, len) == 0) return r;
+  if (!make || ps->nruns >= RL_CHAN_RUNS_MAX) return NULL;
+  rl_chan_run *r = malloc(sizeof *r + len);
+  if (r == NULL) return NULL;
+  r->count = 0;
+  r->len = len;
+  memcpy(r->name, name, len);
+  r->next = *b;
+  *b = r;
+  ps->nruns++;
+  return r;
+}
+
+unsigned rl_chan_run_end(rl_pubsub *ps, const char *name, size_t len) {
+  if (ps->nruns == 0) return 0; /* the usual case: no hand-off under way */
+  for (rl_chan_run **p = run_bucket(ps, name, len); *p != NULL;
+       p = &(*p)->next) {
+    rl_chan_run *r = *p;
+    if (r->len != len || memcmp(r->name, name, len) != 0) continue;
+    unsigned n = r->count;
+    *p = r->next;
+    free(r);
+    ps->nruns--;
+    return n;
+  }
+  return 0;
+}
+
+static void runs_free(rl_pubsub *ps) {
+  for (size_t b = 0; b < RL_CHAN_RUN_BUCKETS; b++)
+    while (ps->runs[b] != NULL) {
+      rl_chan_run *r = ps->runs[b];
+      ps->runs[b] = r->next;
+      free(r);
+    }
+  ps->nruns = 0;
 }
 
 static uint64_t hash_name(const char *p, size_t len) {
@@ -379,6 +423,7 @@ static void on_closed(void *data, rl_master *m) {
       ch = next;
     }
   }
+  runs_free(ps);
   void (*closed)(void *) = ps->cfg.closed;
   void *data_ = ps->cfg.data;
   free(ps->buckets);

@@ -16,6 +16,12 @@
 #include "waitq.h"
 
 typedef struct rl_chan rl_chan;
+typedef struct rl_chan_run rl_chan_run;
+
+/* The table of runs of hand-offs (rl_chan_run): buckets, and the most
+ * entries it holds. */
+#define RL_CHAN_RUN_BUCKETS 64
+#define RL_CHAN_RUNS_MAX 1024
 
 /*
  * A channel some waiter needs, or needed and is still being unsubscribed.
@@ -51,15 +57,38 @@ struct rl_pubsub {
   int closing;
   int open; /* masters whose subscriber side has not closed yet */
   /* Waiters claimed (rl_psw_claim) since the last message from a master,
-   * per channel hash: a channel may be freed and made again between two
-   * claims (its last waiter left), so the count cannot live in it. Two
-   * channels that share an entry share a count, which only ends their
-   * runs sooner. */
-  unsigned handoffs[64];
+   * per channel name (rl_chan_run): a channel may be freed and made again
+   * between two claims (its last waiter left), so the count cannot live
+   * in it. */
+  rl_chan_run *runs[RL_CHAN_RUN_BUCKETS];
+  size_t nruns;
 };
 
-/* The entry of rl_pubsub.handoffs for a channel name. */
-unsigned *rl_chan_handoffs(rl_pubsub *ps, const char *name, size_t len);
+/*
+ * The run of one channel, keyed by its exact name: how many of its
+ * waiters were claimed since the last message from a master (or the last
+ * unlock of this process that published on it). An entry exists only
+ * while a run may be under way: it is made when a hand-off is about to be
+ * counted and removed when the run ends, so the table holds the channels
+ * handed off since their last message, at most RL_CHAN_RUNS_MAX of them
+ * (a channel that would need one more gets no hand-off, which only ends
+ * its run sooner); what is left is freed on close.
+ */
+struct rl_chan_run {
+  rl_chan_run *next; /* hash bucket chain */
+  unsigned count;
+  size_t len;
+  char name[];
+};
+
+/* The run of channel name: NULL when none is under way, or, with make,
+ * made (count 0) if there is room; NULL then when there is none. */
+rl_chan_run *rl_chan_run_of(rl_pubsub *ps, const char *name, size_t len,
+                            int make);
+
+/* Ends the run of channel name, if any (its entry is freed), and returns
+ * its count. */
+unsigned rl_chan_run_end(rl_pubsub *ps, const char *name, size_t len);
 
 /* The channel called name, made if needed; refs is incremented. The
  * caller queues its waiter, then calls rl_chan_sync. NULL when out of

@@ -82,8 +82,9 @@ static void wake_first(rl_chan *ch) {
 
 void rl_chan_event(rl_chan *ch, int idx) {
   if (idx >= 0) {
-    /* A master published: the lock was free there. */
-    *rl_chan_handoffs(ch->ps, ch->name, ch->len) = 0;
+    /* A master published: the lock was free there, and the run of
+     * hand-offs ends. */
+    rl_chan_run_end(ch->ps, ch->name, ch->len);
     uint64_t bit = 1ull << idx, now = rl_now_ms();
     uint64_t window = ch->ps->cfg.event_window_ms;
     if (ch->event_ms != 0 && now - ch->event_ms <= window &&
@@ -119,11 +120,15 @@ void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
 rl_psw *rl_psw_first_idle(rl_pubsub *ps, const char *channel, size_t len,
                           rl_psw_cb cb, unsigned max_run, void **data) {
   rl_chan *ch = rl_chan_find(ps, channel, len);
-  if (ch == NULL || ch->refs == 0 || rl_list_empty(&ch->waiters) ||
-      *rl_chan_handoffs(ps, channel, len) >= max_run)
+  if (ch == NULL || ch->refs == 0 || rl_list_empty(&ch->waiters))
     return NULL;
   rl_psw *w = rl_container_of(ch->waiters.next, rl_psw, node);
   if (w->cb != cb || w->state == W_ATTEMPTING) return NULL;
+  /* The run's entry is made now, so that the claim that may follow
+   * always has it to count in: a channel for which there is no room gets
+   * no hand-off. */
+  rl_chan_run *run = rl_chan_run_of(ps, channel, len, 1);
+  if (run == NULL || run->count >= max_run) return NULL;
   *data = w->data;
   return w;
 }
@@ -132,14 +137,15 @@ void rl_psw_claim(rl_psw *w) {
   uv_timer_stop(&w->timer);
   w->woken = w->state == W_WAKING;
   w->state = W_ATTEMPTING;
-  (*rl_chan_handoffs(w->ch->ps, w->ch->name, w->ch->len))++;
+  rl_chan_run *run = rl_chan_run_of(w->ch->ps, w->ch->name, w->ch->len, 1);
+  if (run != NULL) run->count++;
 }
 
 unsigned rl_psw_handoffs(rl_pubsub *ps, const char *channel, size_t len,
                          int reset) {
-  unsigned *h = rl_chan_handoffs(ps, channel, len), n = *h;
-  if (reset) *h = 0;
-  return n;
+  if (reset) return rl_chan_run_end(ps, channel, len);
+  const rl_chan_run *run = rl_chan_run_of(ps, channel, len, 0);
+  return run != NULL ? run->count : 0;
 }
 
 rl_psw *rl_psw_join(rl_pubsub *ps, const char *channel, size_t len,

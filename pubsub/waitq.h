@@ -91,8 +91,10 @@ void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
  * The hand-off (the lock layer's transfer.c): the first waiter of channel,
  * if it joined with cb and is not attempting (it sleeps, or an event chose
  * it and its attempt has not started), and fewer than max_run waiters of
- * the channel were claimed since the last message came from a master;
- * else NULL. *data is set to its data.
+ * the channel were claimed since the last message came from a master
+ * (counted by the channel's exact name, in a table of bounded size: a
+ * channel it has no room for gets none); else NULL. *data is set to its
+ * data.
  */
 rl_psw *rl_psw_first_idle(rl_pubsub *ps, const char *channel, size_t len,
                           rl_psw_cb cb, unsigned max_run, void **data);
@@ -103,8 +105,8 @@ rl_psw *rl_psw_first_idle(rl_pubsub *ps, const char *channel, size_t len,
 void rl_psw_claim(rl_psw *w);
 
 /* How many waiters of channel were claimed since the last message from a
- * master (the count outlives the channel's queue); with reset, it starts
- * again from 0. */
+ * master (the count is kept by the channel's exact name and outlives the
+ * channel's queue); with reset, it starts again from 0. */
 unsigned rl_psw_handoffs(rl_pubsub *ps, const char *channel, size_t len,
                          int reset);
 

@@ -16,7 +16,9 @@
  *  - a waiter cancelled, or timed out, while its transfer is in flight
  *    leaves no lock behind;
  *  - a waiter of another client, woken by messages only, gets the lock
- *    while two threads of one client hand it back and forth.
+ *    while two threads of one client hand it back and forth, also while
+ *    another lock of that client, whose channel would share a hashed
+ *    entry with this one's, is busy with messages.
  * No timing is asserted but bounds that catch hangs.
  */
 #include <hiredis/hiredis.h>
@@ -465,6 +467,7 @@ typedef struct {
   rlock *lock;
   atomic_int *stop;
   atomic_long rounds;
+  int hold_ms; /* how long each hold lasts; 0 for 1 ms */
 } pingpong_arg;
 
 static void *pingpong(void *p) {
@@ -472,7 +475,7 @@ static void *pingpong(void *p) {
   while (!atomic_load(a->stop)) {
     if (rlock_trylock(a->lock, 5000, LEASE) != 0) continue;
     atomic_fetch_add(&a->rounds, 1);
-    rt_sleep_ms(1);
+    rt_sleep_ms(a->hold_ms > 0 ? a->hold_ms : 1);
     rlock_unlock(a->lock);
   }
   return NULL;
@@ -509,6 +512,96 @@ static void other_client_not_starved(void) {
   rlock_client_close(b);
 }
 
+/* --- the bound is per lock ----------------------------------------------- */
+
+/* FNV-1a of a channel name, modulo 64: a table of 64 counts indexed by it
+ * would put two names with the same value in one entry. */
+static unsigned entry64(const char *name) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *p = name; *p != '\0'; p++) {
+    h ^= (unsigned char)*p;
+    h *= 1099511628211ull;
+  }
+  return (unsigned)(h % 64);
+}
+
+typedef struct {
+  rlock *lock;
+  atomic_int *stop;
+} busy_arg;
+
+/* Takes the lock and lets it go at once, again and again. */
+static void *busy(void *p) {
+  busy_arg *a = p;
+  while (!atomic_load(a->stop))
+    if (rlock_trylock(a->lock, 5000, LEASE) == 0) rlock_unlock(a->lock);
+  return NULL;
+}
+
+/*
+ * Two threads of client A hand lock P back and forth. Lock Q's channel
+ * would share an entry of a 64-entry table of counts with P's, and Q is
+ * busy: a thread of client A waits for it and takes it in turn with
+ * client B, so messages on Q's channel come all the time, and a plain
+ * unlock of Q by client A ends Q's run too. None of that is about P: a
+ * waiter of client C on P still gets it, because after a bounded number
+ * of hand-offs P is unlocked plainly and its message wakes C's waiter.
+ */
+static void bound_per_lock(void) {
+  const char *pname = "ho-bound";
+  char pch[64], qname[32], qch[64];
+  snprintf(pch, sizeof pch, "rlock:{%s}:ch", pname);
+  int found = 0;
+  for (int i = 0; i < 100000 && !found; i++) {
+    snprintf(qname, sizeof qname, "ho-busy-%d", i);
+    snprintf(qch, sizeof qch, "rlock:{%s}:ch", qname);
+    found = entry64(qch) == entry64(pch);
+  }
+  RT_REQUIRE(found);
+  fprintf(stderr, "  %s and %s share entry %u of 64\n", pch, qch,
+          entry64(pch));
+  rlock_client *a = open_client(1, 0);
+  rlock_client *b = open_client(1, 0);
+  rlock_client *c = open_client(1, 0);
+  RT_REQUIRE(a != NULL && b != NULL && c != NULL);
+  rlock *pa, *qa, *qb, *pc;
+  RT_REQUIRE(rlock_get(a, pname, &pa) == 0);
+  RT_REQUIRE(rlock_get(a, qname, &qa) == 0);
+  RT_REQUIRE(rlock_get(b, qname, &qb) == 0);
+  RT_REQUIRE(rlock_get(c, pname, &pc) == 0);
+  atomic_int stop = 0;
+  /* Holds of 5 ms: a run of hand-offs lasts long enough for messages on
+   * Q's channel to come within it, however the threads are scheduled. */
+  pingpong_arg pp = {.lock = pa, .stop = &stop, .hold_ms = 5};
+  busy_arg ba = {.lock = qa, .stop = &stop}, bb = {.lock = qb, .stop = &stop};
+  pthread_t th[4];
+  pthread_create(&th[0], NULL, busy, &ba);
+  pthread_create(&th[1], NULL, busy, &bb);
+  for (int i = 2; i < 4; i++) pthread_create(&th[i], NULL, pingpong, &pp);
+  rt_sleep_ms(300);
+  waiter_arg w = {.lock = pc, .wait_ms = 20000, .lease_ms = LEASE};
+  atomic_store(&w.release, 1);
+  long before = atomic_load(&pp.rounds);
+  uint64_t t0 = rt_now_ms();
+  waiter(&w);
+  uint64_t waited = rt_now_ms() - t0;
+  long during = atomic_load(&pp.rounds) - before;
+  atomic_store(&stop, 1);
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  fprintf(stderr,
+          "  client C: %d after %llu ms, through %ld hand-offs of client A\n",
+          w.rc, (unsigned long long)waited, during);
+  RT_CHECK_EQ_INT(w.rc, 0);
+  RT_CHECK_EQ_INT(w.unlock_rc, 0);
+  rlock_free(pa);
+  rlock_free(qa);
+  rlock_free(qb);
+  rlock_free(pc);
+  rlock_client_close(a);
+  rlock_client_close(b);
+  rlock_client_close(c);
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
@@ -521,6 +614,7 @@ int main(int argc, char **argv) {
       {"cancelled_n3", cancelled_n3},
       {"timed_out_n3", timed_out_n3},
       {"other_client_not_starved", other_client_not_starved},
+      {"bound_per_lock", bound_per_lock},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 3);

@@ -11,8 +11,9 @@
  * - A master that restarted empty does not count toward a quorum until
  *   the longest lease of the deployment has run out: not for a client
  *   that noticed the restart after using short leases or none, and not
- *   for a client opened after the restart. Masters started fresh are
- *   usable at once.
+ *   for a client opened after the restart, nor when Redis's uptime in
+ *   whole seconds of wall clock overstates the real one. Masters started
+ *   fresh are usable at once.
  * - One server casts one vote: duplicate addresses are refused at open
  *   (also as localhost and 127.0.0.1, and unix paths), and two different
  *   addresses of one server (TCP and its unix socket) count once.
@@ -20,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "common.h"
 #include "proxy.h"
@@ -322,6 +324,125 @@ static void quarantine_records_before_first_grant(void) {
   rt_redis_stop_many(srv, 3);
 }
 
+/* The wall clock's milliseconds within the current second, and the
+ * current second. */
+static long wall_ms_of_second(long long *sec) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  if (sec != NULL) *sec = (long long)tv.tv_sec;
+  return (long)(tv.tv_usec / 1000);
+}
+
+/* Sleeps until the wall clock's milliseconds within a second are in
+ * [lo, hi). */
+static void sleep_until_ms_of_second(long lo, long hi) {
+  for (;;) {
+    long ms = wall_ms_of_second(NULL);
+    if (ms >= lo && ms < hi) return;
+    long wait = (lo - ms + 1000) % 1000;
+    rt_sleep_ms(wait > 1 ? (int)wait - 1 : 1);
+  }
+}
+
+/* INFO server's uptime_in_seconds, or -1. */
+static long long uptime_s(rt_redis *r) {
+  redisReply *rep = rt_redis_cmd(r, "INFO server");
+  long long up = -1;
+  if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
+    const char *p = strstr(rep->str, "uptime_in_seconds:");
+    if (p != NULL) up = strtoll(p + 18, NULL, 10);
+  }
+  if (rep != NULL) freeReplyObject(rep);
+  return up;
+}
+
+/*
+ * Redis reports its uptime as floor(now) - floor(start) of its wall
+ * clock, which says 1 s when it started at .95 of a second and is asked
+ * at .02 of the next. The quarantine must not end before
+ * restart_quarantine_ms of real time since the start. Y recorded the
+ * run_ids of A, B and C on them and closed; B has a holder's L (A forgets
+ * it in the restart, C never had it). A is SIGKILLed and restarted at .9
+ * of a second; Z opens just after the next whole second and tries L
+ * until it gets it on A and C. That must not happen before the
+ * quarantine has run since the restart began (t0, before the server even
+ * started, which only makes the bound weaker).
+ */
+static void quarantine_uptime_rounding(void) {
+  const int64_t q = 3000;
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  const char *m[3] = {srv[0].url, srv[1].url, srv[2].url};
+  rlock_client *y = open_on(m, 3, q);
+  RT_REQUIRE(y != NULL);
+  rlock *warm;
+  RT_REQUIRE(rlock_get(y, "warmup", &warm) == 0);
+  RT_REQUIRE(rlock_force_unlock(warm) == 0); /* connected everywhere */
+  uint64_t end = rt_now_ms() + 10000;
+  while ((rt_redis_int(&srv[1], "HLEN rlock:run_ids") != 3 ||
+          rt_redis_int(&srv[2], "HLEN rlock:run_ids") != 3) &&
+         rt_now_ms() < end)
+    rt_sleep_ms(20);
+  RT_REQUIRE(rt_redis_int(&srv[1], "HLEN rlock:run_ids") == 3);
+  RT_REQUIRE(rt_redis_int(&srv[2], "HLEN rlock:run_ids") == 3);
+  rlock_free(warm);
+  rlock_client_close(y);
+  redisReply *h = rt_redis_cmd(&srv[1], "HSET rlock:{L} holder:1 1");
+  RT_REQUIRE(h != NULL);
+  freeReplyObject(h);
+  RT_REQUIRE(rt_redis_int(&srv[1], "PEXPIRE rlock:{L} 60000") == 1);
+  int reproduced = 0;
+  for (int attempt = 0; attempt < 5 && !reproduced; attempt++) {
+    RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+    sleep_until_ms_of_second(900, 940);
+    long long sec0;
+    wall_ms_of_second(&sec0);
+    uint64_t t0 = rt_now_ms();
+    RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+    long long sec1;
+    wall_ms_of_second(&sec1);
+    if (sec1 != sec0) continue; /* it took too long: its start may be late */
+    sleep_until_ms_of_second(5, 60);
+    long long up = uptime_s(&srv[0]);
+    rlock_client *z = open_on(m, 3, q);
+    RT_REQUIRE(z != NULL);
+    uint64_t opened = rt_now_ms();
+    /* Only when the server says 1 s though less than 1 s passed is this
+     * the case under test. */
+    reproduced = up >= 1 && opened - t0 < 1000;
+    fprintf(stderr,
+            "    attempt %d: restarted at .9 of a second, uptime %lld s "
+            "after %llu ms%s\n",
+            attempt, up, (unsigned long long)(opened - t0),
+            reproduced ? "" : ": not the case, again");
+    rlock *lz;
+    RT_REQUIRE(rlock_get(z, "L", &lz) == 0);
+    int rc = -1;
+    uint64_t got = 0, stop = t0 + (uint64_t)q + 6000;
+    while (reproduced && rt_now_ms() < stop) {
+      rc = rlock_trylock(lz, 0, 10000);
+      if (rc == 0) {
+        got = rt_now_ms();
+        break;
+      }
+      rt_sleep_ms(5);
+    }
+    if (reproduced) {
+      fprintf(stderr,
+              "    Z took L on A and C %llu ms after A's restart began "
+              "(quarantine %lld ms)\n",
+              (unsigned long long)(got - t0), (long long)q);
+      RT_CHECK_EQ_INT(rc, 0); /* the quarantine ends */
+      RT_CHECK(got - t0 >= (uint64_t)q);
+      if (rc == 0) RT_CHECK_EQ_INT(rlock_unlock(lz), 0);
+    }
+    rlock_free(lz);
+    rlock_client_close(z);
+  }
+  RT_CHECK(reproduced);
+  rt_redis_stop_many(srv, 3);
+}
+
 static void quarantine_y_no_lease(void) { quarantine_two_clients(0); }
 static void quarantine_y_short_lease(void) { quarantine_two_clients(500); }
 static void quarantine_y_long_lease(void) { quarantine_two_clients(45000); }
@@ -471,6 +592,7 @@ int main(int argc, char **argv) {
       {"quarantine_y_long_lease", quarantine_y_long_lease},
       {"quarantine_records_before_first_grant",
        quarantine_records_before_first_grant},
+      {"quarantine_uptime_rounding", quarantine_uptime_rounding},
       {"fresh_masters_usable_at_once", fresh_masters_usable_at_once},
       {"duplicate_address_refused", duplicate_address_refused},
       {"duplicate_unix_path_refused", duplicate_unix_path_refused},
