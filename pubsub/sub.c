@@ -55,12 +55,35 @@ static rl_chan_run **run_bucket(rl_pubsub *ps, const char *name, size_t len) {
   return &ps->runs[hash_name(name, len) % RL_CHAN_RUN_BUCKETS];
 }
 
+static rl_chan *chan_find(rl_pubsub *ps, const char *name, size_t len);
+
+/* Makes room in a full table of runs: frees the entry of a channel that no
+ * waiter of this client waits on now. Such an entry is what a run leaves
+ * when it ended without a message (its last holder lost the lock, say); a
+ * run that was in fact still going on restarts its count, which lets it
+ * go on for at most one more run (the caller's max_run). 0, or -1 if
+ * every entry's channel has waiters. */
+static int runs_evict_idle(rl_pubsub *ps) {
+  for (size_t b = 0; b < RL_CHAN_RUN_BUCKETS; b++)
+    for (rl_chan_run **p = &ps->runs[b]; *p != NULL; p = &(*p)->next) {
+      rl_chan *ch = chan_find(ps, (*p)->name, (*p)->len);
+      if (ch != NULL && ch->refs > 0) continue;
+      rl_chan_run *r = *p;
+      *p = r->next;
+      free(r);
+      ps->nruns--;
+      return 0;
+    }
+  return -1;
+}
+
 rl_chan_run *rl_chan_run_of(rl_pubsub *ps, const char *name, size_t len,
                             int make) {
   rl_chan_run **b = run_bucket(ps, name, len);
   for (rl_chan_run *r = *b; r != NULL; r = r->next)
     if (r->len == len && memcmp(r->name, name, len) == 0) return r;
-  if (!make || ps->nruns >= RL_CHAN_RUNS_MAX) return NULL;
+  if (!make) return NULL;
+  if (ps->nruns >= RL_CHAN_RUNS_MAX && runs_evict_idle(ps) != 0) return NULL;
   rl_chan_run *r = malloc(sizeof *r + len);
   if (r == NULL) return NULL;
   r->count = 0;

@@ -70,9 +70,10 @@ struct rl_pubsub {
  * unlock of this process that published on it). An entry exists only
  * while a run may be under way: it is made when a hand-off is about to be
  * counted and removed when the run ends, so the table holds the channels
- * handed off since their last message, at most RL_CHAN_RUNS_MAX of them
- * (a channel that would need one more gets no hand-off, which only ends
- * its run sooner); what is left is freed on close.
+ * handed off since their last message, at most RL_CHAN_RUNS_MAX of them:
+ * when full, the entry of a channel without waiters makes room, and a
+ * channel that still finds none gets no hand-off, which only ends its run
+ * sooner; what is left is freed on close.
  */
 struct rl_chan_run {
   rl_chan_run *next; /* hash bucket chain */
