@@ -942,6 +942,10 @@ static void test_unacked_renewal_lost(void) {
   RT_CHECK(log_has("a renewal was not acknowledged by replicas"));
   RT_CHECK(log_has("1 of the 2 replicas asked for"));
   RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(lw), 0);
+  /* A holds srf still; the lost srw is not counted as held. */
+  rlock_metrics held;
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(a, &held), 0);
+  RT_CHECK_EQ_INT(held.locks_held, 1);
   RT_CHECK_EQ_INT(rlock_unlock(lw), RLOCK_ELOST);
   /* rlock_extend: the master extends the key, WAIT 2 answers 1, and the
    * extension does not count. */
@@ -1408,6 +1412,9 @@ static void test_failover_acks(void) {
   RT_CHECK_EQ_INT(atomic_load(&lost), 0);
   RT_CHECK(mt1.renewals > mt0.renewals);
   RT_CHECK_EQ_INT(mt1.locks_lost, 0);
+  /* The promoted master has one replica (or none yet, when the client
+   * confirmed it): acknowledgement asks for what it has. */
+  RT_CHECK(log_has("replica_acks 2 asks for 1 acknowledgement"));
   RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(la), 1);
   RT_CHECK_EQ_INT(rlock_trylock(ld, 0, 10000), RLOCK_ETIMEDOUT);
   RT_CHECK_EQ_INT(w.rc, 1); /* still waiting */
