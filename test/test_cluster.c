@@ -5,9 +5,12 @@
  * node that serves its slot, locks spread over every primary, the
  * watchdog batched per node, waiters woken by shard pub/sub, the tool,
  * and faults: a slot migrated while a lock is held and waiters wait, a
- * manual failover, and (in suite 'variants', "cluster-kill") a primary
- * SIGKILLed and its replica promoted. The fault tests leave the cluster
- * settled, with every slot served, for the tests after them.
+ * manual failover (with waiters on the shard, with nothing but a
+ * watchdog lock there, and just before close), and in suite 'variants' a
+ * primary SIGKILLed and its replica promoted ("cluster-kill") and the
+ * client's own map source hung until its replica is promoted
+ * ("cluster-hung"). The fault tests leave the cluster settled, with every
+ * slot served, for the tests after them.
  */
 #include <pthread.h>
 #include <stdatomic.h>
