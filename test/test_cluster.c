@@ -935,7 +935,7 @@ static void failover_then_close(void) {
   rlock_client *c = open_cluster(0);
   RT_REQUIRE(c != NULL);
   RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
-  char name[FCLOSEN][64], key[128];
+  char name[FCLOSEN][64], key[600]; /* as long as all the names (gcc) */
   int p = owner_of("rlock:{fc}"), r = rt_cluster_replica_of(&C, p);
   RT_REQUIRE(p >= 0 && r >= 0);
   rlock *l[FCLOSEN];
