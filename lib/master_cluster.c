@@ -679,16 +679,10 @@ static int pinned_write(pinned *pn) {
                             on_pinned, c, c->idx);
 }
 
-/* The final status of a pinned command, after a TIMEOUT if it was not
- * told yet and the status is not a reply in time. */
+/* The final status of a pinned command. */
 static void pinned_finish(pinned *pn, rl_conn *node, redisReply *reply,
                           int status) {
   rl_mcmd *c = pn->c;
-  if (status == RL_CMD_DROPPED && !pn->told_timeout) {
-    pn->told_timeout = 1;
-    pn->cl->timeouts++;
-    c->cb(c, node, NULL, RL_CMD_TIMEOUT);
-  }
   pinned_free(pn);
   c->cb(c, node, reply, status);
 }
@@ -775,6 +769,11 @@ static void repin_expire(cluster *cl, uint64_t now) {
   while ((l = rl_list_pop_front(&due)) != NULL) {
     pinned *pn = rl_container_of(l, pinned, link);
     rl_list_init(&pn->link);
+    if (!pn->told_timeout && !cl->closing) {
+      pn->told_timeout = 1;
+      cl->timeouts++;
+      pn->c->cb(pn->c, NULL, NULL, RL_CMD_TIMEOUT);
+    }
     pinned_finish(pn, NULL, NULL, RL_CMD_DROPPED);
   }
 }
