@@ -45,7 +45,7 @@ void rl_hold_release_everywhere(rl_client *c, const rl_hold *h) {
 
 void rl_hold_drop(rl_client *c, rl_hold *h) {
   rl_watchdog_cancel(&c->watchdog, &h->wd);
-  RL_ADD(c->metrics.locks_held, -1);
+  if (!h->lost) RL_ADD(c->metrics.locks_held, -1); /* else when lost */
   rl_hist_observe(&c->metrics.hold, rl_now_ms() - h->acquired_ms);
   rlock *lock = h->lock;
   rl_holds_remove(&c->holds, h);
@@ -56,6 +56,7 @@ void rl_hold_lost(rl_client *c, rl_hold *h) {
   if (h->lost) return;
   h->lost = 1;
   RL_ADD(c->metrics.locks_lost, 1);
+  RL_ADD(c->metrics.locks_held, -1); /* held no more, though not unlocked */
   char owner[RL_HOLDS_OWNER_MAX];
   size_t ownerlen = rl_holds_owner(&c->holds, h, owner);
   rl_log(c, RLOCK_LOG_ERROR, "lock %.*s lost by %.*s", (int)h->keylen, h->key,

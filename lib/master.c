@@ -66,6 +66,7 @@ void rl_master_init(rl_master *m, const rl_master_ops *ops, int kind,
   atomic_init(&m->errors, 0);
   atomic_init(&m->unacked, 0);
   atomic_init(&m->failovers, 0);
+  m->acks_have = -1;
   display_name(url, m->name, sizeof m->name);
 }
 

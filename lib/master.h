@@ -188,6 +188,12 @@ struct rl_master {
    * failovers followed (a Sentinel group's master moved). */
   int acks;
   uint64_t ack_timeout_ms;
+  /* Loop thread: the replicas the serving node listed when the master
+   * kind confirmed it (a Sentinel master's ROLE), or -1 when not known.
+   * A write then needs min(acks, max(1, acks_have)) acknowledgements
+   * (rl_ack_need): a master promoted by a failover has one replica
+   * fewer than before, and every replica it has is what can be had. */
+  int acks_have;
   atomic_uint_fast64_t unacked;
   atomic_uint_fast64_t failovers;
   uint64_t ack_log_ms; /* loop thread: the last unacked write logged, */
@@ -227,6 +233,12 @@ rl_master *rl_master_new(const rl_master_url *url, uv_loop_t *loop,
  * NULL when cmd is not one of those (the connection's own, another
  * sender's): for a caller's own round (client.c). */
 rl_mcmd *rl_master_single_mcmd(const rl_cmd *cmd);
+
+/* The acknowledgements a durable write on m needs now (see acks_have). */
+static inline int rl_ack_need(const rl_master *m) {
+  if (m->acks_have < 0 || m->acks_have >= m->acks) return m->acks;
+  return m->acks_have > 1 ? m->acks_have : 1;
+}
 
 /* The connection a master's node connections all point back from:
  * conn->master. */

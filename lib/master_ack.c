@@ -34,6 +34,7 @@ typedef struct ack {
   rl_ack_cb raw_cb; /* rl_ack_send_raw's, instead of the two above */
   void *raw_data;
   int script;
+  int need;         /* the acknowledgements asked for (rl_ack_need) */
   int told_timeout; /* RL_CMD_TIMEOUT was delivered */
   int delivered;    /* the final status was delivered */
   int script_done, wait_done; /* their final callbacks came */
@@ -124,10 +125,10 @@ static void note_unacked(ack *a, rl_conn *node) {
     snprintf(why, sizeof why, "WAIT failed: %s", a->wait_error);
   else if (a->acked >= 0 && a->wait_status == RL_CMD_REPLY && !a->wait_first)
     snprintf(why, sizeof why, "%lld of the %d replicas asked for had it "
-             "within %llu ms", a->acked, m->acks,
+             "within %llu ms", a->acked, a->need,
              (unsigned long long)m->ack_timeout_ms);
   else
-    snprintf(why, sizeof why, "WAIT %d %llu got no answer in time", m->acks,
+    snprintf(why, sizeof why, "WAIT %d %llu got no answer in time", a->need,
              (unsigned long long)m->ack_timeout_ms);
   if (m->ack_log_skipped > 0)
     snprintf(more, sizeof more, " (and %llu more since the last such line)",
@@ -158,7 +159,7 @@ static void settle(ack *a, rl_conn *node) {
     int st = a->script_status;
     int ok = a->reply != NULL && st == RL_CMD_REPLY && !a->told_timeout &&
              a->wait_status == RL_CMD_REPLY && !a->wait_first &&
-             a->acked >= a->m->acks;
+             a->acked >= a->need;
     a->depth++;
     if (a->reply == NULL) {
       a->delivered = 1;
@@ -243,7 +244,8 @@ static int send_both(ack *a, rl_conn *node, const uv_buf_t *bufs,
   /* At most 59 bytes: 21 and 20 digits. */
   char n[24], t[24];
   const char *argv[3] = {"WAIT", n, t};
-  size_t argvlen[3] = {4, rl_resp_put_i64(n, m->acks),
+  a->need = rl_ack_need(m);
+  size_t argvlen[3] = {4, rl_resp_put_i64(n, a->need),
                        rl_resp_put_u64(t, m->ack_timeout_ms)};
   size_t len = rl_resp_write(a->wait_bytes, 3, argv, argvlen);
   a->wait_buf = uv_buf_init(a->wait_bytes, (unsigned)len);

@@ -24,9 +24,30 @@
  * The map. It comes from CLUSTER SHARDS (CLUSTER SLOTS before 7.0) asked
  * of a ready primary, or of a seed; at most one request is in flight, and
  * not more than one every RL_REFRESH_MIN_MS, on errors (MOVED to a node
- * the map lacks, CLUSTERDOWN, READONLY, a lost connection, a dropped
- * shard subscription) and every RL_REFRESH_MS. A MOVED updates the map at
- * once for its slot. A map that fails to build leaves the old one.
+ * the map lacks, CLUSTERDOWN, READONLY, a command that timed out, a lost
+ * connection, a dropped shard subscription) and every RL_REFRESH_MS. A
+ * MOVED updates the map at once for its slot. A map that fails to build
+ * leaves the old one.
+ *
+ * Hung nodes. A node that stops answering (a stopped process, a full
+ * socket) keeps its connection, so nothing but a deadline says so. A
+ * command that times out marks its node stalled until the node answers
+ * anything again; a stalled node is asked for the map only when no other
+ * node is ready, a map request that times out is given up and asked of
+ * another node at once (its late answer is ignored), and while a primary
+ * of the map is stalled the map is asked for every RL_REFRESH_FAIL_MS, so
+ * that the replica the cluster promotes in its place is found within a
+ * second of its promotion.
+ *
+ * Pinned commands (batches grouped by node). A batch answered READONLY
+ * or MOVED as a whole was refused before it ran: its node is no longer
+ * the primary of its slots (a failover, manual or not). It is not
+ * reported; the map is asked for, of that node first (it knows whom it
+ * follows now), and the batch is written again, within its first
+ * deadline, to the node that serves its first key's slot by the new map.
+ * Every key of a batch was on one node, and a failover moves a node's
+ * slots together, so that is where they all are; a key that is not is
+ * answered as such per key and renewed or released alone, routed.
  *
  * Nodes are never freed before the master: a node that leaves the map
  * keeps its struct (and its closed connections) so that any rl_conn
@@ -62,7 +83,23 @@ struct cl_node {
   rl_conn *cmd;  /* NULL until used; replaced after an idle close */
   rl_conn *sub;  /* likewise, for shard channels */
   uint64_t used_ms;
+  int stalled;   /* a command to it timed out, and it has not answered
+                    anything since */
 };
+
+/* A pinned command (rl_mcmd.node set): one node, no route, but written
+ * again to its slot's new primary after READONLY or MOVED. */
+typedef struct pinned {
+  rl_list link;     /* in cl->repin while it waits for a new map */
+  cluster *cl;
+  rl_mcmd *c;
+  cl_node *node;    /* the node of the last attempt */
+  int64_t until_us; /* the first attempt's deadline, kept by every other */
+  int told_timeout;
+  int script;
+  unsigned nbufs;
+  uv_buf_t bufs[RL_CONN_MAX_BUFS];
+} pinned;
 
 /* A closed connection kept until the master is freed. */
 typedef struct grave {
@@ -97,6 +134,7 @@ struct cluster {
   grave *graves;
   rl_list parked;   /* flights waiting for a time or a node */
   rl_list unmapped; /* flights waiting for the first map */
+  rl_list repin;    /* pinned commands waiting for a new map */
   uv_timer_t timer;    /* the parked flights */
   uv_timer_t refresher; /* periodic and deferred refreshes */
   int handles;          /* libuv handles and connections still open */
@@ -105,6 +143,7 @@ struct cluster {
   int discovering;      /* the first map is still being sought */
   int refreshing;       /* a CLUSTER SHARDS/SLOTS is in flight */
   int refresh_wanted;   /* another one when the current ends */
+  cl_node *map_hint;    /* ask this node for the next map, if ready */
   uint64_t last_refresh_ms;
   int seed_next;        /* the seed to ask next when nothing is ready */
   int seed_failures;    /* seeds that failed while discovering */
@@ -176,6 +215,16 @@ static void on_conn_closed(rl_conn *conn) {
 }
 
 static void resume_waiting(cluster *cl, cl_node *n);
+
+/* A command to n timed out: n may be hung, and the map that names it a
+ * primary stale. A new map is asked for, of another node. */
+static void node_stalled(cl_node *n) {
+  if (!n->stalled)
+    rl_master_log(&n->cl->m, n->cmd, RLOCK_LOG_DEBUG,
+                  "a command timed out: asking for the slot map");
+  n->stalled = 1;
+  refresh_request(n->cl);
+}
 static void fail_waiting(cluster *cl, cl_node *n);
 static void discovery_failed(cluster *cl);
 
@@ -314,6 +363,10 @@ static void schedule(cluster *cl) {
     uint64_t t = f->wait ? f->route.deadline : f->at_ms;
     if (t < next) next = t;
   }
+  for (rl_list *l = cl->repin.next; l != &cl->repin; l = l->next) {
+    uint64_t t = (uint64_t)(rl_container_of(l, pinned, link)->until_us / 1000);
+    if (t < next) next = t;
+  }
   if (next == UINT64_MAX) {
     uv_timer_stop(&cl->timer);
     return;
@@ -330,11 +383,14 @@ static void park(flight *f, uint64_t at_ms, cl_node *wait) {
 }
 
 static void attempt(flight *f, const rl_route_step *st);
+static void repin_expire(cluster *cl, uint64_t now);
+static void repin_ready(cluster *cl);
 
 /* A parked flight's time came: its backoff ended, or its deadline. */
 static void on_timer(uv_timer_t *t) {
   cluster *cl = t->data;
   uint64_t now = now_ms();
+  repin_expire(cl, now);
   rl_list due;
   rl_list_init(&due);
   for (rl_list *l = cl->parked.next; l != &cl->parked;) {
@@ -422,10 +478,12 @@ static void attempt_done(flight *f, rl_conn *node, redisReply *reply,
   cl_node *n = node_of_conn(node);
   rl_route_step st;
   if (status == RL_CMD_TIMEOUT) {
+    node_stalled(n);
     rl_route_on_deadline(&f->route, &st);
     act(f, &st, node, NULL);
     return;
   }
+  if (status == RL_CMD_REPLY || status == RL_CMD_LATE) n->stalled = 0;
   f->inflight = 0;
   switch (status) {
     case RL_CMD_REPLY:
@@ -583,11 +641,164 @@ static void launch(flight *f) {
   act(f, &st, NULL, NULL);
 }
 
-/* A pinned command: written to that node as it is (a batch). */
+/* --- pinned commands ----------------------------------------------------------- */
+
+static void pinned_free(pinned *pn) {
+  if (rl_list_linked(&pn->link)) rl_list_remove(&pn->link);
+  pn->c->priv = NULL;
+  free(pn);
+}
+
+static void on_pinned_reply(rl_mcmd *c, rl_conn *node, redisReply *reply,
+                            int status);
+
 static void on_pinned(rl_cmd *cmd, redisReply *reply, int status) {
   rl_mcmd *c = cmd->data;
-  if (status == RL_CMD_TIMEOUT) of(cmd->conn->master)->timeouts++;
-  c->cb(c, cmd->conn, reply, status);
+  on_pinned_reply(c, cmd->conn, reply, status);
+}
+
+static void on_pinned_acked(void *data, rl_conn *node, redisReply *reply,
+                            int status) {
+  rl_mcmd *c = data;
+  on_pinned_reply(c, node, reply, status);
+}
+
+/* Writes a pinned command to its node, with its first deadline. */
+static int pinned_write(pinned *pn) {
+  cluster *cl = pn->cl;
+  rl_mcmd *c = pn->c;
+  rl_conn *conn = node_cmd(pn->node);
+  if (conn == NULL) return RL_CONN_EDOWN;
+  pn->node->used_ms = now_ms();
+  if (rl_ack_wanted(&cl->m, c))
+    return rl_ack_send_raw(&cl->m, conn, pn->bufs, pn->nbufs, pn->script,
+                           c->clocked, pn->until_us, c->idx,
+                           on_pinned_acked, c);
+  return rl_conn_send_until(conn, pn->bufs, pn->nbufs, pn->script,
+                            c->no_resend, c->clocked, pn->until_us,
+                            on_pinned, c, c->idx);
+}
+
+/* The final status of a pinned command. */
+static void pinned_finish(pinned *pn, rl_conn *node, redisReply *reply,
+                          int status) {
+  rl_mcmd *c = pn->c;
+  pinned_free(pn);
+  c->cb(c, node, reply, status);
+}
+
+/* Whether a reply says the whole command was refused, before it ran,
+ * because its node no longer serves its slots. */
+static int refused_as_stale(const redisReply *reply, rl_redirect *rd) {
+  if (reply == NULL || reply->type != REDIS_REPLY_ERROR) return 0;
+  int k = rl_redirect_classify(reply, rd);
+  return k == RL_REPLY_READONLY || k == RL_REPLY_MOVED;
+}
+
+static void on_pinned_reply(rl_mcmd *c, rl_conn *node, redisReply *reply,
+                            int status) {
+  pinned *pn = c->priv;
+  cluster *cl = pn->cl;
+  cl_node *n = node_of_conn(node);
+  rl_redirect rd;
+  if (status == RL_CMD_TIMEOUT) {
+    cl->timeouts++;
+    node_stalled(n);
+    if (!pn->told_timeout) {
+      pn->told_timeout = 1;
+      c->cb(c, node, NULL, RL_CMD_TIMEOUT);
+    }
+    return;
+  }
+  if (status == RL_CMD_REPLY || status == RL_CMD_LATE) n->stalled = 0;
+  if (status == RL_CMD_REPLY && !pn->told_timeout && !cl->closing &&
+      c->slot >= 0 && c->slot < RL_SLOTS && refused_as_stale(reply, &rd)) {
+    rl_master_log(&cl->m, node, RLOCK_LOG_DEBUG,
+                  "a batch was refused (%.*s): asking for the slot map, "
+                  "to send it again where its slots are now",
+                  (int)(reply->len < 60 ? reply->len : 60), reply->str);
+    if (rd.kind == RL_REPLY_MOVED)
+      apply_moved(cl, rd.slot, rd.host[0] ? rd.host : n->host, rd.port);
+    cl->map_hint = n;
+    rl_list_push_back(&cl->repin, &pn->link);
+    schedule(cl);
+    refresh_request(cl);
+    repin_ready(cl); /* a MOVED may have told where already */
+    return;
+  }
+  pinned_finish(pn, node, reply, status);
+}
+
+/* Pinned commands waiting for a map: those whose slot is now served by
+ * another node are written there; the others wait for the next map. */
+static void repin_ready(cluster *cl) {
+  rl_list again;
+  rl_list_init(&again);
+  for (rl_list *l = cl->repin.next; l != &cl->repin;) {
+    pinned *pn = rl_container_of(l, pinned, link);
+    l = l->next;
+    cl_node *to = cl->slot_node[pn->c->slot];
+    if (to == NULL || to == pn->node) continue;
+    rl_list_remove(&pn->link);
+    rl_list_push_back(&again, &pn->link);
+  }
+  rl_list *l;
+  while ((l = rl_list_pop_front(&again)) != NULL) {
+    pinned *pn = rl_container_of(l, pinned, link);
+    rl_list_init(&pn->link);
+    pn->node = cl->slot_node[pn->c->slot];
+    if (pinned_write(pn) != 0) pinned_finish(pn, NULL, NULL, RL_CMD_DROPPED);
+  }
+  if (!rl_list_empty(&cl->repin)) refresh_request(cl); /* still stale */
+  schedule(cl);
+}
+
+/* Pinned commands whose deadline passed while they waited for a map:
+ * nothing of them ran anywhere. */
+static void repin_expire(cluster *cl, uint64_t now) {
+  rl_list due;
+  rl_list_init(&due);
+  for (rl_list *l = cl->repin.next; l != &cl->repin;) {
+    pinned *pn = rl_container_of(l, pinned, link);
+    l = l->next;
+    if ((uint64_t)(pn->until_us / 1000) > now && !cl->closing) continue;
+    rl_list_remove(&pn->link);
+    rl_list_push_back(&due, &pn->link);
+  }
+  rl_list *l;
+  while ((l = rl_list_pop_front(&due)) != NULL) {
+    pinned *pn = rl_container_of(l, pinned, link);
+    rl_list_init(&pn->link);
+    if (!pn->told_timeout && !cl->closing) {
+      pn->told_timeout = 1;
+      cl->timeouts++;
+      pn->c->cb(pn->c, NULL, NULL, RL_CMD_TIMEOUT);
+    }
+    pinned_finish(pn, NULL, NULL, RL_CMD_DROPPED);
+  }
+}
+
+static int pinned_send(cluster *cl, rl_mcmd *c) {
+  pinned *pn = calloc(1, sizeof *pn);
+  if (pn == NULL) return RL_CONN_EDOWN;
+  pn->cl = cl;
+  pn->c = c;
+  rl_list_init(&pn->link);
+  pn->node = node_of_conn(c->node);
+  pn->script = -1;
+  pn->nbufs = c->encode(c, RL_FLAVOR_CLUSTER, pn->bufs, &pn->script);
+  uint64_t t = cl->m.cfg.command_timeout_ms;
+  pn->until_us = rl_conn_now_us() + (int64_t)(t > 0 ? t : 3600000) * 1000;
+  int rc = pn->nbufs == 0 ? RL_CONN_EDOWN : 0;
+  if (rc == 0) {
+    c->priv = pn;
+    rc = pinned_write(pn);
+  }
+  if (rc != 0) {
+    c->priv = NULL;
+    free(pn);
+  }
+  return rc;
 }
 
 static int cluster_send(rl_master *m, rl_mcmd *c) {
@@ -595,15 +806,7 @@ static int cluster_send(rl_master *m, rl_mcmd *c) {
   if (cl->closing) return RL_CONN_EDOWN;
   if (c->node != NULL) {
     if (c->node->master != m) return RL_CONN_EDOWN;
-    uv_buf_t bufs[RL_CONN_MAX_BUFS];
-    int script = -1;
-    unsigned nb = c->encode(c, RL_FLAVOR_CLUSTER, bufs, &script);
-    if (nb == 0) return RL_CONN_EDOWN;
-    node_of_conn(c->node)->used_ms = now_ms();
-    if (rl_ack_wanted(m, c))
-      return rl_ack_send(m, c->node, c, bufs, nb, script, NULL);
-    return rl_conn_send_until(c->node, bufs, nb, script, c->no_resend,
-                              c->clocked, 0, on_pinned, c, c->idx);
+    return pinned_send(cl, c);
   }
   if (!cl->have_map && !cl->discovering)
     return m->ops->refused(m) ? RL_CONN_EREFUSED : RL_CONN_EDOWN;
@@ -666,6 +869,8 @@ static void install(cluster *cl, rl_slotmap *fresh) {
                                                          : "CLUSTER SLOTS",
                   rl_slotmap_primaries(&cl->map, NULL, 0), cl->map.covered,
                   first ? "" : ", slots moved");
+  /* Batches refused by a demoted node go where their slots are now. */
+  repin_ready(cl);
   /* The commands that waited for the first map start their routes. */
   rl_list *l;
   while ((l = rl_list_pop_front(&cl->unmapped)) != NULL) {
@@ -700,8 +905,16 @@ typedef struct refresh_cmd {
   cluster *cl;
   cl_node *node;
   int slots; /* CLUSTER SLOTS (after SHARDS was refused) */
+  int given_up; /* it timed out, and another was asked; ignore its reply */
   uv_buf_t buf;
 } refresh_cmd;
+
+/* 1 if a primary of the map is stalled (a command to it timed out). */
+static int primary_stalled(const cluster *cl) {
+  for (const cl_node *n = cl->nodes; n != NULL; n = n->next)
+    if (n->primary && n->stalled) return 1;
+  return 0;
+}
 
 static void refresh_done(cluster *cl, int ok) {
   cl->refreshing = 0;
@@ -726,17 +939,35 @@ static void refresh_done(cluster *cl, int ok) {
   if (cl->refresh_wanted) {
     cl->refresh_wanted = 0;
     refresh_request(cl);
+  } else if (primary_stalled(cl)) {
+    /* Its replica will be promoted after the node timeout: look soon. */
+    uv_timer_start(&cl->refresher, on_refresher, RL_REFRESH_FAIL_MS,
+                   RL_REFRESH_MS);
   }
 }
 
 static void on_refresh_reply(rl_cmd *cmd, redisReply *r, int status) {
   refresh_cmd *rc = cmd->data;
-  if (status == RL_CMD_TIMEOUT) return; /* the final status follows */
   cluster *cl = rc->cl;
-  int slots = rc->slots;
+  if (status == RL_CMD_TIMEOUT) {
+    /* The node may be hung: ask another now, and ignore this one's
+     * answer whenever it comes (its final status still frees it). */
+    if (rc->given_up || cl->closing) return;
+    rc->given_up = 1;
+    rc->node->stalled = 1;
+    rl_master_log(&cl->m, cmd->conn, RLOCK_LOG_WARN,
+                  "no slot map within the command timeout: asking "
+                  "another node");
+    cl->refreshing = 0;
+    refresh_send(cl, rc->slots);
+    return;
+  }
+  int slots = rc->slots, given_up = rc->given_up;
   cl_node *n = rc->node;
   free(rc);
   if (cl->closing) return;
+  if (status == RL_CMD_REPLY || status == RL_CMD_LATE) n->stalled = 0;
+  if (given_up) return;
   if (status != RL_CMD_REPLY || r == NULL) {
     refresh_done(cl, 0);
     return;
@@ -772,10 +1003,19 @@ static void on_refresh_reply(rl_cmd *cmd, redisReply *r, int status) {
  * next seed (connected now; the ask waits for it to be ready). */
 static cl_node *map_source(cluster *cl, int *ready) {
   *ready = 1;
-  for (cl_node *n = cl->nodes; n != NULL; n = n->next)
-    if (n->primary && n->cmd && rl_conn_ready(n->cmd)) return n;
-  for (cl_node *n = cl->nodes; n != NULL; n = n->next)
-    if (n->cmd && rl_conn_ready(n->cmd)) return n;
+  cl_node *hint = cl->map_hint;
+  cl->map_hint = NULL;
+  if (hint != NULL && !hint->stalled && hint->cmd && rl_conn_ready(hint->cmd))
+    return hint;
+  /* Nodes that answer first: a stalled one only when no other is ready. */
+  for (int stalled = 0; stalled <= 1; stalled++) {
+    for (cl_node *n = cl->nodes; n != NULL; n = n->next)
+      if (n->primary && n->stalled == stalled && n->cmd &&
+          rl_conn_ready(n->cmd))
+        return n;
+    for (cl_node *n = cl->nodes; n != NULL; n = n->next)
+      if (n->stalled == stalled && n->cmd && rl_conn_ready(n->cmd)) return n;
+  }
   *ready = 0;
   /* Seeds in order, each given its chance to connect. */
   for (int k = 0; k < cl->url.topo.naddrs; k++) {
@@ -1057,6 +1297,7 @@ static void cluster_close(rl_master *m) {
     rl_list_init(&f->link);
     finish(f, RL_CMD_DROPPED, NULL, NULL);
   }
+  repin_expire(cl, UINT64_MAX);
   for (cl_node *n = cl->nodes; n != NULL; n = n->next) {
     if (n->sub != NULL && n->sub->state != RL_CONN_CLOSED)
       rl_conn_close(n->sub);
@@ -1110,6 +1351,7 @@ rl_master *rl_master_cluster_new(const rl_master_url *url, uv_loop_t *loop,
   rl_slotmap_init(&cl->map);
   rl_list_init(&cl->parked);
   rl_list_init(&cl->unmapped);
+  rl_list_init(&cl->repin);
   atomic_init(&cl->up, 0);
   atomic_init(&cl->timeouts, 0);
   atomic_init(&cl->connects, 0);

@@ -331,6 +331,24 @@ static void lost(sentinel *s, dnode *n, const char *why) {
 
 /* --- data connections -------------------------------------------------- */
 
+/* The replicas a master listed in its ROLE when it was confirmed: what
+ * replica acknowledgement can ask of it (master.h, rl_ack_need). A master
+ * promoted by a failover has lost the replica it was; asking it for more
+ * acknowledgements than it has replicas would make every renewal of a
+ * lock held across the failover fall short. Replicas that detach later
+ * still count, so a lost replica is noticed as before. */
+static void note_replicas(sentinel *s, dnode *n, int nreplicas) {
+  s->m.acks_have = nreplicas;
+  if (s->m.acks <= 0 || nreplicas >= s->m.acks) return;
+  char a[300];
+  fmt_addr(a, sizeof a, n->host, n->port);
+  slog(s, RLOCK_LOG_WARN,
+       "the master %s has %d replica%s: replica_acks %d asks for %d "
+       "acknowledgement%s while it serves", a, nreplicas,
+       nreplicas == 1 ? "" : "s", s->m.acks, rl_ack_need(&s->m),
+       rl_ack_need(&s->m) == 1 ? "" : "s");
+}
+
 static void on_role(rl_cmd *cmd, redisReply *reply, int status) {
   dnode *n = cmd->data;
   sentinel *s = n->s;
@@ -343,6 +361,7 @@ static void on_role(rl_cmd *cmd, redisReply *reply, int status) {
   char a[300];
   fmt_addr(a, sizeof a, n->host, n->port);
   if (rc == 0 && role->role == RL_ROLE_MASTER) {
+    note_replicas(s, n, role->nreplicas);
     free(role);
     confirm(s, n);
     return;

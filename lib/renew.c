@@ -104,6 +104,26 @@ static int classify_renew(rl_round *r, int i, const redisReply *rep) {
   return RL_VOTE_YES;
 }
 
+/* A renewal that missed a majority, logged at most once a second per
+ * client: a shard down for a moment misses every lock on it at once, and
+ * a line per lock would bury everything else in the log. */
+static void log_missed(rl_client *c, const rl_hold *h, uint64_t now) {
+  rl_watchdog *w = &c->watchdog;
+  if (w->miss_log_ms != 0 && now - w->miss_log_ms < 1000) {
+    w->miss_log_skipped++;
+    return;
+  }
+  if (w->miss_log_skipped > 0)
+    rl_log(c, RLOCK_LOG_WARN, "renewal of %.*s missed a majority (and %llu "
+           "more since the last such line)", (int)h->keylen, h->key,
+           (unsigned long long)w->miss_log_skipped);
+  else
+    rl_log(c, RLOCK_LOG_WARN, "renewal of %.*s missed a majority",
+           (int)h->keylen, h->key);
+  w->miss_log_ms = now;
+  w->miss_log_skipped = 0;
+}
+
 static void renew_done(rl_round *r) {
   batch *b = r->data;
   rl_client *c = r->client;
@@ -151,8 +171,7 @@ static void renew_done(rl_round *r) {
       continue;
     }
     RL_ADD(c->metrics.renewal_failures, 1);
-    rl_log(c, RLOCK_LOG_WARN, "renewal of %.*s missed a majority",
-           (int)h->keylen, h->key);
+    log_missed(c, h, now);
     uint64_t left = h->valid_until_ms > now ? h->valid_until_ms - now : 0;
     if (left <= 2 * mt) {
       rl_hold_lost(c, h); /* no time for another round: say so now */

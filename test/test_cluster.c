@@ -5,9 +5,12 @@
  * node that serves its slot, locks spread over every primary, the
  * watchdog batched per node, waiters woken by shard pub/sub, the tool,
  * and faults: a slot migrated while a lock is held and waiters wait, a
- * manual failover, and (in suite 'variants', "cluster-kill") a primary
- * SIGKILLed and its replica promoted. The fault tests leave the cluster
- * settled, with every slot served, for the tests after them.
+ * manual failover (with waiters on the shard, with nothing but a
+ * watchdog lock there, and just before close), and in suite 'variants' a
+ * primary SIGKILLed and its replica promoted ("cluster-kill") and the
+ * client's own map source hung until its replica is promoted
+ * ("cluster-hung"). The fault tests leave the cluster settled, with every
+ * slot served, for the tests after them.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -758,6 +761,210 @@ static void primary_killed(void) {
   RT_CHECK(rt_cluster_restart(&C, p) == 0);
 }
 
+/* --- hung primaries and manual failovers ---------------------------------- */
+
+/* How many CLUSTER SHARDS a node has run (INFO commandstats), or -1. */
+static long long shards_calls(int node) {
+  redisReply *r = rt_redis_cmd(&C.node[node], "INFO commandstats");
+  long long n = -1;
+  if (r != NULL && r->type == REDIS_REPLY_STRING) {
+    const char *p = strstr(r->str, "cmdstat_cluster|shards:calls=");
+    n = p ? atoll(p + strlen("cmdstat_cluster|shards:calls=")) : 0;
+  }
+  if (r != NULL) freeReplyObject(r);
+  return n;
+}
+
+/* A lock name whose key is on primary p, written to buf. */
+static void name_on_node(int p, const char *stem, char *buf, size_t size) {
+  char key[128];
+  for (int i = 0;; i++) {
+    snprintf(buf, size, "%s%d", stem, i);
+    key_of(buf, key, sizeof key);
+    if (owner_of(key) == p) return;
+  }
+}
+
+/* Waits until node r says it is a primary; 1, or 0 after timeout_ms. */
+static int promoted_within(int r, int timeout_ms) {
+  for (uint64_t end = rt_now_ms() + (uint64_t)timeout_ms; rt_now_ms() < end;
+       rt_sleep_ms(100))
+    if (rt_cluster_is_primary(&C, r) == 1) return 1;
+  return 0;
+}
+
+/*
+ * A primary hung (SIGSTOP) while it is the node the client asks for its
+ * slot map, and while the client holds a watchdog lock on its shard: the
+ * cluster promotes its replica after the node timeout, and the client
+ * follows while the old primary is still stopped. Its commands to the
+ * hung node time out, which asks for a new map; the map request that
+ * goes to the hung node times out too and is asked of another node. So
+ * a new lock in the shard is taken on the promoted replica, and the
+ * watchdog lock is renewed there and never reported lost, though the
+ * hung node never answers. The node is resumed at the end (it rejoins
+ * as a replica). About 20 s: suite 'variants', test "cluster-hung".
+ */
+static void hung_primary(void) {
+  long long before[RT_CLUSTER_NODES];
+  for (int i = 0; i < RT_CLUSTER_NODES; i++) before[i] = shards_calls(i);
+  rlock_client *c = open_cluster(12000);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  /* The node the client asked for its map: the one to hang. */
+  int p = -1;
+  for (int i = 0; i < RT_CLUSTER_NODES; i++)
+    if (rt_cluster_is_primary(&C, i) == 1 && shards_calls(i) > before[i])
+      p = i;
+  RT_REQUIRE(p >= 0);
+  int r = rt_cluster_replica_of(&C, p);
+  RT_REQUIRE(r >= 0);
+  fprintf(stderr, "  map source node %d (port %d), its replica %d\n", p,
+          C.node[p].port, r);
+  char wd[64], fresh[64], key[128], fkey[128];
+  name_on_node(p, "hung-wd-", wd, sizeof wd);
+  name_on_node(p, "hung-new-", fresh, sizeof fresh);
+  key_of(wd, key, sizeof key);
+  key_of(fresh, fkey, sizeof fkey);
+  rlock *lw, *lf;
+  atomic_int lost = 0;
+  RT_REQUIRE(rlock_get(c, wd, &lw) == 0);
+  RT_REQUIRE(rlock_get(c, fresh, &lf) == 0);
+  rlock_set_lost_cb(lw, on_lost, &lost);
+  RT_CHECK_EQ_INT(rlock_trylock(lw, 10000, RLOCK_WATCHDOG), 0);
+  RT_REQUIRE(replicated(p, wd) == 1);
+  uint64_t t0 = rt_now_ms();
+  RT_REQUIRE(rt_cluster_pause(&C, p) == 0);
+  RT_CHECK(promoted_within(r, 20000));
+  fprintf(stderr, "  replica promoted %llu ms after the stop\n",
+          (unsigned long long)(rt_now_ms() - t0));
+  /* A new lock in the shard, while the old primary is still stopped. */
+  int rc = rlock_trylock(lf, 8000, 5000);
+  fprintf(stderr, "  new lock in the shard: %s after %llu ms\n",
+          rlock_strerror(rc), (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK_EQ_INT(rc, 0);
+  if (rc == 0) {
+    RT_CHECK_EQ_INT(exists_on(r, fkey), 1);
+    RT_CHECK_EQ_INT(rlock_unlock(lf), 0);
+  }
+  /* The watchdog lock outlives its lease as it stood at the stop: it is
+   * renewed on the promoted replica. */
+  while (rt_now_ms() < t0 + 13000) rt_sleep_ms(100);
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(lw), 1);
+  long long pttl = rt_redis_int(&C.node[r], "PTTL %s", key);
+  fprintf(stderr, "  PTTL on the promoted replica %lld ms, %llu ms after "
+          "the stop\n", pttl, (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK(pttl > 0 && pttl <= 12000);
+  RT_CHECK(rt_cluster_resume(&C, p) == 0);
+  RT_CHECK(rt_cluster_wait_settled(&C, 30000) == 0);
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(lw), 0);
+  RT_CHECK_EQ_INT(exists_on(r, key), 0);
+  rlock_free(lw);
+  rlock_free(lf);
+  rlock_client_close(c);
+}
+
+/*
+ * A manual failover of the shard of a watchdog lock (a 3 s watchdog),
+ * with nothing else of the client's on that shard: no waiter, no
+ * subscription, so no dropped shard subscription tells it of the change.
+ * Its renewal batch to the demoted node is answered READONLY, which asks
+ * for a new map; the batch is sent again to the promoted replica within
+ * the lock's validity. So the lock is renewed there past the lease it
+ * had at the failover, never reported lost, and another client cannot
+ * take it.
+ */
+static void failover_renews_held(void) {
+  rlock_client *c = open_cluster(3000), *c2 = open_cluster(0);
+  RT_REQUIRE(c != NULL && c2 != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c2, 10000), 0);
+  char wd[64] = "mfr", key[128];
+  key_of(wd, key, sizeof key);
+  int p = owner_of(key), r = rt_cluster_replica_of(&C, p);
+  RT_REQUIRE(p >= 0 && r >= 0);
+  rlock *lw, *l2;
+  atomic_int lost = 0;
+  RT_REQUIRE(rlock_get(c, wd, &lw) == 0);
+  RT_REQUIRE(rlock_get(c2, wd, &l2) == 0);
+  rlock_set_lost_cb(lw, on_lost, &lost);
+  RT_CHECK_EQ_INT(rlock_trylock(lw, 10000, RLOCK_WATCHDOG), 0);
+  RT_REQUIRE(replicated(p, wd) == 1);
+  rt_sleep_ms(2000); /* the map it has now is the one it keeps */
+  RT_REQUIRE(rt_cluster_failover(&C, r) == 0);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(owner_of(key), r);
+  /* Longer than the whole watchdog timeout: only renewals on the new
+   * primary keep it. */
+  int taken = 0;
+  while (rt_now_ms() < t0 + 4500) {
+    if (rlock_trylock(l2, 0, 5000) == 0) {
+      taken = 1;
+      fprintf(stderr, "  another client took it %llu ms after the "
+              "failover\n", (unsigned long long)(rt_now_ms() - t0));
+      rlock_unlock(l2);
+      break;
+    }
+    rt_sleep_ms(100);
+  }
+  RT_CHECK_EQ_INT(taken, 0);
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(lw), 1);
+  long long pttl = rt_redis_int(&C.node[r], "PTTL %s", key);
+  RT_CHECK(pttl > 0 && pttl <= 3000);
+  RT_CHECK_EQ_INT(rlock_unlock(lw), 0);
+  RT_CHECK_EQ_INT(exists_on(r, key), 0);
+  rlock_free(lw);
+  rlock_free(l2);
+  rlock_client_close(c2);
+  rlock_client_close(c);
+}
+
+/*
+ * Release on close after a manual failover: a client holds locks with a
+ * minute's lease on the shard (nothing of it renews or listens there),
+ * the shard fails over, and the client is closed at once, before its
+ * periodic map refresh. The release batch to the demoted node is
+ * answered READONLY; it is sent again by the new map, so every key is
+ * gone from the new primary when close returns, not a minute later.
+ */
+#define FCLOSEN 8
+static void failover_then_close(void) {
+  rlock_client *c = open_cluster(0);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  char name[FCLOSEN][64], key[600]; /* as long as all the names (gcc) */
+  int p = owner_of("rlock:{fc}"), r = rt_cluster_replica_of(&C, p);
+  RT_REQUIRE(p >= 0 && r >= 0);
+  rlock *l[FCLOSEN];
+  for (int i = 0; i < FCLOSEN; i++) {
+    char stem[32];
+    snprintf(stem, sizeof stem, "fc%d-", i);
+    name_on_node(p, stem, name[i], sizeof name[i]);
+    RT_REQUIRE(rlock_get(c, name[i], &l[i]) == 0);
+    RT_CHECK_EQ_INT(rlock_trylock(l[i], 10000, 60000), 0);
+  }
+  RT_REQUIRE(replicated(p, name[0]) == 1);
+  /* The map the client has now is the one it keeps until something
+   * asks for another (its periodic refresh is seconds away). */
+  rt_sleep_ms(2000);
+  RT_REQUIRE(rt_cluster_failover(&C, r) == 0);
+  rlock_client_close(c);
+  int left = 0;
+  for (int i = 0; i < FCLOSEN; i++) {
+    key_of(name[i], key, sizeof key);
+    if (exists_on(r, key) != 0) {
+      left++;
+      fprintf(stderr, "  %s left on the new primary, PTTL %lld\n", key,
+              rt_redis_int(&C.node[r], "PTTL %s", key));
+    }
+  }
+  RT_CHECK_EQ_INT(left, 0);
+  for (int i = 0; i < FCLOSEN; i++) rlock_free(l[i]);
+}
+
 /* Replica acknowledgement on a cluster: with replica_acks = 1 a grant is
  * followed by WAIT on the node it was made on; with the replica of the
  * lock's primary paused, the grant is refused for want of
@@ -880,6 +1087,9 @@ static rt_test tests[] = {
     {"manual_failover", manual_failover},
     {"replica_acks_on_cluster", replica_acks_on_cluster},
     {"primary_killed", primary_killed},
+    {"failover_renews_held", failover_renews_held},
+    {"failover_then_close", failover_then_close},
+    {"hung_primary", hung_primary},
 };
 
 /* What a cluster adds to README's smallest ACL rule: the slot map, ASK

@@ -45,11 +45,15 @@
  *                        it is refused with an error that says TLS;
  *   failover_acks        the master is SIGKILLed, the sentinels promote a
  *                        replica, and the client follows: with
- *                        replica_acks = 2, a watchdog lock held across it
- *                        is on the promoted replica (HGETALL), renewed
- *                        there and still excludes others; new
- *                        acquisitions succeed; a waiter is woken on the
- *                        new master; the failover is counted and logged;
+ *                        replica_acks = 2 (every replica), a watchdog lock
+ *                        held across it is on the promoted replica
+ *                        (HGETALL), renewed there with the acknowledgement
+ *                        of the one replica left, so the client never
+ *                        reports it lost, even past a whole watchdog
+ *                        timeout after the kill, and it still excludes
+ *                        others; new acquisitions succeed; a waiter is
+ *                        woken on the new master; the failover is counted
+ *                        and logged;
  *   fast_restart_quarantined  a master restarted empty faster than the
  *                        sentinels notice is still named by them; a client
  *                        that saw its old run_id does not count it until
@@ -938,6 +942,10 @@ static void test_unacked_renewal_lost(void) {
   RT_CHECK(log_has("a renewal was not acknowledged by replicas"));
   RT_CHECK(log_has("1 of the 2 replicas asked for"));
   RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(lw), 0);
+  /* A holds srf still; the lost srw is not counted as held. */
+  rlock_metrics held;
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(a, &held), 0);
+  RT_CHECK_EQ_INT(held.locks_held, 1);
   RT_CHECK_EQ_INT(rlock_unlock(lw), RLOCK_ELOST);
   /* rlock_extend: the master extends the key, WAIT 2 answers 1, and the
    * extension does not count. */
@@ -1325,6 +1333,7 @@ static void test_unacked_undone(void) {
  * A unlocks, B (subscribed again on the new master) is woken well before
  * the lease would have freed it.
  */
+#define FA_WATCHDOG 12000
 static void test_failover_acks(void) {
   RT_REQUIRE(up);
   int m = heal();
@@ -1333,7 +1342,7 @@ static void test_failover_acks(void) {
   const char *ms[1];
   rlock_options o;
   service_options(&o, url, ms);
-  o.watchdog_timeout_ms = 20000;
+  o.watchdog_timeout_ms = FA_WATCHDOG;
   o.replica_acks = 2;
   o.replica_ack_timeout_ms = 500;
   rlock_client *a = NULL;
@@ -1344,6 +1353,8 @@ static void test_failover_acks(void) {
   rlock *la = get(a, "sf"), *lb = get(b, "sf"), *ld = get(d, "sf");
   rlock *other = get(d, "sf-other");
   RT_REQUIRE(la && lb && ld && other);
+  atomic_int lost = 0;
+  rlock_set_lost_cb(la, on_lost_count, &lost);
   RT_REQUIRE(rlock_lock(la, RLOCK_WATCHDOG) == 0);
   uint64_t token = 0;
   RT_CHECK_EQ_INT(rlock_fencing_token(la, &token), 0);
@@ -1385,6 +1396,25 @@ static void test_failover_acks(void) {
        rt_sleep_ms(200))
     renewed = rt_redis_int(&S.data[n], "PTTL rlock:{sf}") > p0 + 500;
   RT_CHECK(renewed);
+  /* What the client counted, not only what the server did: a renewal
+   * the replicas did not acknowledge extends the key on the server but
+   * not the hold. Past a whole watchdog timeout after the kill, only
+   * acknowledged renewals on the new master can have kept it. */
+  rlock_metrics mt0;
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(a, &mt0), 0);
+  while (rt_now_ms() < t0 + FA_WATCHDOG + 2000) rt_sleep_ms(100);
+  rlock_metrics mt1;
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(a, &mt1), 0);
+  fprintf(stderr, "  %llu ms after the kill: lost %d, renewals %llu -> "
+          "%llu, held %lld\n", (unsigned long long)(rt_now_ms() - t0),
+          atomic_load(&lost), (unsigned long long)mt0.renewals,
+          (unsigned long long)mt1.renewals, (long long)mt1.locks_held);
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  RT_CHECK(mt1.renewals > mt0.renewals);
+  RT_CHECK_EQ_INT(mt1.locks_lost, 0);
+  /* The promoted master has one replica (or none yet, when the client
+   * confirmed it): acknowledgement asks for what it has. */
+  RT_CHECK(log_has("replica_acks 2 asks for 1 acknowledgement"));
   RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(la), 1);
   RT_CHECK_EQ_INT(rlock_trylock(ld, 0, 10000), RLOCK_ETIMEDOUT);
   RT_CHECK_EQ_INT(w.rc, 1); /* still waiting */
