@@ -777,7 +777,7 @@ static long long shards_calls(int node) {
 
 /* A lock name whose key is on primary p, written to buf. */
 static void name_on_node(int p, const char *stem, char *buf, size_t size) {
-  char key[128];
+  char key[600]; /* room for any name gcc thinks buf may hold */
   for (int i = 0;; i++) {
     snprintf(buf, size, "%s%d", stem, i);
     key_of(buf, key, sizeof key);
