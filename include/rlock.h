@@ -22,6 +22,17 @@
  * (rlock_lock, rlock_trylock, rlock_unlock, the queries) may be made from
  * any thread but the loop thread, where they fail with RLOCK_EDEADLK
  * instead of blocking forever. Async callbacks run on the loop thread.
+ *
+ * fork(): a client belongs to the process that opened it. In a child of
+ * fork() an inherited client is unusable, since its loop thread did not
+ * survive the fork and its connections are the parent's: every call on it
+ * (and on its lock handles) fails at once with RLOCK_EFORKED, writes
+ * nothing and touches none of the parent's connections, so the parent
+ * goes on undisturbed. A pre-forking server opens its client in each
+ * worker after the fork (or opens one before and one in each child).
+ * rlock_client_close and the handles' free functions in the child let go
+ * of it without touching anything of the parent's (see
+ * rlock_client_close).
  */
 #ifndef RLOCK_H
 #define RLOCK_H
@@ -85,7 +96,9 @@ extern "C" {
   XX(ELIMIT, -11, "no extensions left for this acquisition")                \
   XX(ENOTFOUND, -12, "a master's host name could not be resolved")          \
   XX(ECONFLICT, -13, "the semaphore's limit differs from this handle's")    \
-  XX(ENOENT, -14, "no such latch")
+  XX(ENOENT, -14, "no such latch")                                          \
+  XX(EFORKED, -15, "the client was opened by another process (inherited "   \
+                   "across fork)")
 
 /*
  * What each code means:
@@ -116,6 +129,9 @@ extern "C" {
  *                  limit. Nothing was changed.
  * RLOCK_ENOENT     rlock_latch_count_down: the latch is not set (never
  *                  set, expired, or deleted).
+ * RLOCK_EFORKED    the client was opened by another process and inherited
+ *                  across fork(): its connections and loop thread are the
+ *                  parent's. Open a client of the child's own.
  */
 #define RLOCK_XX_DEFINE(name, code, text) enum { RLOCK_##name = (code) };
 RLOCK_ERRNO_MAP(RLOCK_XX_DEFINE)
@@ -407,6 +423,12 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
  *
  * With a caller's loop, call it on the loop thread; the caller must run
  * the loop afterwards (uv_run) until rlock's handles have closed.
+ *
+ * In a child of fork(), on a client the parent opened, it only lets go
+ * of it: nothing is sent, released or closed, no thread is joined, and
+ * the client's memory and the descriptors the child inherited are left as
+ * they are (deliberately: they are the parent's; an exec or exit drops
+ * them). The parent's client is unaffected.
  */
 RLOCK_EXTERN void rlock_client_close(rlock_client *client);
 

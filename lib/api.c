@@ -109,6 +109,7 @@ static void spin_until_finished(rl_req *req) {
 /* Posts req and waits for it on the calling thread. */
 static int call(rlock *lock, rl_req *req) {
   rl_client *c = lock->client;
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   if (rl_client_on_loop(c)) return RLOCK_EDEADLK;
   rl_waiter *w = rl_waiter_self();
   if (w == NULL) return RLOCK_ENOMEM;
@@ -304,6 +305,7 @@ int rlock_extend_async(rlock *lock, uint64_t owner, int64_t lease_ms,
 
 int rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
   if (lock == NULL) return RLOCK_EINVAL;
+  if (rl_client_forked(lock->client)) return RLOCK_EFORKED;
   return rl_lock_set_lost(lock, cb, arg);
 }
 

@@ -129,9 +129,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "family.h"
 #include "kind.h"
@@ -143,6 +145,18 @@
 #include "stream.h"
 #include "util.h"
 #include "wait.h"
+
+atomic_uint rl_forks;
+
+/* In the child, on the forking thread, before fork() returns there. */
+static void on_fork_child(void) {
+  atomic_fetch_add_explicit(&rl_forks, 1, memory_order_relaxed);
+  rl_waiter_after_fork();
+}
+
+static void register_fork_handler(void) {
+  pthread_atfork(NULL, NULL, on_fork_child);
+}
 
 static void client_free(rl_client *c) {
   rl_log_flush(c, 0);
@@ -179,6 +193,7 @@ int rl_client_on_loop(rl_client *c) {
 }
 
 int rl_client_post(rl_client *c, rl_req *req) {
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   uv_mutex_lock(&c->qmu);
   if (c->closed) {
     uv_mutex_unlock(&c->qmu);
@@ -191,6 +206,7 @@ int rl_client_post(rl_client *c, rl_req *req) {
 }
 
 void rl_client_note_error(rl_client *c, const char *text, size_t len) {
+  if (rl_client_forked(c)) return; /* errmu may be held for ever there */
   uv_mutex_lock(&c->errmu);
   if (len >= sizeof c->last_error) len = sizeof c->last_error - 1;
   memcpy(c->last_error, text, len);
@@ -200,6 +216,15 @@ void rl_client_note_error(rl_client *c, const char *text, size_t len) {
 
 size_t rlock_client_last_error(rlock_client *c, char *buf, size_t size) {
   if (c == NULL) return 0;
+  if (rl_client_forked(c)) {
+    char text[200];
+    int n = snprintf(text, sizeof text,
+                     "this client was opened by process %d and inherited "
+                     "across fork(): open a client of this process's own",
+                     c->opener_pid);
+    if (buf != NULL && size > 0) snprintf(buf, size, "%s", text);
+    return (size_t)n;
+  }
   uv_mutex_lock(&c->errmu);
   size_t len = strlen(c->last_error);
   if (buf != NULL && size > 0) {
@@ -833,6 +858,8 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
     rl_open_error("out of memory");
     return RLOCK_ENOMEM;
   }
+  static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+  pthread_once(&fork_once, register_fork_handler);
   int rc = rl_options_check(opts, urls);
   for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
     rc = rl_master_url_resolve(&urls[i]);
@@ -841,6 +868,8 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   rl_client *c = calloc(1, sizeof *c);
   rc = RLOCK_ENOMEM;
   if (c == NULL) goto fail_urls;
+  c->forks = atomic_load_explicit(&rl_forks, memory_order_relaxed);
+  c->opener_pid = (int)getpid();
   if (client_sync_init(c) != 0) {
     free(c);
     goto fail_urls;
@@ -907,6 +936,14 @@ int rlock_client_open(rlock_client **out, const rlock_options *opts) {
 
 void rlock_client_close(rlock_client *c) {
   if (c == NULL) return;
+  if (rl_client_forked(c)) {
+    /* A child lets go of the opener's reference and nothing else: the
+     * connections, the loop and its thread are the parent's, so nothing
+     * is sent, closed or joined, and the memory stays (the open handles'
+     * reference keeps it), as do the inherited descriptors. */
+    atomic_fetch_sub(&c->refs, 1);
+    return;
+  }
   uv_mutex_lock(&c->qmu);
   if (c->closed) {
     uv_mutex_unlock(&c->qmu);
@@ -964,6 +1001,7 @@ static int wait_ready_locked(rl_client *c, int64_t timeout_ms) {
 
 int rlock_client_wait_ready(rlock_client *c, int64_t timeout_ms) {
   if (c == NULL || timeout_ms < RLOCK_WAIT_FOREVER) return RLOCK_EINVAL;
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   if (rl_client_on_loop(c)) return RLOCK_EDEADLK;
   atomic_fetch_add(&c->refs, 1);
   uv_mutex_lock(&c->readymu);

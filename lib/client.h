@@ -130,6 +130,8 @@ struct rlock {
 
 struct rlock_client {
   atomic_int refs; /* the opener, each handle, and the open handles */
+  unsigned forks;  /* rl_forks when it was opened (rl_client_forked) */
+  int opener_pid;  /* the process that opened it, for messages */
   char id[33];     /* random 128-bit id, hex */
   char *prefix;
   rlock_options opts; /* masters and key_prefix not kept */
@@ -216,6 +218,24 @@ struct rlock_client {
   struct rl_family *family; /* family.c: semaphore holds and their
                                watchdog, made on first use */
 };
+
+/*
+ * fork(): a child inherits the client's memory but not its loop thread,
+ * and its sockets and epoll set are shared with the parent. Nothing in the
+ * child may touch them: a call would write to the parent's connections
+ * (its replies then land in the parent, as errors) or wait for ever for a
+ * loop thread that does not exist there, and a mutex another thread held
+ * at the fork stays held. rl_forks counts the forks this process has
+ * seen (a pthread_atfork child handler, registered at the first open);
+ * a client remembers the count it was opened at, so every call can tell,
+ * with one load and before any lock, that it runs in a child.
+ */
+extern atomic_uint rl_forks;
+
+/* 1 if c was opened by another process (inherited across fork). */
+static inline int rl_client_forked(const rl_client *c) {
+  return atomic_load_explicit(&rl_forks, memory_order_relaxed) != c->forks;
+}
 
 /* 1 if the calling thread runs the client's loop. */
 int rl_client_on_loop(rl_client *c);
