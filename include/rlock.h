@@ -122,7 +122,10 @@ extern "C" {
  *                  rlock_lock_async.
  * RLOCK_ELIMIT     rlock_extend: this acquisition has used all its
  *                  extensions.
- * RLOCK_ENOTFOUND  rlock_client_open: a master's host name did not resolve.
+ * RLOCK_ENOTFOUND  rlock_client_open: the host name of a Cluster seed or of
+ *                  a sentinel did not resolve. (A single server's that
+ *                  does not resolve is a master that is down; see
+ *                  rlock_client_open.)
  * RLOCK_ECONFLICT  a semaphore's limit, as the masters remember it, is not
  *                  the permits its handle was got with (clients disagree
  *                  about K); rlock_client_last_error() names the stored
@@ -388,7 +391,11 @@ RLOCK_EXTERN const char *rlock_strerror(int err);
 /*
  * Opens a client: validates the options, resolves the masters, loads the
  * TLS files, starts the loop thread (unless opts->loop is set) and begins
- * connecting. It does not wait for the masters, but the client is usable
+ * connecting. A single server whose host name does not resolve is not an
+ * error here: it counts as a master that is down (its metrics' error says
+ * so, and the log at RLOCK_LOG_WARN), and its name is resolved again, off
+ * the loop, with the reconnect backoff until it does, so a majority of
+ * the others serves meanwhile. A malformed address is refused. It does not wait for the masters, but the client is usable
  * at once: an operation made while a master's first connection attempt is
  * in progress waits for that attempt (at most connect_timeout_ms, then the
  * master timeout) instead of failing. Once an attempt has failed, a master

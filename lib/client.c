@@ -861,8 +861,18 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
   static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
   pthread_once(&fork_once, register_fork_handler);
   int rc = rl_options_check(opts, urls);
-  for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
+  for (size_t i = 0; rc == 0 && i < opts->nmasters; i++) {
     rc = rl_master_url_resolve(&urls[i]);
+    /* A single server whose name does not resolve now (DNS down for one
+     * record) is a master that is down, not a wrong option: its
+     * connection resolves the name again with the reconnect backoff
+     * (conn.c), and a majority serves meanwhile. A cluster's seeds and a
+     * Sentinel group's sentinels must still resolve. */
+    if (rc == RLOCK_ENOTFOUND && urls[i].kind == 0) {
+      rl_open_error_clear();
+      rc = 0;
+    }
+  }
   if (rc == 0) rc = rl_masters_check_unique(opts, urls);
   if (rc != 0) goto fail_urls;
   rl_client *c = calloc(1, sizeof *c);
