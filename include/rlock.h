@@ -462,8 +462,13 @@ RLOCK_EXTERN int rlock_client_wait_ready(rlock_client *client,
  * (OOM, READONLY, NOPERM...), the refusal of a connection's handshake
  * (WRONGPASS..., "ERR DB index is out of range"), a TLS failure ("TLS
  * handshake: certificate verify failed: ..."), or the reason a call was
- * refused for an invalid lease (longer than max_lease_ms). Returns its
- * length, 0 if there was none.
+ * refused with RLOCK_EINVAL for its lease or wait (a lease longer than
+ * max_lease_ms, or too short to outlast its drift allowance: the text
+ * gives the minimum). A later reason replaces it; a call that succeeds
+ * clears a call's reason, but not a master's refusal of its connection,
+ * which stays until replaced. The client is shared by threads: read it
+ * right after the call that failed. In a child of fork() it says the
+ * client was inherited. Returns its length, 0 if there was none.
  */
 RLOCK_EXTERN size_t rlock_client_last_error(rlock_client *client, char *buf,
                                             size_t size);

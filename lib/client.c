@@ -205,12 +205,34 @@ int rl_client_post(rl_client *c, rl_req *req) {
   return 0;
 }
 
-void rl_client_note_error(rl_client *c, const char *text, size_t len) {
+static void note(rl_client *c, const char *text, size_t len, int call) {
   if (rl_client_forked(c)) return; /* errmu may be held for ever there */
   uv_mutex_lock(&c->errmu);
   if (len >= sizeof c->last_error) len = sizeof c->last_error - 1;
   memcpy(c->last_error, text, len);
   c->last_error[len] = '\0';
+  atomic_store_explicit(&c->call_error, call, memory_order_relaxed);
+  uv_mutex_unlock(&c->errmu);
+}
+
+void rl_client_note_error(rl_client *c, const char *text, size_t len) {
+  note(c, text, len, 1);
+}
+
+void rl_client_note_master_error(rl_client *c, const char *text,
+                                 size_t len) {
+  note(c, text, len, 0);
+}
+
+/* A call succeeded: an earlier call's reason no longer describes the
+ * client (a master's refusal of its connection still may). */
+static void clear_call_error(rl_client *c) {
+  if (!atomic_load_explicit(&c->call_error, memory_order_relaxed)) return;
+  uv_mutex_lock(&c->errmu);
+  if (atomic_load_explicit(&c->call_error, memory_order_relaxed)) {
+    c->last_error[0] = '\0';
+    atomic_store_explicit(&c->call_error, 0, memory_order_relaxed);
+  }
   uv_mutex_unlock(&c->errmu);
 }
 
@@ -574,6 +596,7 @@ void rl_req_finish(rl_req *req, int status) {
   }
   rl_sleep_cancel(req);
   req->status = status;
+  if (status >= 0) clear_call_error(req->lock->client);
   if (req->kind == RL_REQ_ACQUIRE) count_acquire(req->lock->client, req, status);
   if (req->pending != NULL) {
     rl_holds_remove(&req->lock->client->pending, req->pending);
@@ -715,7 +738,8 @@ static void master_on_state(rl_master *m, rl_conn *node, int state) {
 static void master_on_error(rl_master *m, rl_conn *node, const char *text,
                             int refused, int tls) {
   (void)node;
-  if (refused || tls) rl_client_note_error(m->data, text, strlen(text));
+  if (refused || tls)
+    rl_client_note_master_error(m->data, text, strlen(text));
 }
 
 typedef struct thread_start {

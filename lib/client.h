@@ -194,6 +194,11 @@ struct rlock_client {
 
   uv_mutex_t errmu;  /* guards last_error */
   char last_error[256];
+  /* last_error is a call's reason (an argument refused, a master's error
+   * reply to a command), which the next call that succeeds clears; not a
+   * master's refusal of its connection, which stays until replaced. Set
+   * under errmu, read without it first. */
+  atomic_int call_error;
 
   /* Loop thread only. */
   rl_list active;
@@ -246,8 +251,11 @@ int rl_client_in_fast_start(void);
 /* Queues a request for the loop thread. 0, or RLOCK_ECLOSED. */
 int rl_client_post(rl_client *c, rl_req *req);
 
-/* Records a master's error reply text (any thread). */
+/* Records why a call failed: a master's error reply text, or why an
+ * argument was refused (any thread). */
 void rl_client_note_error(rl_client *c, const char *text, size_t len);
+/* Records why a master refused a connection (its handshake, TLS). */
+void rl_client_note_master_error(rl_client *c, const char *text, size_t len);
 
 /* Drops a reference; the last one frees the client. */
 void rl_client_unref(rl_client *c);
