@@ -548,7 +548,12 @@ RLOCK_EXTERN const char *rlock_name(const rlock *lock);
  * RLOCK_ETIMEDOUT if the lock stayed held by another, RLOCK_ENOQUORUM if a
  * majority of masters could not be reached. lease_ms > 0 is a fixed lease
  * after which the lock frees itself; RLOCK_WATCHDOG uses the watchdog
- * timeout as the lease.
+ * timeout as the lease. A fixed lease must outlast its drift allowance
+ * (lease_ms * drift_factor + 2 ms: at least 3 ms with the default
+ * drift_factor) and be at most max_lease_ms, else RLOCK_EINVAL with the
+ * reason in rlock_client_last_error; and it must outlast the round trip
+ * to a majority too, or every grant comes back without validity left
+ * (RLOCK_ENOQUORUM).
  */
 RLOCK_EXTERN int rlock_lock(rlock *lock, int64_t lease_ms);
 RLOCK_EXTERN int rlock_trylock(rlock *lock, int64_t wait_ms,

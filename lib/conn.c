@@ -90,6 +90,8 @@ enum {
 
 static void connect_now(rl_conn *conn);
 static void maybe_closed(rl_conn *conn);
+static const char *tls_hint(const rl_conn *conn, const char *why, char *buf,
+                            size_t size);
 static void on_timer(uv_timer_t *t);
 static void on_retry(uv_timer_t *t);
 static void on_refresh(uv_timer_t *t);
@@ -748,12 +750,13 @@ static void on_received(rl_stream *s, const char *data, size_t len) {
   while (conn->stream == s && !conn->fail_deferred) {
     void *reply = NULL;
     if (redisReaderGetReply(rd, &reply) != REDIS_OK) {
-      char why[sizeof conn->err];
+      char why[sizeof conn->err], buf[sizeof conn->err];
       snprintf(why, sizeof why, "protocol error: %s", rd->errstr);
-      attempt_failed(conn, why, 0, 0);
+      attempt_failed(conn, tls_hint(conn, why, buf, sizeof buf), 0, 0);
       break;
     }
     if (reply == NULL) break;
+    conn->replied = 1;
     deliver(conn, reply);
   }
   conn->dispatching = 0;
@@ -767,9 +770,22 @@ static void on_connected(rl_stream *s) {
   if (conn->stream == s) send_handshake(conn);
 }
 
+/* why, with a hint when a plain connection failed after its handshake
+ * was sent and before the master answered anything: a TLS-only port
+ * closes such a connection at its first bytes. */
+static const char *tls_hint(const rl_conn *conn, const char *why, char *buf,
+                            size_t size) {
+  if (conn->url.tls || conn->state != RL_CONN_HANDSHAKE || conn->replied)
+    return why;
+  snprintf(buf, size, "%.100s (a TLS port? then use rediss://)", why);
+  return buf;
+}
+
 static void on_stream_failed(rl_stream *s, const char *why, int tls) {
   rl_conn *conn = rl_stream_data(s);
-  if (conn->stream == s) attempt_failed(conn, why, 0, tls);
+  char buf[sizeof conn->err];
+  if (conn->stream == s)
+    attempt_failed(conn, tls_hint(conn, why, buf, sizeof buf), 0, tls);
 }
 
 static void maybe_closed(rl_conn *conn) {
@@ -934,6 +950,7 @@ static void connect_now(rl_conn *conn) {
     attempt_failed(conn, "TLS is not configured", 0, 1);
     return;
   }
+  conn->replied = 0;
   conn->reader = rl_reply_reader_new();
   const char *name =
       conn->cfg->tls_server_name ? conn->cfg->tls_server_name : u->name;

@@ -161,6 +161,7 @@ struct rl_conn {
    * next), unresolved until an answer gave an address. */
   uv_getaddrinfo_t gai;
   int resolving, resolve_wanted, unresolved;
+  int replied; /* the current attempt's master has sent a reply */
   int dispatching; /* inside the reply loop */
   /* A failure found off the loop thread (a caller reading its own
    * replies, client.c), to be reported by the loop: its timer fires at

@@ -1211,6 +1211,32 @@ static void plain_to_tls_port(void) {
   rt_redis_stop(&r);
 }
 
+
+/* README's ACL rule for rlock status and scan (the lock rule, and what
+ * they read with) is enough for both, over every kind they show. */
+static void status_acl_rule(void) {
+  rt_redis r;
+  rt_redis_opts o = {.acl_user = "inspector", .acl_password = "insp-pw",
+                     .acl_rule = RT_ACL_RULE " +scan +type +hlen +zrange "
+                                 "+zcard"};
+  RT_REQUIRE(rt_redis_start_opts(&r, &o) == 0);
+  char *ex[] = {"--masters", r.url, "exec", "acllock", "--", "true", NULL};
+  RT_CHECK_EQ_INT(run_args("sacl0", ex), 0);
+  static char out[8192];
+  char *st[] = {"status", "--json", "--masters", r.url, "acllock", NULL};
+  int rc = run_args("sacl1", st);
+  if (rc != 0) fprintf(stderr, "  status: %s%s", slurp("sacl1.out", out,
+                       sizeof out), slurp("sacl1.err", out, sizeof out));
+  RT_CHECK_EQ_INT(rc, 0);
+  RT_CHECK(strstr(slurp("sacl1.out", out, sizeof out), "NOPERM") == NULL);
+  char *sc[] = {"scan", "--masters", r.url, NULL};
+  rc = run_args("sacl2", sc);
+  if (rc != 0) fprintf(stderr, "  scan: %s", slurp("sacl2.err", out,
+                       sizeof out));
+  RT_CHECK_EQ_INT(rc, 0);
+  rt_redis_stop(&r);
+}
+
 #define CASE(fn)                                                              \
   static void fn##_case(void) {                                               \
     fn();                                                                     \
@@ -1245,6 +1271,7 @@ CASE(wait_rides_out_no_quorum)
 CASE(secrets_masked)
 CASE(usage_reasons)
 CASE(plain_to_tls_port)
+CASE(status_acl_rule)
 
 static void remove_tmp(void) {
   char cmd[400];
@@ -1310,6 +1337,7 @@ int main(int argc, char **argv) {
       {"secrets_masked", secrets_masked_case},
       {"usage_reasons", usage_reasons_case},
       {"plain_to_tls_port", plain_to_tls_port_case},
+      {"status_acl_rule", status_acl_rule_case},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

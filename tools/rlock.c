@@ -146,18 +146,24 @@ static void failed_masters(rlock_client *c, char *buf, size_t size) {
   if (rlock_metrics_snapshot(c, &m) != 0) return;
   for (size_t i = 0; i < m.nmasters && used + 1 < size; i++) {
     const rlock_master_metrics *mm = &m.masters[i];
+    /* A Sentinel master whose sentinels name no node has no address
+     * yet: its place in --masters names it then. */
+    char who[300];
+    if (mm->address[0] != '\0')
+      snprintf(who, sizeof who, "%s", mm->address);
+    else
+      snprintf(who, sizeof who, "masters[%zu] (no address known)", i);
     int n;
     if (mm->error[0] != '\0') /* down: the connection says why */
       n = snprintf(buf + used, size - used, "%s%s: not connected (%s)",
-                   used ? "; " : "", mm->address, mm->error);
+                   used ? "; " : "", who, mm->error);
     else if (mm->timeouts > 0) /* connected, stalled or slow */
       n = snprintf(buf + used, size - used,
                    "%s%s: connected, %llu command(s) timed out",
-                   used ? "; " : "", mm->address,
-                   (unsigned long long)mm->timeouts);
+                   used ? "; " : "", who, (unsigned long long)mm->timeouts);
     else if (!mm->up)
       n = snprintf(buf + used, size - used, "%s%s: not connected",
-                   used ? "; " : "", mm->address);
+                   used ? "; " : "", who);
     else
       continue;
     if (n < 0) break;
