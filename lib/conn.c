@@ -752,7 +752,8 @@ static void on_received(rl_stream *s, const char *data, size_t len) {
     if (redisReaderGetReply(rd, &reply) != REDIS_OK) {
       char why[sizeof conn->err], buf[sizeof conn->err];
       snprintf(why, sizeof why, "protocol error: %s", rd->errstr);
-      attempt_failed(conn, tls_hint(conn, why, buf, sizeof buf), 0, 0);
+      const char *text = tls_hint(conn, why, buf, sizeof buf);
+      attempt_failed(conn, text, 0, text != why);
       break;
     }
     if (reply == NULL) break;
@@ -784,8 +785,11 @@ static const char *tls_hint(const rl_conn *conn, const char *why, char *buf,
 static void on_stream_failed(rl_stream *s, const char *why, int tls) {
   rl_conn *conn = rl_stream_data(s);
   char buf[sizeof conn->err];
-  if (conn->stream == s)
-    attempt_failed(conn, tls_hint(conn, why, buf, sizeof buf), 0, tls);
+  if (conn->stream != s) return;
+  const char *text = tls_hint(conn, why, buf, sizeof buf);
+  /* A plain connection to a TLS port is a TLS setting to fix: reported
+   * as TLS failures are (logged as errors, in rlock_client_last_error). */
+  attempt_failed(conn, text, 0, tls || text != why);
 }
 
 static void maybe_closed(rl_conn *conn) {

@@ -260,9 +260,10 @@ void rl_url_canonical(const rl_url *u, char *buf, size_t size) {
 /* A master as its user wrote it, without the password. */
 static void display(const char *s, char *buf, size_t size) {
   rl_url u;
-  if (s != NULL && rl_topo_url_is(s))
-    snprintf(buf, size, "%.*s", (int)strcspn(s, "@?"), s);
-  else if (s == NULL || rl_url_parse(s, &u) != 0)
+  if (s != NULL && rl_topo_url_is(s)) {
+    rl_url_mask(s, buf, size);
+    buf[strcspn(buf, "?")] = '\0'; /* the seeds and options */
+  } else if (s == NULL || rl_url_parse(s, &u) != 0)
     snprintf(buf, size, "?");
   else if (u.kind == RL_URL_UNIX)
     snprintf(buf, size, "unix://%.200s", u.path);

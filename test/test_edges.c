@@ -242,6 +242,15 @@ static void password_masked(void) {
   char why[320];
   rlock_open_error(why, sizeof why);
   RT_CHECK(strstr(why, "supersecret") == NULL);
+  /* The same for a cluster given twice. */
+  const char *cl[2] = {"redis-cluster://:supersecret@127.0.0.1:7000",
+                       "redis-cluster://u:supersecret@127.0.0.1:7000"};
+  o.masters = cl;
+  RT_CHECK_EQ_INT(rlock_client_open(&c, &o), RLOCK_EINVAL);
+  rlock_open_error(why, sizeof why);
+  if (strstr(why, "supersecret") != NULL) fprintf(stderr, "  %s\n", why);
+  RT_CHECK(strstr(why, "supersecret") == NULL);
+  RT_CHECK(strstr(why, "same server") != NULL);
 }
 
 /* --- reasons: the URL forms ------------------------------------------------- */
@@ -260,6 +269,33 @@ static void url_reasons(void) {
   if (strstr(why, "/db") == NULL) fprintf(stderr, "  ?db=2: %s\n", why);
   RT_CHECK(strstr(why, "bad host or port") == NULL);
   RT_CHECK(strstr(why, "/db") != NULL);
+}
+
+/* A plain redis:// URL to a TLS-only port: the call's no-quorum comes with
+ * a reason that suggests rediss://. */
+static void plain_to_tls_port(void) {
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start_opts(&r, &(rt_redis_opts){.tls = 1}) == 0);
+  char url[300];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", r.port);
+  const char *m[1] = {url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 1;
+  o.connect_timeout_ms = 2000;
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "tlsplain", &l) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 5000), RLOCK_ENOQUORUM);
+  char why[256];
+  rlock_client_last_error(c, why, sizeof why);
+  if (strstr(why, "rediss://") == NULL) fprintf(stderr, "  '%s'\n", why);
+  RT_CHECK(strstr(why, "rediss://") != NULL);
+  rlock_free(l);
+  rlock_client_close(c);
+  rt_redis_stop(&r);
 }
 
 /* --- rlock_client_last_error ----------------------------------------------- */
@@ -302,6 +338,7 @@ int main(int argc, char **argv) {
       {"unresolvable_master", unresolvable_master},
       {"password_masked", password_masked},
       {"url_reasons", url_reasons},
+      {"plain_to_tls_port", plain_to_tls_port},
       {"last_error_reasons", last_error_reasons},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
