@@ -22,6 +22,17 @@
  * (rlock_lock, rlock_trylock, rlock_unlock, the queries) may be made from
  * any thread but the loop thread, where they fail with RLOCK_EDEADLK
  * instead of blocking forever. Async callbacks run on the loop thread.
+ *
+ * fork(): a client belongs to the process that opened it. In a child of
+ * fork() an inherited client is unusable, since its loop thread did not
+ * survive the fork and its connections are the parent's: every call on it
+ * (and on its lock handles) fails at once with RLOCK_EFORKED, writes
+ * nothing and touches none of the parent's connections, so the parent
+ * goes on undisturbed. A pre-forking server opens its client in each
+ * worker after the fork (or opens one before and one in each child).
+ * rlock_client_close and the handles' free functions in the child let go
+ * of it without touching anything of the parent's (see
+ * rlock_client_close).
  */
 #ifndef RLOCK_H
 #define RLOCK_H
@@ -85,7 +96,9 @@ extern "C" {
   XX(ELIMIT, -11, "no extensions left for this acquisition")                \
   XX(ENOTFOUND, -12, "a master's host name could not be resolved")          \
   XX(ECONFLICT, -13, "the semaphore's limit differs from this handle's")    \
-  XX(ENOENT, -14, "no such latch")
+  XX(ENOENT, -14, "no such latch")                                          \
+  XX(EFORKED, -15, "the client was opened by another process (inherited "   \
+                   "across fork)")
 
 /*
  * What each code means:
@@ -109,13 +122,19 @@ extern "C" {
  *                  rlock_lock_async.
  * RLOCK_ELIMIT     rlock_extend: this acquisition has used all its
  *                  extensions.
- * RLOCK_ENOTFOUND  rlock_client_open: a master's host name did not resolve.
+ * RLOCK_ENOTFOUND  rlock_client_open: the host name of a Cluster seed or of
+ *                  a sentinel did not resolve. (A single server's that
+ *                  does not resolve is a master that is down; see
+ *                  rlock_client_open.)
  * RLOCK_ECONFLICT  a semaphore's limit, as the masters remember it, is not
  *                  the permits its handle was got with (clients disagree
  *                  about K); rlock_client_last_error() names the stored
  *                  limit. Nothing was changed.
  * RLOCK_ENOENT     rlock_latch_count_down: the latch is not set (never
  *                  set, expired, or deleted).
+ * RLOCK_EFORKED    the client was opened by another process and inherited
+ *                  across fork(): its connections and loop thread are the
+ *                  parent's. Open a client of the child's own.
  */
 #define RLOCK_XX_DEFINE(name, code, text) enum { RLOCK_##name = (code) };
 RLOCK_ERRNO_MAP(RLOCK_XX_DEFINE)
@@ -372,7 +391,11 @@ RLOCK_EXTERN const char *rlock_strerror(int err);
 /*
  * Opens a client: validates the options, resolves the masters, loads the
  * TLS files, starts the loop thread (unless opts->loop is set) and begins
- * connecting. It does not wait for the masters, but the client is usable
+ * connecting. A single server whose host name does not resolve is not an
+ * error here: it counts as a master that is down (its metrics' error says
+ * so, and the log at RLOCK_LOG_WARN), and its name is resolved again, off
+ * the loop, with the reconnect backoff until it does, so a majority of
+ * the others serves meanwhile. A malformed address is refused. It does not wait for the masters, but the client is usable
  * at once: an operation made while a master's first connection attempt is
  * in progress waits for that attempt (at most connect_timeout_ms, then the
  * master timeout) instead of failing. Once an attempt has failed, a master
@@ -407,6 +430,12 @@ RLOCK_EXTERN size_t rlock_open_error(char *buf, size_t size);
  *
  * With a caller's loop, call it on the loop thread; the caller must run
  * the loop afterwards (uv_run) until rlock's handles have closed.
+ *
+ * In a child of fork(), on a client the parent opened, it only lets go
+ * of it: nothing is sent, released or closed, no thread is joined, and
+ * the client's memory and the descriptors the child inherited are left as
+ * they are (deliberately: they are the parent's; an exec or exit drops
+ * them). The parent's client is unaffected.
  */
 RLOCK_EXTERN void rlock_client_close(rlock_client *client);
 
@@ -433,8 +462,13 @@ RLOCK_EXTERN int rlock_client_wait_ready(rlock_client *client,
  * (OOM, READONLY, NOPERM...), the refusal of a connection's handshake
  * (WRONGPASS..., "ERR DB index is out of range"), a TLS failure ("TLS
  * handshake: certificate verify failed: ..."), or the reason a call was
- * refused for an invalid lease (longer than max_lease_ms). Returns its
- * length, 0 if there was none.
+ * refused with RLOCK_EINVAL for its lease or wait (a lease longer than
+ * max_lease_ms, or too short to outlast its drift allowance: the text
+ * gives the minimum). A later reason replaces it; a call that succeeds
+ * clears a call's reason, but not a master's refusal of its connection,
+ * which stays until replaced. The client is shared by threads: read it
+ * right after the call that failed. In a child of fork() it says the
+ * client was inherited. Returns its length, 0 if there was none.
  */
 RLOCK_EXTERN size_t rlock_client_last_error(rlock_client *client, char *buf,
                                             size_t size);
@@ -514,7 +548,12 @@ RLOCK_EXTERN const char *rlock_name(const rlock *lock);
  * RLOCK_ETIMEDOUT if the lock stayed held by another, RLOCK_ENOQUORUM if a
  * majority of masters could not be reached. lease_ms > 0 is a fixed lease
  * after which the lock frees itself; RLOCK_WATCHDOG uses the watchdog
- * timeout as the lease.
+ * timeout as the lease. A fixed lease must outlast its drift allowance
+ * (lease_ms * drift_factor + 2 ms: at least 3 ms with the default
+ * drift_factor) and be at most max_lease_ms, else RLOCK_EINVAL with the
+ * reason in rlock_client_last_error; and it must outlast the round trip
+ * to a majority too, or every grant comes back without validity left
+ * (RLOCK_ENOQUORUM).
  *
  * A re-entry (the thread holds the lock already) that fails leaves the
  * hold as it was: its count, its token and its lease; only what the

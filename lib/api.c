@@ -18,25 +18,50 @@
  * deployment's longest lease, which the restart quarantine covers. */
 static int lease_ok(const rlock *lock, int64_t lease_ms) {
   rl_client *c = lock->client;
+  char why[240];
+  int n = -1;
   if (lease_ms > c->opts.max_lease_ms && lease_ms <= RL_LEASE_MAX_MS) {
-    char why[160];
-    int n = snprintf(why, sizeof why,
-                     "lease_ms %lld is longer than max_lease_ms %lld (the "
-                     "deployment's longest lease)",
-                     (long long)lease_ms, (long long)c->opts.max_lease_ms);
-    rl_client_note_error(c, why, (size_t)n);
-    return 0;
+    n = snprintf(why, sizeof why,
+                 "lease_ms %lld is longer than max_lease_ms %lld (the "
+                 "deployment's longest lease)",
+                 (long long)lease_ms, (long long)c->opts.max_lease_ms);
+  } else if (lease_ms > RL_LEASE_MAX_MS) {
+    n = snprintf(why, sizeof why, "lease_ms %lld is longer than 30 days",
+                 (long long)lease_ms);
+  } else if (lease_ms <= 0) {
+    n = snprintf(why, sizeof why,
+                 "lease_ms %lld: not a positive number of ms (nor, where "
+                 "taken, RLOCK_WATCHDOG)",
+                 (long long)lease_ms);
+  } else if (lease_ms <= rl_drift_ms(c, lease_ms)) {
+    int64_t min = lease_ms;
+    while (min <= rl_drift_ms(c, min)) min++; /* drift_factor < 0.5 */
+    n = snprintf(why, sizeof why,
+                 "lease_ms %lld is too short: a lease must outlast its "
+                 "drift allowance (lease_ms * drift_factor + 2 ms), so it "
+                 "is at least %lld ms, and in practice the round trip to a "
+                 "majority too",
+                 (long long)lease_ms, (long long)min);
   }
-  if (lease_ms <= 0 || lease_ms > RL_LEASE_MAX_MS) return 0;
-  return lease_ms > rl_drift_ms(c, lease_ms);
+  if (n < 0) return 1;
+  rl_client_note_error(c, why, (size_t)n < sizeof why ? (size_t)n
+                                                       : sizeof why - 1);
+  return 0;
 }
 
 static int check_lease(const rlock *lock, int64_t lease_ms) {
   return lease_ms == RLOCK_WATCHDOG || lease_ok(lock, lease_ms);
 }
 
-static int check_wait(int64_t wait_ms) {
-  return wait_ms == RLOCK_WAIT_FOREVER || wait_ms >= 0;
+static int check_wait(const rlock *lock, int64_t wait_ms) {
+  if (wait_ms == RLOCK_WAIT_FOREVER || wait_ms >= 0) return 1;
+  char why[120];
+  int n = snprintf(why, sizeof why,
+                   "wait_ms %lld: not RLOCK_WAIT_FOREVER (-1) or a number of "
+                   "ms from 0",
+                   (long long)wait_ms);
+  rl_client_note_error(lock->client, why, (size_t)n);
+  return 0;
 }
 
 static void set_acquire(rl_req *req, rlock *lock, int64_t wait_ms,
@@ -109,6 +134,7 @@ static void spin_until_finished(rl_req *req) {
 /* Posts req and waits for it on the calling thread. */
 static int call(rlock *lock, rl_req *req) {
   rl_client *c = lock->client;
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   if (rl_client_on_loop(c)) return RLOCK_EDEADLK;
   rl_waiter *w = rl_waiter_self();
   if (w == NULL) return RLOCK_ENOMEM;
@@ -150,7 +176,8 @@ static int call_thread(rlock *lock, rl_req *req) {
 }
 
 int rlock_trylock(rlock *lock, int64_t wait_ms, int64_t lease_ms) {
-  if (lock == NULL || !check_wait(wait_ms) || !check_lease(lock, lease_ms))
+  if (lock == NULL || !check_wait(lock, wait_ms) ||
+      !check_lease(lock, lease_ms))
     return RLOCK_EINVAL;
   rl_req req;
   memset(&req, 0, sizeof req);
@@ -257,7 +284,7 @@ static int post_async(rlock *lock, rl_req *req, uint64_t owner, rlock_cb cb,
 
 int rlock_lock_async(rlock *lock, uint64_t owner, int64_t wait_ms,
                      int64_t lease_ms, rlock_cb cb, void *arg) {
-  if (lock == NULL || cb == NULL || !check_wait(wait_ms) ||
+  if (lock == NULL || cb == NULL || !check_wait(lock, wait_ms) ||
       !check_lease(lock, lease_ms))
     return RLOCK_EINVAL;
   rl_req *req = rl_zalloc(sizeof *req);
@@ -304,6 +331,7 @@ int rlock_extend_async(rlock *lock, uint64_t owner, int64_t lease_ms,
 
 int rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
   if (lock == NULL) return RLOCK_EINVAL;
+  if (rl_client_forked(lock->client)) return RLOCK_EFORKED;
   return rl_lock_set_lost(lock, cb, arg);
 }
 

@@ -129,9 +129,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "family.h"
 #include "kind.h"
@@ -143,6 +145,18 @@
 #include "stream.h"
 #include "util.h"
 #include "wait.h"
+
+atomic_uint rl_forks;
+
+/* In the child, on the forking thread, before fork() returns there. */
+static void on_fork_child(void) {
+  atomic_fetch_add_explicit(&rl_forks, 1, memory_order_relaxed);
+  rl_waiter_after_fork();
+}
+
+static void register_fork_handler(void) {
+  pthread_atfork(NULL, NULL, on_fork_child);
+}
 
 static void client_free(rl_client *c) {
   rl_log_flush(c, 0);
@@ -179,6 +193,7 @@ int rl_client_on_loop(rl_client *c) {
 }
 
 int rl_client_post(rl_client *c, rl_req *req) {
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   uv_mutex_lock(&c->qmu);
   if (c->closed) {
     uv_mutex_unlock(&c->qmu);
@@ -190,16 +205,48 @@ int rl_client_post(rl_client *c, rl_req *req) {
   return 0;
 }
 
-void rl_client_note_error(rl_client *c, const char *text, size_t len) {
+static void note(rl_client *c, const char *text, size_t len, int call) {
+  if (rl_client_forked(c)) return; /* errmu may be held for ever there */
   uv_mutex_lock(&c->errmu);
   if (len >= sizeof c->last_error) len = sizeof c->last_error - 1;
   memcpy(c->last_error, text, len);
   c->last_error[len] = '\0';
+  atomic_store_explicit(&c->call_error, call, memory_order_relaxed);
+  uv_mutex_unlock(&c->errmu);
+}
+
+void rl_client_note_error(rl_client *c, const char *text, size_t len) {
+  note(c, text, len, 1);
+}
+
+void rl_client_note_master_error(rl_client *c, const char *text,
+                                 size_t len) {
+  note(c, text, len, 0);
+}
+
+/* A call succeeded: an earlier call's reason no longer describes the
+ * client (a master's refusal of its connection still may). */
+static void clear_call_error(rl_client *c) {
+  if (!atomic_load_explicit(&c->call_error, memory_order_relaxed)) return;
+  uv_mutex_lock(&c->errmu);
+  if (atomic_load_explicit(&c->call_error, memory_order_relaxed)) {
+    c->last_error[0] = '\0';
+    atomic_store_explicit(&c->call_error, 0, memory_order_relaxed);
+  }
   uv_mutex_unlock(&c->errmu);
 }
 
 size_t rlock_client_last_error(rlock_client *c, char *buf, size_t size) {
   if (c == NULL) return 0;
+  if (rl_client_forked(c)) {
+    char text[200];
+    int n = snprintf(text, sizeof text,
+                     "this client was opened by process %d and inherited "
+                     "across fork(): open a client of this process's own",
+                     c->opener_pid);
+    if (buf != NULL && size > 0) snprintf(buf, size, "%s", text);
+    return (size_t)n;
+  }
   uv_mutex_lock(&c->errmu);
   size_t len = strlen(c->last_error);
   if (buf != NULL && size > 0) {
@@ -549,6 +596,7 @@ void rl_req_finish(rl_req *req, int status) {
   }
   rl_sleep_cancel(req);
   req->status = status;
+  if (status >= 0) clear_call_error(req->lock->client);
   if (req->kind == RL_REQ_ACQUIRE) count_acquire(req->lock->client, req, status);
   if (req->pending != NULL) {
     rl_holds_remove(&req->lock->client->pending, req->pending);
@@ -690,7 +738,8 @@ static void master_on_state(rl_master *m, rl_conn *node, int state) {
 static void master_on_error(rl_master *m, rl_conn *node, const char *text,
                             int refused, int tls) {
   (void)node;
-  if (refused || tls) rl_client_note_error(m->data, text, strlen(text));
+  if (refused || tls)
+    rl_client_note_master_error(m->data, text, strlen(text));
 }
 
 typedef struct thread_start {
@@ -833,14 +882,28 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
     rl_open_error("out of memory");
     return RLOCK_ENOMEM;
   }
+  static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+  pthread_once(&fork_once, register_fork_handler);
   int rc = rl_options_check(opts, urls);
-  for (size_t i = 0; rc == 0 && i < opts->nmasters; i++)
+  for (size_t i = 0; rc == 0 && i < opts->nmasters; i++) {
     rc = rl_master_url_resolve(&urls[i]);
+    /* A single server whose name does not resolve now (DNS down for one
+     * record) is a master that is down, not a wrong option: its
+     * connection resolves the name again with the reconnect backoff
+     * (conn.c), and a majority serves meanwhile. A cluster's seeds and a
+     * Sentinel group's sentinels must still resolve. */
+    if (rc == RLOCK_ENOTFOUND && urls[i].kind == 0) {
+      rl_open_error_clear();
+      rc = 0;
+    }
+  }
   if (rc == 0) rc = rl_masters_check_unique(opts, urls);
   if (rc != 0) goto fail_urls;
   rl_client *c = calloc(1, sizeof *c);
   rc = RLOCK_ENOMEM;
   if (c == NULL) goto fail_urls;
+  c->forks = atomic_load_explicit(&rl_forks, memory_order_relaxed);
+  c->opener_pid = (int)getpid();
   if (client_sync_init(c) != 0) {
     free(c);
     goto fail_urls;
@@ -907,6 +970,14 @@ int rlock_client_open(rlock_client **out, const rlock_options *opts) {
 
 void rlock_client_close(rlock_client *c) {
   if (c == NULL) return;
+  if (rl_client_forked(c)) {
+    /* A child lets go of the opener's reference and nothing else: the
+     * connections, the loop and its thread are the parent's, so nothing
+     * is sent, closed or joined, and the memory stays (the open handles'
+     * reference keeps it), as do the inherited descriptors. */
+    atomic_fetch_sub(&c->refs, 1);
+    return;
+  }
   uv_mutex_lock(&c->qmu);
   if (c->closed) {
     uv_mutex_unlock(&c->qmu);
@@ -964,6 +1035,7 @@ static int wait_ready_locked(rl_client *c, int64_t timeout_ms) {
 
 int rlock_client_wait_ready(rlock_client *c, int64_t timeout_ms) {
   if (c == NULL || timeout_ms < RLOCK_WAIT_FOREVER) return RLOCK_EINVAL;
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   if (rl_client_on_loop(c)) return RLOCK_EDEADLK;
   atomic_fetch_add(&c->refs, 1);
   uv_mutex_lock(&c->readymu);

@@ -130,6 +130,8 @@ struct rlock {
 
 struct rlock_client {
   atomic_int refs; /* the opener, each handle, and the open handles */
+  unsigned forks;  /* rl_forks when it was opened (rl_client_forked) */
+  int opener_pid;  /* the process that opened it, for messages */
   char id[33];     /* random 128-bit id, hex */
   char *prefix;
   rlock_options opts; /* masters and key_prefix not kept */
@@ -192,6 +194,11 @@ struct rlock_client {
 
   uv_mutex_t errmu;  /* guards last_error */
   char last_error[256];
+  /* last_error is a call's reason (an argument refused, a master's error
+   * reply to a command), which the next call that succeeds clears; not a
+   * master's refusal of its connection, which stays until replaced. Set
+   * under errmu, read without it first. */
+  atomic_int call_error;
 
   /* Loop thread only. */
   rl_list active;
@@ -217,6 +224,24 @@ struct rlock_client {
                                watchdog, made on first use */
 };
 
+/*
+ * fork(): a child inherits the client's memory but not its loop thread,
+ * and its sockets and epoll set are shared with the parent. Nothing in the
+ * child may touch them: a call would write to the parent's connections
+ * (its replies then land in the parent, as errors) or wait for ever for a
+ * loop thread that does not exist there, and a mutex another thread held
+ * at the fork stays held. rl_forks counts the forks this process has
+ * seen (a pthread_atfork child handler, registered at the first open);
+ * a client remembers the count it was opened at, so every call can tell,
+ * with one load and before any lock, that it runs in a child.
+ */
+extern atomic_uint rl_forks;
+
+/* 1 if c was opened by another process (inherited across fork). */
+static inline int rl_client_forked(const rl_client *c) {
+  return atomic_load_explicit(&rl_forks, memory_order_relaxed) != c->forks;
+}
+
 /* 1 if the calling thread runs the client's loop. */
 int rl_client_on_loop(rl_client *c);
 /* 1 when this thread is a caller inside rl_client_fast_start: loop-thread
@@ -226,8 +251,11 @@ int rl_client_in_fast_start(void);
 /* Queues a request for the loop thread. 0, or RLOCK_ECLOSED. */
 int rl_client_post(rl_client *c, rl_req *req);
 
-/* Records a master's error reply text (any thread). */
+/* Records why a call failed: a master's error reply text, or why an
+ * argument was refused (any thread). */
 void rl_client_note_error(rl_client *c, const char *text, size_t len);
+/* Records why a master refused a connection (its handshake, TLS). */
+void rl_client_note_master_error(rl_client *c, const char *text, size_t len);
 
 /* Drops a reference; the last one frees the client. */
 void rl_client_unref(rl_client *c);

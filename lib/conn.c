@@ -42,9 +42,20 @@
  * costs a round nothing). The backoff between attempts doubles from 50 ms
  * to 2 s with jitter, and is reset only by a complete handshake, so a
  * master that accepts TCP but refuses AUTH is not hammered.
+ *
+ * Host names: the client resolves them at open, on the opener's thread.
+ * One that does not resolve then (DNS down for one record) leaves the
+ * master down rather than failing the open, so a majority can serve: its
+ * attempts resolve the name first, with uv_getaddrinfo (hiredis and
+ * getaddrinfo would block the loop), each failure an attempt failed with
+ * the usual backoff, until an address is had; the connection keeps it.
+ * A close waits for a resolution in flight (libuv cannot abandon one that
+ * runs; the resolver's own timeout bounds it).
  */
 #include "conn.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +89,9 @@ enum {
 };
 
 static void connect_now(rl_conn *conn);
+static void maybe_closed(rl_conn *conn);
+static const char *tls_hint(const rl_conn *conn, const char *why, char *buf,
+                            size_t size);
 static void on_timer(uv_timer_t *t);
 static void on_retry(uv_timer_t *t);
 static void on_refresh(uv_timer_t *t);
@@ -742,12 +756,14 @@ static void on_received(rl_stream *s, const char *data, size_t len) {
   while (conn->stream == s && !conn->fail_deferred) {
     void *reply = NULL;
     if (redisReaderGetReply(rd, &reply) != REDIS_OK) {
-      char why[sizeof conn->err];
+      char why[sizeof conn->err], buf[sizeof conn->err];
       snprintf(why, sizeof why, "protocol error: %s", rd->errstr);
-      attempt_failed(conn, why, 0, 0);
+      const char *text = tls_hint(conn, why, buf, sizeof buf);
+      attempt_failed(conn, text, 0, text != why);
       break;
     }
     if (reply == NULL) break;
+    conn->replied = 1;
     deliver(conn, reply);
   }
   conn->dispatching = 0;
@@ -761,9 +777,25 @@ static void on_connected(rl_stream *s) {
   if (conn->stream == s) send_handshake(conn);
 }
 
+/* why, with a hint when a plain connection failed after its handshake
+ * was sent and before the master answered anything: a TLS-only port
+ * closes such a connection at its first bytes. */
+static const char *tls_hint(const rl_conn *conn, const char *why, char *buf,
+                            size_t size) {
+  if (conn->url.tls || conn->state != RL_CONN_HANDSHAKE || conn->replied)
+    return why;
+  snprintf(buf, size, "%.100s (a TLS port? then use rediss://)", why);
+  return buf;
+}
+
 static void on_stream_failed(rl_stream *s, const char *why, int tls) {
   rl_conn *conn = rl_stream_data(s);
-  if (conn->stream == s) attempt_failed(conn, why, 0, tls);
+  char buf[sizeof conn->err];
+  if (conn->stream != s) return;
+  const char *text = tls_hint(conn, why, buf, sizeof buf);
+  /* A plain connection to a TLS port is a TLS setting to fix: reported
+   * as TLS failures are (logged as errors, in rlock_client_last_error). */
+  attempt_failed(conn, text, 0, tls || text != why);
 }
 
 static void maybe_closed(rl_conn *conn) {
@@ -817,15 +849,16 @@ static void attempt_failed(rl_conn *conn, const char *why, int refused,
     return;
   }
   conn->fail_deferred = 0;
+  conn->resolve_wanted = 0; /* a late answer serves the next attempt */
   int was_ready = conn->state == RL_CONN_READY;
   set_err(conn, why);
   conn->refused = refused;
   if (refused) conn->errors++;
   if (strcmp(conn->logged, why) != 0) {
     snprintf(conn->logged, sizeof conn->logged, "%s", why);
-    int level = refused || tls ? RLOCK_LOG_ERROR
-                : was_ready    ? RLOCK_LOG_WARN
-                               : RLOCK_LOG_DEBUG;
+    int level = refused || tls               ? RLOCK_LOG_ERROR
+                : was_ready || conn->unresolved ? RLOCK_LOG_WARN
+                                                : RLOCK_LOG_DEBUG;
     conn_log(conn, level, why);
     if (conn->on_error) conn->on_error(conn, why, refused, tls);
   } else if (was_ready) {
@@ -843,13 +876,91 @@ static void attempt_failed(rl_conn *conn, const char *why, int refused,
   if (conn->state == RL_CONN_DOWN) schedule_reconnect(conn);
 }
 
+/* 1 if the connection's host is a name still to be resolved. */
+static int needs_resolving(const rl_conn *conn) {
+  unsigned char buf[sizeof(struct in6_addr)];
+  const rl_url *u = &conn->url;
+  return u->kind == RL_URL_TCP && inet_pton(AF_INET, u->host, buf) != 1 &&
+         inet_pton(AF_INET6, u->host, buf) != 1;
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status,
+                        struct addrinfo *res) {
+  rl_conn *conn = req->data;
+  conn->resolving = 0;
+  conn->handles_open--;
+  char why[160];
+  snprintf(why, sizeof why, "host name \"%.80s\" did not resolve (%s)",
+           conn->url.host,
+           status == 0 ? "no IPv4 or IPv6 address" : uv_strerror(status));
+  for (struct addrinfo *ai = status == 0 ? res : NULL; ai; ai = ai->ai_next) {
+    const void *addr = NULL;
+    if (ai->ai_family == AF_INET)
+      addr = &((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+    else if (ai->ai_family == AF_INET6)
+      addr = &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+    char numeric[INET6_ADDRSTRLEN];
+    if (addr && inet_ntop(ai->ai_family, addr, numeric, sizeof numeric)) {
+      /* The name stays in url.name, for TLS and the logs. */
+      snprintf(conn->url.host, sizeof conn->url.host, "%s", numeric);
+      conn->unresolved = 0;
+      break;
+    }
+  }
+  uv_freeaddrinfo(res);
+  if (conn->state == RL_CONN_CLOSED) {
+    maybe_closed(conn);
+    return;
+  }
+  if (!conn->resolve_wanted) return; /* timed out: the next attempt */
+  conn->resolve_wanted = 0;
+  if (conn->unresolved) {
+    attempt_failed(conn, why, 0, 0);
+    return;
+  }
+  uv_timer_stop(&conn->timer);
+  connect_now(conn);
+}
+
+/* Starts an attempt whose first step is resolving the host name; the
+ * connect timeout covers it. */
+static void resolve_now(rl_conn *conn) {
+  conn->unresolved = 1;
+  set_state(conn, RL_CONN_CONNECTING);
+  uv_update_time(conn->loop);
+  uv_timer_start(&conn->timer, on_timer, conn->cfg->connect_timeout_ms, 0);
+  conn->resolve_wanted = 1;
+  if (conn->resolving) return; /* the answer still to come serves it */
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  conn->gai.data = conn;
+  int rc = uv_getaddrinfo(conn->loop, &conn->gai, on_resolved, conn->url.host,
+                          NULL, &hints);
+  if (rc != 0) {
+    char why[160];
+    snprintf(why, sizeof why, "host name \"%.80s\" could not be resolved "
+             "(%s)", conn->url.host, uv_strerror(rc));
+    attempt_failed(conn, why, 0, 0);
+    return;
+  }
+  conn->resolving = 1;
+  conn->handles_open++; /* the request, until its callback */
+}
+
 static void connect_now(rl_conn *conn) {
   const rl_url *u = &conn->url;
+  if (needs_resolving(conn)) {
+    resolve_now(conn);
+    return;
+  }
   rl_tls_ctx *tls = u->tls ? conn->cfg->tls : NULL;
   if (u->tls && tls == NULL) {
     attempt_failed(conn, "TLS is not configured", 0, 1);
     return;
   }
+  conn->replied = 0;
   conn->reader = rl_reply_reader_new();
   const char *name =
       conn->cfg->tls_server_name ? conn->cfg->tls_server_name : u->name;
@@ -877,7 +988,9 @@ static void on_timer(uv_timer_t *t) {
     return;
   }
   if (conn->state == RL_CONN_CONNECTING || conn->state == RL_CONN_HANDSHAKE) {
-    const char *why = "connect timed out";
+    const char *why = conn->resolve_wanted
+                          ? "resolving the host name timed out"
+                          : "connect timed out";
     int tls = conn->state == RL_CONN_CONNECTING && conn->stream != NULL &&
               rl_stream_tls_handshaking(conn->stream);
     if (conn->state == RL_CONN_HANDSHAKE)
@@ -1020,6 +1133,9 @@ void rl_conn_close(rl_conn *conn) {
   uv_timer_stop(&conn->timer);
   uv_timer_stop(&conn->retry);
   uv_prepare_stop(&conn->flush);
+  /* A resolution not yet running is dropped; one running ends first (its
+   * callback lets go of the connection). */
+  if (conn->resolving) uv_cancel((uv_req_t *)&conn->gai);
   if (live) {
     /* Fire-and-forget commands go out; those whose reply someone waits
      * for would only leave effects nobody sees, so they do not. */

@@ -154,6 +154,15 @@ struct rl_conn {
   rl_list waiting; /* sent before the handshake completed */
   int hs_left;     /* handshake replies still to come */
   uint64_t backoff_ms;
+  /* A host name that did not resolve at open is resolved before each
+   * attempt until it does, off the loop (uv_getaddrinfo runs getaddrinfo
+   * on libuv's thread pool): resolving while the request is out,
+   * resolve_wanted while the current attempt waits for its answer (an
+   * attempt that timed out no longer does; the answer is kept for the
+   * next), unresolved until an answer gave an address. */
+  uv_getaddrinfo_t gai;
+  int resolving, resolve_wanted, unresolved;
+  int replied; /* the current attempt's master has sent a reply */
   int dispatching; /* inside the reply loop */
   /* A failure found off the loop thread (a caller reading its own
    * replies, client.c), to be reported by the loop: its timer fires at

@@ -27,6 +27,7 @@
 /* --- per-client state ----------------------------------------------------- */
 
 int rl_family_refused(rl_client *c, const char *what) {
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   for (int i = 0; i < c->nmasters; i++) {
     if (c->masters[i]->kind != RL_MASTER_CLUSTER) continue;
     char text[200];

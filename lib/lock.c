@@ -134,6 +134,7 @@ static int get_kind(rlock_client *c, const char *name, const rl_kind *kind,
   if (out == NULL) return RLOCK_EINVAL;
   *out = NULL;
   if (c == NULL || rl_name_check(name) != 0) return RLOCK_EINVAL;
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   if (kind != &rl_kind_lock) {
     int rc = rl_family_refused(
         c, kind == &rl_kind_fair ? "fair locks" : "read-write locks");

@@ -74,6 +74,7 @@ static void hist_snapshot(const rl_hist *h, rlock_histogram *out) {
 
 int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   if (c == NULL || m == NULL) return RLOCK_EINVAL;
+  if (rl_client_forked(c)) return RLOCK_EFORKED; /* the parent's figures */
   memset(m, 0, sizeof *m);
   const rl_metrics *s = &c->metrics;
   m->acquisitions = LOAD(s->acquisitions);
@@ -179,6 +180,7 @@ static void per_master(out *o, const rlock_metrics *m, const char *name,
 
 int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
   if (c == NULL || (buf == NULL && size > 0)) return RLOCK_EINVAL;
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
   rlock_metrics m;
   rlock_metrics_snapshot(c, &m);
   out o = {buf, size, 0};

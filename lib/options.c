@@ -179,13 +179,13 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
            (long long)o->replica_ack_timeout_ms);
   for (size_t i = 0; i < o->nmasters; i++) {
     const char *why = "invalid";
+    char shown[208]; /* the address without its password */
+    rl_url_mask(o->masters[i], shown, sizeof shown);
     if (rl_master_url_parse(o->masters[i], &urls[i], &why) != 0)
-      REFUSE("masters[%zu] \"%.200s\": %s", i,
-             o->masters[i] ? o->masters[i] : "(NULL)", why);
+      REFUSE("masters[%zu] \"%s\": %s", i, shown, why);
     if (urls[i].kind != 0 && !rl_master_kind_supported(urls[i].kind))
-      REFUSE("masters[%zu] \"%.200s\": %s masters are not supported yet", i,
-             o->masters[i],
-             urls[i].kind == RL_TOPO_CLUSTER ? "cluster" : "Sentinel");
+      REFUSE("masters[%zu] \"%s\": %s masters are not supported yet", i,
+             shown, urls[i].kind == RL_TOPO_CLUSTER ? "cluster" : "Sentinel");
   }
   return 0;
 }
@@ -260,9 +260,10 @@ void rl_url_canonical(const rl_url *u, char *buf, size_t size) {
 /* A master as its user wrote it, without the password. */
 static void display(const char *s, char *buf, size_t size) {
   rl_url u;
-  if (s != NULL && rl_topo_url_is(s))
-    snprintf(buf, size, "%.*s", (int)strcspn(s, "@?"), s);
-  else if (s == NULL || rl_url_parse(s, &u) != 0)
+  if (s != NULL && rl_topo_url_is(s)) {
+    rl_url_mask(s, buf, size);
+    buf[strcspn(buf, "?")] = '\0'; /* the seeds and options */
+  } else if (s == NULL || rl_url_parse(s, &u) != 0)
     snprintf(buf, size, "?");
   else if (u.kind == RL_URL_UNIX)
     snprintf(buf, size, "unix://%.200s", u.path);

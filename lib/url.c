@@ -174,7 +174,8 @@ int rl_url_parse_why(const char *s, rl_url *u, const char **why) {
     u->tls = 1;
   } else {
     if (strstr(s, "://") != NULL)
-      FAIL("unknown scheme (redis://, rediss:// or unix://)");
+      FAIL("unknown scheme (redis://, rediss://, unix://, redis-cluster://, "
+           "rediss-cluster://, redis-sentinel:// or rediss-sentinel://)");
     if (parse_hostport(s, end, 1, u) != 0)
       FAIL("not host:port (a port from 1 to 65535 is required)");
     memcpy(u->name, u->host, sizeof u->name);
@@ -191,6 +192,9 @@ int rl_url_parse_why(const char *s, rl_url *u, const char **why) {
     if (parse_userinfo(p, at, u, why) != 0) return RLOCK_EINVAL;
     p = at + 1;
   }
+  if (memchr(p, '?', (size_t)(end - p)) != NULL)
+    FAIL("a query after the address: a redis:// URL gives its database as "
+         "the path, redis://host:port/db (only unix:// takes ?db=N)");
   const char *slash = memchr(p, '/', (size_t)(end - p));
   const char *hp_end = slash ? slash : end;
   if (parse_hostport(p, hp_end, 0, u) != 0)
@@ -450,4 +454,56 @@ int rl_master_url_parse(const char *s, rl_master_url *out, const char **why) {
   u->db = t->db;
   rl_master_url_node(out, t->addr[0].host, t->addr[0].port, u);
   return 0;
+}
+
+/* --- masking --------------------------------------------------------------- */
+
+/* Appends [s, s + n) to buf at *used, never past size - 1. */
+static void put_span(char *buf, size_t size, size_t *used, const char *s,
+                     size_t n) {
+  if (*used + 1 >= size) return;
+  if (n > size - 1 - *used) n = size - 1 - *used;
+  memcpy(buf + *used, s, n);
+  *used += n;
+  buf[*used] = '\0';
+}
+
+void rl_url_mask(const char *s, char *buf, size_t size) {
+  if (size == 0) return;
+  buf[0] = '\0';
+  if (s == NULL) {
+    snprintf(buf, size, "(NULL)");
+    return;
+  }
+  size_t used = 0;
+  const char *end = s + strlen(s);
+  /* The userinfo, as the parsers find it: after the scheme, up to the
+   * last '@' (or from the start when there is no scheme). Whatever
+   * follows its first ':' is the password; without a ':' all of it may
+   * be. Malformed text is masked the same way, so that a typo in a URL
+   * never shows its password either. */
+  const char *sep = strstr(s, "://");
+  const char *p = sep != NULL ? sep + 3 : s;
+  const char *at = NULL;
+  for (const char *q = p; q < end; q++)
+    if (*q == '@') at = q;
+  if (at != NULL) {
+    const char *colon = memchr(p, ':', (size_t)(at - p));
+    put_span(buf, size, &used, s, (size_t)((colon ? colon + 1 : p) - s));
+    put_span(buf, size, &used, "***", 3);
+    p = at;
+  } else {
+    put_span(buf, size, &used, s, (size_t)(p - s));
+  }
+  /* A query's passwords (sentinel_password=), each up to its '&'. */
+  while (p < end) {
+    const char *pw = strstr(p, "password=");
+    if (pw == NULL) break;
+    pw += 9;
+    put_span(buf, size, &used, p, (size_t)(pw - p));
+    put_span(buf, size, &used, "***", 3);
+    const char *amp = strchr(pw, '&');
+    p = amp != NULL ? amp : end;
+  }
+  put_span(buf, size, &used, p, (size_t)(end - p));
 }

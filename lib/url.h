@@ -19,6 +19,8 @@
 #ifndef RL_URL_H
 #define RL_URL_H
 
+#include <stddef.h>
+
 #include "topology_url.h"
 
 enum { RL_URL_TCP = 1, RL_URL_UNIX = 2 };
@@ -62,6 +64,13 @@ typedef struct rl_master_url {
   rl_url url;
   rl_topo_url topo;
 } rl_master_url;
+
+/* Copies the master address s into buf (of size, always NUL-terminated)
+ * with every password it may carry replaced by "***": the userinfo's
+ * ("redis://user:***@host"), a query's sentinel_password=, and anything
+ * before an '@' of a malformed address. For every message that shows an
+ * address the user wrote, well-formed or not. */
+void rl_url_mask(const char *s, char *buf, size_t size);
 
 /* Parses any master form. 0, or RLOCK_EINVAL with *why (when why is not
  * NULL) a static phrase saying what is wrong. */

@@ -28,9 +28,12 @@ static void destroy_waiter(void *p) {
   uv_mutex_unlock(&spare_mu);
 }
 
+static int key_made; /* make_key ran */
+
 static void make_key(void) {
   pthread_key_create(&waiter_key, destroy_waiter);
   if (uv_mutex_init(&spare_mu) != 0) abort();
+  key_made = 1;
 }
 
 static rl_waiter *take_spare(void) {
@@ -64,6 +67,20 @@ rl_waiter *rl_waiter_self(void) {
   pthread_setspecific(waiter_key, w);
   self_waiter = w;
   return w;
+}
+
+void rl_waiter_after_fork(void) {
+  /* Another thread of the parent may have held either mutex at the fork;
+   * in the child that thread is gone, and nobody else signals this
+   * thread's waiter. Made anew; the old objects are simply forgotten. */
+  if (!key_made) return; /* no waiter was ever made */
+  if (uv_mutex_init(&spare_mu) != 0) abort();
+  if (self_waiter != NULL && (uv_mutex_init(&self_waiter->mu) != 0 ||
+                              uv_cond_init(&self_waiter->cond) != 0)) {
+    /* A later call makes another, or says RLOCK_ENOMEM. */
+    pthread_setspecific(waiter_key, NULL);
+    self_waiter = NULL;
+  }
 }
 
 uint64_t rl_thread_seq(void) {

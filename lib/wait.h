@@ -21,6 +21,11 @@ typedef struct rl_waiter rl_waiter;
 /* The calling thread's waiter, or NULL if it could not be made. */
 rl_waiter *rl_waiter_self(void);
 
+/* In a child of fork(), on the forking thread: makes its waiter's mutex
+ * and condition variable and the spares' mutex anew, since a thread of
+ * the parent may have held them at the fork. */
+void rl_waiter_after_fork(void);
+
 /* A small number that names the calling thread for its lifetime, unique
  * in the process (thread ids may be reused; these are not). */
 uint64_t rl_thread_seq(void);

@@ -627,11 +627,18 @@ static void force_unlock(void) {
 }
 
 static void no_quorum(void) {
-  char *args[] = {"--masters", "127.0.0.1:1", "exec", "--connect-timeout",
-                  "300", "-E", "9", "nq", "--", "true", NULL};
+  /* Retried within -w (and for ever without it), then -E's code; -n
+   * gives up after the first attempt. */
+  char *args[] = {"--masters", "127.0.0.1:1", "exec", "-w", "1",
+                  "--connect-timeout", "300", "-E", "9", "nq", "--", "true",
+                  NULL};
   uint64_t t0 = rt_now_ms();
   RT_CHECK_EQ_INT(wait_exit(spawn_argv("nq", 0, args), BOUND_MS), 9);
   RT_CHECK(rt_now_ms() - t0 < 5000);
+  char *argsn[] = {"--masters", "127.0.0.1:1", "exec", "-n",
+                   "--connect-timeout", "300", "-E", "9", "nq", "--", "true",
+                   NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("nqn", 0, argsn), BOUND_MS), 9);
   char *args2[] = {"--masters", "127.0.0.1:1", "unlock", "--force",
                    "--connect-timeout", "300", "nq", NULL};
   RT_CHECK_EQ_INT(wait_exit(spawn_argv("nq2", 0, args2), BOUND_MS), 1);
@@ -1073,6 +1080,170 @@ static void status_sem_latch(void) {
 }
 
 /* Each case, then whatever tool process it left running is killed. */
+
+/* --- the edges a new user meets ---------------------------------------------- */
+
+/* Polls until tmp/<name> contains needle; 0, or -1 after ms. */
+static int wait_text(const char *name, const char *needle, int ms) {
+  static char buf[8192];
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  while (rt_now_ms() < end) {
+    if (strstr(slurp(name, buf, sizeof buf), needle) != NULL) return 0;
+    rt_sleep_ms(5);
+  }
+  return -1;
+}
+
+/* A lock taken away while a short command runs, with nothing to notice it
+ * before the command ends (a forced unlock between renewals, or of a fixed
+ * lease): the final unlock finds it lost, and that is exit 75 whatever the
+ * command's status. */
+static void lost_at_unlock(void) {
+  static const char *const modes[][3] = {{"--lease", "5000", "3"},
+                                          {"--watchdog-timeout", "30000", "0"}};
+  for (int m = 0; m < 2; m++) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "echo x > %s/lu.ready; "
+             "while [ ! -e %s/lu.go ]; do sleep 0.05; done; exit %s",
+             tmp, tmp, modes[m][2]);
+    remove_file("lu.ready");
+    remove_file("lu.go");
+    pid_t p = spawn("lu", "exec", modes[m][0], modes[m][1], "lulock", "--",
+                    "sh", "-c", cmd, (char *)NULL);
+    RT_REQUIRE(wait_file("lu.ready", BOUND_MS) == 0);
+    RT_CHECK_EQ_INT(RUN("lufu", "unlock", "--force", "lulock"), 0);
+    char go[512];
+    path_of(go, sizeof go, "lu.go");
+    fclose(fopen(go, "w"));
+    int rc = wait_exit(p, BOUND_MS);
+    char err[1024];
+    slurp("lu.err", err, sizeof err);
+    if (rc != 75) fprintf(stderr, "  %s: exit %d, stderr: %s\n", modes[m][0],
+                          rc, err);
+    RT_CHECK_EQ_INT(rc, 75);
+    RT_CHECK(strstr(err, "lost") != NULL);
+  }
+}
+
+/* exec -w rides out a majority that cannot be reached at first (a master
+ * restarting), as rlock_trylock does, and reports the last reason when
+ * -w runs out. */
+static void wait_rides_out_no_quorum(void) {
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start(&r, NULL) == 0);
+  RT_REQUIRE(rt_redis_kill(&r) == 0);
+  char *ex[] = {"--masters", r.url, "exec", "-v", "-w", "30",
+                "--connect-timeout", "300", "-E", "9", "nqw", "--", "sh",
+                "-c", "exit 6", NULL};
+  pid_t p = spawn_argv("nqw", 0, ex);
+  /* The first attempt failed and the tool waits on. */
+  int retrying = wait_text("nqw.err", "retrying", BOUND_MS);
+  RT_CHECK_EQ_INT(retrying, 0);
+  RT_REQUIRE(rt_redis_restart(&r) == 0);
+  int rc = wait_exit(p, BOUND_MS);
+  char err[2048];
+  if (rc != 6)
+    fprintf(stderr, "  exit %d: %s\n", rc, slurp("nqw.err", err, sizeof err));
+  RT_CHECK_EQ_INT(rc, 6);
+  RT_CHECK_EQ_INT(rt_redis_int(&r, "EXISTS rlock:{nqw}"), 0);
+  /* Down for the whole wait: -E's code, with the master's last reason. */
+  RT_REQUIRE(rt_redis_kill(&r) == 0);
+  char *ex2[] = {"--masters", r.url, "exec", "-w", "1", "--connect-timeout",
+                 "300", "-E", "9", "nqw2", "--", "true", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("nqw2", 0, ex2), BOUND_MS), 9);
+  slurp("nqw2.err", err, sizeof err);
+  if (strstr(err, "refused") == NULL) fprintf(stderr, "  stderr: %s\n", err);
+  RT_CHECK(strstr(err, "refused") != NULL);
+  rt_redis_stop(&r);
+}
+
+/* No password in any message of the tool, which names what is wrong. */
+static void secrets_masked(void) {
+  static char err[2048];
+  char *st[] = {"--masters", "redis://:supersecret@127.0.0.1:99999", "status",
+                "x", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("sm1", 0, st), BOUND_MS), 64);
+  slurp("sm1.err", err, sizeof err);
+  if (strstr(err, "supersecret") != NULL || strstr(err, "port") == NULL)
+    fprintf(stderr, "  status: %s\n", err);
+  RT_CHECK(strstr(err, "supersecret") == NULL);
+  RT_CHECK(strstr(err, ":***@") != NULL);
+  RT_CHECK(strstr(err, "port") != NULL); /* the parser's reason */
+  char *ex[] = {"--masters", "redis://user:supersecret@127.0.0.1:99999",
+                "exec", "x", "--", "true", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("sm2", 0, ex), BOUND_MS), 64);
+  slurp("sm2.err", err, sizeof err);
+  if (strstr(err, "supersecret") != NULL) fprintf(stderr, "  exec: %s\n", err);
+  RT_CHECK(strstr(err, "supersecret") == NULL);
+  RT_CHECK(strstr(err, "user:***@") != NULL);
+  char *em[] = {"--masters", "redis://:supersecret@127.0.0.1:1,", "status",
+                "x", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("sm3", 0, em), BOUND_MS), 64);
+  slurp("sm3.err", err, sizeof err);
+  if (strstr(err, "supersecret") != NULL) fprintf(stderr, "  list: %s\n", err);
+  RT_CHECK(strstr(err, "supersecret") == NULL);
+}
+
+/* Usage errors name the option and what it takes. */
+static void usage_reasons(void) {
+  static char err[2048];
+  RT_CHECK_EQ_INT(RUN("ur1", "exec", "--lease", "abc", "x", "--", "true"), 64);
+  slurp("ur1.err", err, sizeof err);
+  if (strstr(err, "--lease") == NULL) fprintf(stderr, "  %s", err);
+  RT_CHECK(strstr(err, "--lease") != NULL);
+  RT_CHECK_EQ_INT(RUN("ur2", "exec", "-w", "soon", "x", "--", "true"), 64);
+  slurp("ur2.err", err, sizeof err);
+  RT_CHECK(strstr(err, "-w") != NULL);
+  RT_CHECK(strstr(err, "soon") != NULL);
+  RT_CHECK_EQ_INT(RUN("ur3", "exec", "--sem", "enc", "--", "true"), 64);
+  slurp("ur3.err", err, sizeof err);
+  if (strstr(err, "NAME:K") == NULL) fprintf(stderr, "  %s", err);
+  RT_CHECK(strstr(err, "NAME:K") != NULL);
+}
+
+/* A plain redis:// URL to a TLS-only port says it may be one. */
+static void plain_to_tls_port(void) {
+  rt_redis r;
+  RT_REQUIRE(rt_redis_start_opts(&r, &(rt_redis_opts){.tls = 1}) == 0);
+  char url[300];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", r.port);
+  char *ex[] = {"--masters", url, "exec", "-w", "1", "--connect-timeout",
+                "500", "tlsplain", "--", "true", NULL};
+  RT_CHECK_EQ_INT(wait_exit(spawn_argv("ptls", 0, ex), BOUND_MS), 1);
+  static char err[2048];
+  slurp("ptls.err", err, sizeof err);
+  if (strstr(err, "rediss://") == NULL) fprintf(stderr, "  %s", err);
+  RT_CHECK(strstr(err, "rediss://") != NULL);
+  rt_redis_stop(&r);
+}
+
+
+/* README's ACL rule for rlock status and scan (the lock rule, and what
+ * they read with) is enough for both, over every kind they show. */
+static void status_acl_rule(void) {
+  rt_redis r;
+  rt_redis_opts o = {.acl_user = "inspector", .acl_password = "insp-pw",
+                     .acl_rule = RT_ACL_RULE " +scan +type +hlen +zrange "
+                                 "+zcard"};
+  RT_REQUIRE(rt_redis_start_opts(&r, &o) == 0);
+  char *ex[] = {"--masters", r.url, "exec", "acllock", "--", "true", NULL};
+  RT_CHECK_EQ_INT(run_args("sacl0", ex), 0);
+  static char out[8192];
+  char *st[] = {"status", "--json", "--masters", r.url, "acllock", NULL};
+  int rc = run_args("sacl1", st);
+  if (rc != 0) fprintf(stderr, "  status: %s%s", slurp("sacl1.out", out,
+                       sizeof out), slurp("sacl1.err", out, sizeof out));
+  RT_CHECK_EQ_INT(rc, 0);
+  RT_CHECK(strstr(slurp("sacl1.out", out, sizeof out), "NOPERM") == NULL);
+  char *sc[] = {"scan", "--masters", r.url, NULL};
+  rc = run_args("sacl2", sc);
+  if (rc != 0) fprintf(stderr, "  scan: %s", slurp("sacl2.err", out,
+                       sizeof out));
+  RT_CHECK_EQ_INT(rc, 0);
+  rt_redis_stop(&r);
+}
+
 #define CASE(fn)                                                              \
   static void fn##_case(void) {                                               \
     fn();                                                                     \
@@ -1102,6 +1273,12 @@ CASE(kinds)
 CASE(sem_exec_concurrency)
 CASE(sem_exec_refusals)
 CASE(status_sem_latch)
+CASE(lost_at_unlock)
+CASE(wait_rides_out_no_quorum)
+CASE(secrets_masked)
+CASE(usage_reasons)
+CASE(plain_to_tls_port)
+CASE(status_acl_rule)
 
 static void remove_tmp(void) {
   char cmd[400];
@@ -1162,6 +1339,12 @@ int main(int argc, char **argv) {
       {"sem_exec_concurrency", sem_exec_concurrency_case},
       {"sem_exec_refusals", sem_exec_refusals_case},
       {"status_sem_latch", status_sem_latch_case},
+      {"lost_at_unlock", lost_at_unlock_case},
+      {"wait_rides_out_no_quorum", wait_rides_out_no_quorum_case},
+      {"secrets_masked", secrets_masked_case},
+      {"usage_reasons", usage_reasons_case},
+      {"plain_to_tls_port", plain_to_tls_port_case},
+      {"status_acl_rule", status_acl_rule_case},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

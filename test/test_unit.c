@@ -156,7 +156,9 @@ static void open_errors(void) {
   rlock_open_error(why, sizeof why);
   RT_CHECK(strstr(why, "master_timeout_ms") != NULL);
   o.master_timeout_ms = 200;
-  m[1] = "no-such-host.invalid:7002";
+  /* A cluster seed's name must resolve at open (a single server's that
+   * does not is a master that is down: test_edges). */
+  m[1] = "redis-cluster://no-such-host.invalid:7002";
   RT_CHECK_EQ_INT(rlock_client_open(&c, &o), RLOCK_ENOTFOUND);
   rlock_open_error(why, sizeof why);
   RT_CHECK(strstr(why, "no-such-host.invalid") != NULL);
@@ -561,7 +563,8 @@ static void error_names(void) {
                  RLOCK_ENOQUORUM, RLOCK_ELOST,  RLOCK_EINVAL,
                  RLOCK_ENOMEM, RLOCK_ECLOSED,   RLOCK_EREDIS,
                  RLOCK_EDEADLK, RLOCK_ECANCELED, RLOCK_ELIMIT,
-                 RLOCK_ENOTFOUND};
+                 RLOCK_ENOTFOUND, RLOCK_ECONFLICT, RLOCK_ENOENT,
+                 RLOCK_EFORKED};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     RT_CHECK(codes[i] <= 0);
     RT_CHECK(strcmp(rlock_strerror(codes[i]), "unknown error") != 0);

@@ -36,11 +36,11 @@ typedef struct master_url {
  * the library statically for it), so that the tool and the library can
  * never disagree about what a master URL means. Returns 0, or -1 if it is
  * malformed. */
-static int parse_master(const char *s, master_url *u) {
+static int parse_master(const char *s, master_url *u, const char **why) {
   static rl_master_url mu; /* large; the tool is single-threaded */
   memset(u, 0, sizeof *u);
   u->spec = s;
-  if (rl_master_url_parse(s, &mu, NULL) != 0) return -1;
+  if (rl_master_url_parse(s, &mu, why) != 0) return -1;
   const rl_url *p = &mu.url;
   /* The URL as shown: its password masked. */
   const char *secret = p->has_password ? ":***@" : "";
@@ -79,8 +79,11 @@ static int parse_masters(const rt_global *g, master_url **out) {
   master_url *us = calloc(g->nmasters, sizeof *us);
   if (us == NULL) return -1;
   for (size_t i = 0; i < g->nmasters; i++) {
-    if (parse_master(g->masters[i], &us[i]) != 0) {
-      fprintf(stderr, "rlock: bad master address '%s'\n", g->masters[i]);
+    const char *why = "invalid";
+    if (parse_master(g->masters[i], &us[i], &why) != 0) {
+      char shown[600]; /* without its password */
+      rl_url_mask(g->masters[i], shown, sizeof shown);
+      fprintf(stderr, "rlock: bad master address '%s': %s\n", shown, why);
       free(us);
       return -1;
     }

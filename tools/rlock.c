@@ -146,18 +146,24 @@ static void failed_masters(rlock_client *c, char *buf, size_t size) {
   if (rlock_metrics_snapshot(c, &m) != 0) return;
   for (size_t i = 0; i < m.nmasters && used + 1 < size; i++) {
     const rlock_master_metrics *mm = &m.masters[i];
+    /* A Sentinel master whose sentinels name no node has no address
+     * yet: its place in --masters names it then. */
+    char who[300];
+    if (mm->address[0] != '\0')
+      snprintf(who, sizeof who, "%s", mm->address);
+    else
+      snprintf(who, sizeof who, "masters[%zu] (no address known)", i);
     int n;
     if (mm->error[0] != '\0') /* down: the connection says why */
       n = snprintf(buf + used, size - used, "%s%s: not connected (%s)",
-                   used ? "; " : "", mm->address, mm->error);
+                   used ? "; " : "", who, mm->error);
     else if (mm->timeouts > 0) /* connected, stalled or slow */
       n = snprintf(buf + used, size - used,
                    "%s%s: connected, %llu command(s) timed out",
-                   used ? "; " : "", mm->address,
-                   (unsigned long long)mm->timeouts);
+                   used ? "; " : "", who, (unsigned long long)mm->timeouts);
     else if (!mm->up)
       n = snprintf(buf + used, size - used, "%s%s: not connected",
-                   used ? "; " : "", mm->address);
+                   used ? "; " : "", who);
     else
       continue;
     if (n < 0) break;
@@ -380,20 +386,27 @@ static int acquire_once(exec_state *st, long long wait_ms) {
 /*
  * Takes the lock. First one attempt with no wait (it waits for the
  * masters' first connection attempt, bounded by --connect-timeout); then,
- * if the lock is held by another and waiting is allowed, one waiting
- * attempt for what is left of the wait. Returns the library's status.
+ * if waiting is allowed and the lock is held by another or a majority of
+ * masters could not be reached (a master restarting, a failover), one
+ * waiting attempt for what is left of the wait: the library retries both
+ * within it, and at its end says which it was. Returns its status.
  */
 static int acquire(exec_state *st) {
   long long start = now_ms();
   int rc = acquire_once(st, 0);
-  if (rc != RLOCK_ETIMEDOUT || st->o->nowait || st->pending_signal) return rc;
+  if ((rc != RLOCK_ETIMEDOUT && rc != RLOCK_ENOQUORUM) || st->o->nowait ||
+      st->pending_signal)
+    return rc;
   long long wait = RLOCK_WAIT_FOREVER;
   if (st->o->wait_ms >= 0) {
     wait = st->o->wait_ms - (now_ms() - start);
-    if (wait <= 0) return RLOCK_ETIMEDOUT;
+    if (wait <= 0) return rc;
   }
-  VERBOSE(st, "waiting for %s %s\n", st->sem ? "semaphore" : "lock",
-          st->name);
+  if (rc == RLOCK_ENOQUORUM)
+    VERBOSE(st, "a majority of masters could not be reached; retrying\n");
+  else
+    VERBOSE(st, "waiting for %s %s\n", st->sem ? "semaphore" : "lock",
+            st->name);
   return acquire_once(st, wait);
 }
 
@@ -591,6 +604,44 @@ static int parse_sem(const char *arg, char **name, long long *k) {
   return *name != NULL ? 0 : -1;
 }
 
+/* What each of exec's options with a value takes, for its usage error. */
+static const char *option_takes(int opt) {
+  switch (opt) {
+    case 'w': return "seconds, fractions allowed";
+    case 'E': return "an exit code from 0 to 255";
+    case OPT_LEASE: return "milliseconds, at least 1";
+    case OPT_GRACE: return "seconds, fractions allowed";
+    case OPT_WATCHDOG: return "milliseconds, at least 30";
+    case OPT_CONNECT: return "milliseconds";
+    case OPT_MAX_LEASE: return "milliseconds, 1 to 30 days";
+    case OPT_SEM: return "NAME:K: a semaphore's name, a colon and its "
+                         "number of permits K, 1 to 100000";
+    case OPT_PERMITS: return "a number of permits from 1 to 100000";
+    case OPT_KIND: return "lock, fair, read or write";
+    case OPT_MASTERS: return "a comma-separated list of master URLs, none "
+                             "empty";
+    default: return NULL;
+  }
+}
+
+/* Says which option had a bad value, the value, and what the option takes;
+ * the value is left out for --masters, whose URLs may carry passwords. */
+static void bad_value(const char *who, int opt, const char *longname,
+                      const char *value) {
+  char name[64];
+  if (longname != NULL)
+    snprintf(name, sizeof name, "--%s", longname);
+  else
+    snprintf(name, sizeof name, "-%c", opt);
+  const char *takes = option_takes(opt);
+  if (opt == OPT_MASTERS || value == NULL)
+    fprintf(stderr, "%s: bad value for %s", who, name);
+  else
+    fprintf(stderr, "%s: bad value '%s' for %s", who, value, name);
+  if (takes != NULL) fprintf(stderr, " (%s)", takes);
+  fputc('\n', stderr);
+}
+
 static int cmd_exec(rt_global *g, int argc, char **argv) {
   static const struct option opts[] = {
       {"wait", required_argument, NULL, 'w'},
@@ -618,10 +669,11 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   char *sem_name = NULL;
   int permits_given = 0;
   long long v;
-  int c;
+  int c, li;
   optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
   /* '+': stop at NAME, so the command's own options are left alone. */
-  while ((c = getopt_long(argc, argv, "+w:nE:vh", opts, NULL)) != -1) {
+  while ((li = -1, c = getopt_long(argc, argv, "+w:nE:vh", opts, &li)) !=
+         -1) {
     switch (c) {
     case 'w':
       if (rt_parse_seconds(optarg, &o.wait_ms) != 0) goto bad;
@@ -823,7 +875,13 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
      * lease bounds the rest. */
     print_lib_error("release failed (the lease will expire)", client, rc);
   } else if (!st.lost) {
-    VERBOSE(&st, "%s had expired by the time it was released\n", name);
+    /* Taken away or expired while the command ran, with nothing to tell
+     * before it ended (a forced unlock between renewals, a fixed lease):
+     * another holder may have run alongside it. */
+    fprintf(stderr, "rlock: %s %s was lost while the command ran (found at "
+                    "its release)\n",
+            st.sem ? "semaphore" : "lock", name);
+    code = RT_EXIT_LOST;
   }
   rlock_free(st.lock);
   rlock_sem_free(st.sem);
@@ -832,8 +890,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   return code;
 
 bad:
-  fprintf(stderr, "rlock exec: bad value for option '%s'\n",
-          argv[optind - 1]);
+  bad_value("rlock exec", c, li >= 0 ? opts[li].name : NULL, optarg);
   free(sem_name);
   return RT_EXIT_USAGE;
 usage:
@@ -995,7 +1052,8 @@ int main(int argc, char **argv) {
   rt_tls_from_env(&g);
   const char *env = getenv("RLOCK_MASTERS");
   if (rt_set_masters(&g, env && *env ? env : RT_DEFAULT_MASTERS) != 0) {
-    fprintf(stderr, "rlock: bad RLOCK_MASTERS '%s'\n", env);
+    fprintf(stderr, "rlock: bad RLOCK_MASTERS (a comma-separated list of "
+                    "master URLs, none empty)\n");
     return RT_EXIT_USAGE;
   }
   int c, rc = RT_EXIT_USAGE;
@@ -1003,7 +1061,8 @@ int main(int argc, char **argv) {
     switch (c) {
     case OPT_MASTERS:
       if (rt_set_masters(&g, optarg) != 0) {
-        fprintf(stderr, "rlock: bad --masters '%s'\n", optarg);
+        fprintf(stderr, "rlock: bad --masters (a comma-separated list of "
+                        "master URLs, none empty)\n");
         goto out;
       }
       break;
