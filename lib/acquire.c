@@ -151,9 +151,9 @@ void rl_grants_unref(rl_grants *g) {
   if (--g->refs == 0) free(g);
 }
 
-/* Takes back master i's grant: a decrement where the owner's count is the
- * one this attempt's grant set (and nothing elsewhere), and for a waiter
- * that still waits in the masters' queues, its place back (kind.h,
+/* Takes back master i's grant: a decrement where the owner's count is at
+ * least the one this attempt's grant set (nothing elsewhere), and for a
+ * waiter that still waits in the masters' queues, its place back (kind.h,
  * arguments a and C). */
 static void undo_slot(rl_grants *g, int i) {
   g->slot[i] |= RL_G_UNDONE;

@@ -189,11 +189,11 @@ const char rl_fam_fair_leave_lua[] =
 
 /*
  * ARGV[1] owner, [2] ticket (from the grant's reply), [3] skip_ms, [4]
- * the count the undone grant set (the attempt's ARGV[3]). Takes back
- * exactly that grant, as the reentrant lock's undo does: only where the
- * owner's count is that count (a master that refused the attempt or never
- * ran it keeps the owner's earlier hold untouched), by a decrement, never
- * a reset, and the TTL is left alone. When that frees the lock and the
+ * the count the undone grant set (the attempt's ARGV[3]). Takes back one
+ * grant, as the reentrant lock's undo does: only where the owner's count
+ * is at least that count (a master that refused the attempt or never ran
+ * it keeps the owner's earlier hold untouched), by a decrement, never a
+ * reset, and the TTL is left alone. When that frees the lock and the
  * grant came from the queue (ticket > 0, skip_ms > 0: the owner still
  * waits), the owner goes back to its own place, so a failed quorum round
  * costs no one their turn; then whoever is first is told. Replies as
@@ -204,7 +204,7 @@ const char rl_fam_fair_undo_lua[] =
     "local owner = ARGV[1]\n"
     "local ticket, skip = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "local n = tonumber(redis.call('hget', KEYS[1], owner))\n"
-    "if n == nil or n ~= tonumber(ARGV[4]) then return 0 end\n"
+    "if n == nil or n < tonumber(ARGV[4]) then return 0 end\n"
     "if n > 1 then\n"
     "  redis.call('hincrby', KEYS[1], owner, -1)\n"
     "  return 2\n"

@@ -10,8 +10,8 @@
  * The rules are the single lock's (acquire.c), lock by lock:
  * - No grant outlives its attempt: a ledger per attempt, kept or
  *   abandoned; abandoning sends multi_undo (per lock, one decrement where
- *   the owner's count is the one this attempt's grant set: a master that
- *   refused the set keeps every hold the owner had before) to
+ *   the owner's count is at least the one this attempt's grant set: a
+ *   master that refused the set keeps every hold the owner had before) to
  *   every master that granted, and at once to every master that has not
  *   answered yet, so that it lands right behind a late grant. Kept, a
  *   late grant joins the holds.
@@ -131,8 +131,8 @@ static void attempt_unref(rl_multi_attempt *a) {
 }
 
 /* multi_undo to master i: for each lock, one decrement where the owner's
- * count is the one this attempt's grant set, behind whatever was sent
- * there before. */
+ * count is at least the one this attempt's grant set, behind whatever was
+ * sent there before. */
 static void undo_master(rl_multi_attempt *a, int i) {
   a->flags[i] |= G_UNDONE;
   rl_args args;

@@ -124,8 +124,8 @@
 /*
  * KEYS: the lock hashes. ARGV[1] owner, ARGV[1+i] the count the undone
  * grant set for lock i (the attempt's ARGV[3+i] of acquire). Takes back
- * exactly that grant of each lock, as the single lock's undo does: only
- * where the owner's count is that count, so that a master that refused
+ * one grant of each lock, as the single lock's undo does: only where the
+ * owner's count is at least that count, so that a master that refused
  * the set (another owner holds one of its locks, or the deadline passed)
  * or never ran it keeps every hold the owner had before the attempt (a
  * set may contain a lock the caller already holds). A decrement, never a
@@ -138,7 +138,7 @@
   "for i = 1, #KEYS do\n"                                                   \
   "  local k = KEYS[i]\n"                                                   \
   "  local n = tonumber(redis.call('hget', k, owner))\n"                    \
-  "  if n == nil or n ~= tonumber(ARGV[1 + i]) then\n"                      \
+  "  if n == nil or n < tonumber(ARGV[1 + i]) then\n"                       \
   "    r[i] = 0\n"                                                          \
   "  elseif n > 1 then\n"                                                   \
   "    redis.call('hincrby', k, owner, -1)\n"                               \

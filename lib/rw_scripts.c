@@ -169,10 +169,10 @@ const char rl_fam_rw_read_acquire_lua[] =
  * ARGV[1] owner, [2] "1" for the owner's last read hold (drop it whatever
  * the count), else "0"; [3], only for the read side's undo: the count the
  * undone grant set (the attempt's ARGV[3] of read_acquire). As the undo,
- * it takes back exactly that grant: only where the owner's read count is
- * that count (a master that refused the attempt or never ran it keeps the
- * owner's earlier read hold), by a decrement; the hold's expiry is left
- * alone. A hold that expired is not the owner's any more. Replies 0 not
+ * it takes back one grant, as the reentrant lock's undo does: only where
+ * the owner's read count is at least that count (a master that refused
+ * the attempt or never ran it keeps the owner's earlier read hold), by a
+ * decrement; the hold's expiry is left alone. A hold that expired is not the owner's any more. Replies 0 not
  * owner (or, for the undo, nothing undone), 1 released (the owner has no
  * read hold left here; 'r' is announced to writers when no reader and no
  * writer remain), 2 still held.
@@ -183,7 +183,7 @@ const char rl_fam_rw_read_unlock_lua[] =
     "prune_readers()\n"
     "local n = tonumber(redis.call('hget', KEYS[3], owner))\n"
     "if n == nil then return 0 end\n"
-    "if ARGV[3] and n ~= tonumber(ARGV[3]) then return 0 end\n"
+    "if ARGV[3] and n < tonumber(ARGV[3]) then return 0 end\n"
     "if ARGV[2] ~= '1' and n > 1 then\n"
     "  redis.call('hincrby', KEYS[3], owner, -1)\n"
     "  return 2\n"
@@ -271,10 +271,11 @@ const char rl_fam_rw_write_unlock_lua[] =
 
 /*
  * ARGV[1] owner, [2] alive_ms (0 if the owner no longer waits), [3] the
- * count the undone grant set (the attempt's ARGV[3]). Takes back exactly
- * that write grant: only where the owner's write count is that count (a
- * master that refused the attempt or never ran it keeps the owner's
- * earlier write hold), by a decrement; the TTL is left alone. When that
+ * count the undone grant set (the attempt's ARGV[3]). Takes back one
+ * write grant, as the reentrant lock's undo does: only where the owner's
+ * write count is at least that count (a master that refused the attempt
+ * or never ran it keeps the owner's earlier write hold), by a decrement;
+ * the TTL is left alone. When that
  * frees the write side and the owner still waits, it is registered as a
  * waiting writer again, so readers do not slip in while it retries.
  * Replies as unlock (0 where nothing was undone).
@@ -283,7 +284,7 @@ const char rl_fam_rw_write_undo_lua[] =
     RW_PRELUDE RL_LUA_ACL_PROBE
     "local owner, alive = ARGV[1], tonumber(ARGV[2])\n"
     "local n = tonumber(redis.call('hget', KEYS[1], owner))\n"
-    "if n == nil or n ~= tonumber(ARGV[3]) then return 0 end\n"
+    "if n == nil or n < tonumber(ARGV[3]) then return 0 end\n"
     "if n > 1 then\n"
     "  redis.call('hincrby', KEYS[1], owner, -1)\n"
     "  return 2\n"

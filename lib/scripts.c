@@ -243,24 +243,24 @@ static const char release_lua[] =
 
 /* KEYS[1] lock hash. ARGV[1] owner, ARGV[2] channel, ARGV[3] the count
  * the undone grant set (the attempt's ARGV[3] of acquire: 1 for a first
- * acquisition, the hold's count + 1 for a re-entry). Takes back exactly
- * that grant, and only where it took effect: the owner's count must be
- * that count. A master that refused the attempt (its deadline had passed,
- * another owner held the lock) or never ran it still has the count from
- * before the attempt, one less, and the undo changes nothing there; so an
- * owner's earlier hold is never lowered or deleted by the undo of an
- * attempt that built on it. Why the count is enough to name the grant:
- * an owner has at most one acquisition of a lock in flight, and the undo
- * is queued behind the attempt on the same connection, so between a grant
- * and its undo a master runs nothing else of that owner for that lock
- * (a connection that drops loses the undo, and the grant expires with
- * its lease). Were a grant built on again before its undo landed, the
- * undo would change nothing and the owner would keep one count too many,
- * which its last unlock deletes with the key. Decrements, never sets, and leaves
- * the TTL alone. Replies as unlock (0 where nothing was undone). */
+ * acquisition, the hold's count + 1 for a re-entry). Takes back one grant,
+ * and only where a grant of the attempt can be: where the owner's count
+ * is at least that count. A master that refused the attempt (its deadline
+ * had passed, another owner held the lock) or never ran it has at most
+ * the count the attempt built on, and the undo changes nothing there. So
+ * an undo never takes the owner's count below the count its attempt built
+ * on: an earlier hold is never lowered or deleted. This names the grant
+ * because an owner has at most one acquisition of a lock in flight and
+ * the undo is queued behind the attempt on the same connection: no later
+ * attempt of that owner is granted there before the undo runs (a
+ * connection that drops loses the undo, and the grant expires with its
+ * lease). One server reached through two masters (a cluster node given as
+ * a master of its own too) runs an attempt twice, and its two undos take
+ * back what its grants added. Decrements, never sets, and leaves the TTL
+ * alone. Replies as unlock (0 where nothing was undone). */
 static const char undo_lua[] =
     "local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]))\n"
-    "if n == nil or n ~= tonumber(ARGV[3]) then return 0 end\n"
+    "if n == nil or n < tonumber(ARGV[3]) then return 0 end\n"
     "if n > 1 then\n"
     "  redis.call('hincrby', KEYS[1], ARGV[1], -1)\n"
     "  return 2\n"
