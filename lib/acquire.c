@@ -53,6 +53,7 @@
  * close, error) leaves every master's queue, after its undos, so that
  * nothing of it stays in Redis.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -566,7 +567,18 @@ static void acquire_done(rl_round *r) {
     return;
   }
   if (r->outcome == RL_VOTE_YES) {
-    rl_acquire_failed(req, RLOCK_ENOQUORUM, -1); /* too slow: no validity left */
+    /* Too slow: a majority granted, but no validity was left. */
+    rl_client *c = req->lock->client;
+    char why[200];
+    int n = snprintf(why, sizeof why,
+                     "a majority granted the lock, but its lease of %lld ms "
+                     "left no validity after the round (%lld ms, with a "
+                     "drift allowance of %lld ms): use a longer lease",
+                     (long long)req->lease_ms,
+                     (long long)(rl_now_ms() - req->t_start),
+                     (long long)rl_drift_ms(c, req->lease_ms));
+    rl_client_note_error(c, why, n > 0 ? (size_t)n : 0);
+    rl_acquire_failed(req, RLOCK_ENOQUORUM, -1);
     return;
   }
   int64_t pttl = -1;

@@ -300,6 +300,28 @@ static void plain_to_tls_port(void) {
 
 /* --- rlock_client_last_error ----------------------------------------------- */
 
+/* Keeps master 0 busy for about 300 ms with a script that spins, from a
+ * connection of its own, as a slow server would be. */
+static void *busy_master(void *arg) {
+  (void)arg;
+  struct timeval tv = {5, 0};
+  redisContext *rc = redisConnectWithTimeout("127.0.0.1", srv[0].port, tv);
+  if (rc == NULL || rc->err) {
+    if (rc) redisFree(rc);
+    return NULL;
+  }
+  redisReply *r = redisCommand(
+      rc, "EVAL %s 0",
+      "local t = redis.call('time')\n"
+      "local start = t[1] * 1000000 + t[2]\n"
+      "repeat t = redis.call('time')\n"
+      "until t[1] * 1000000 + t[2] - start > 300000\n"
+      "return 1");
+  if (r) freeReplyObject(r);
+  redisFree(rc);
+  return NULL;
+}
+
 static void last_error_reasons(void) {
   rlock_client *c = rt_client(srv, 1, 1000);
   RT_REQUIRE(c != NULL);
@@ -320,6 +342,17 @@ static void last_error_reasons(void) {
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 5000), 0);
   RT_CHECK_EQ_INT(rlock_client_last_error(c, why, sizeof why), 0);
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  /* A lease that the round outlasts: a majority grants it, but no
+   * validity is left; the call says no quorum, and the reason why. */
+  pthread_t busy;
+  RT_REQUIRE(pthread_create(&busy, NULL, busy_master, NULL) == 0);
+  rt_sleep_ms(50); /* the script runs */
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 100), RLOCK_ENOQUORUM);
+  pthread_join(busy, NULL);
+  rlock_client_last_error(c, why, sizeof why);
+  if (strstr(why, "no validity") == NULL)
+    fprintf(stderr, "  100 ms: %s\n", why);
+  RT_CHECK(strstr(why, "lease of 100 ms left no validity") != NULL);
   /* A negative wait is refused with its reason too. */
   RT_CHECK_EQ_INT(rlock_trylock(l, -7, 5000), RLOCK_EINVAL);
   rlock_client_last_error(c, why, sizeof why);
