@@ -1033,6 +1033,26 @@ static int wait_ready_locked(rl_client *c, int64_t timeout_ms) {
   }
 }
 
+/* After a wait that ran out: why each master that is not up is not, as
+ * its metrics say (a Sentinel group whose sentinels disagree, a name that
+ * does not resolve, a refused connection), so that the caller's last
+ * error is not empty. Addresses carry no password. */
+static void note_not_ready(rl_client *c) {
+  char why[512];
+  size_t n = 0;
+  for (int i = 0; i < c->nmasters && n < sizeof why - 1; i++) {
+    rlock_master_metrics mm;
+    rl_master_metrics(c->masters[i], &mm);
+    if (mm.up) continue;
+    int k = snprintf(why + n, sizeof why - n, "%smasters[%d] %s: %s",
+                     n > 0 ? "; " : "", i, mm.address,
+                     mm.error[0] != '\0' ? mm.error : "not connected yet");
+    if (k < 0) break;
+    n += (size_t)k < sizeof why - n ? (size_t)k : sizeof why - n - 1;
+  }
+  if (n > 0) rl_client_note_error(c, why, n);
+}
+
 int rlock_client_wait_ready(rlock_client *c, int64_t timeout_ms) {
   if (c == NULL || timeout_ms < RLOCK_WAIT_FOREVER) return RLOCK_EINVAL;
   if (rl_client_forked(c)) return RLOCK_EFORKED;
@@ -1041,6 +1061,7 @@ int rlock_client_wait_ready(rlock_client *c, int64_t timeout_ms) {
   uv_mutex_lock(&c->readymu);
   int rc = wait_ready_locked(c, timeout_ms);
   uv_mutex_unlock(&c->readymu);
+  if (rc == RLOCK_ENOQUORUM) note_not_ready(c);
   rl_client_unref(c);
   return rc;
 }

@@ -361,6 +361,31 @@ static void last_error_reasons(void) {
   rlock_client_close(c);
 }
 
+/* rlock_client_wait_ready that runs out says why the masters that are
+ * not up are not, each as its metrics say. */
+static void wait_ready_reasons(void) {
+  rt_redis gone;
+  RT_REQUIRE(rt_redis_start(&gone, NULL) == 0);
+  char url[300];
+  snprintf(url, sizeof url, "%s", gone.url);
+  rt_redis_stop(&gone);
+  const char *m[1] = {url};
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 1;
+  rlock_client *c = NULL;
+  RT_REQUIRE(rlock_client_open(&c, &o) == 0);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 300), RLOCK_ENOQUORUM);
+  char why[512];
+  rlock_client_last_error(c, why, sizeof why);
+  if (strstr(why, "masters[0]") == NULL)
+    fprintf(stderr, "  why: %s\n", why);
+  RT_CHECK(strstr(why, "masters[0]") != NULL);
+  RT_CHECK(strstr(why, "refused") != NULL);
+  rlock_client_close(c);
+}
+
 int main(int argc, char **argv) {
   if (rt_redis_start_many(srv, 3) != 0) {
     fprintf(stderr, "cannot start redis-server\n");
@@ -373,6 +398,7 @@ int main(int argc, char **argv) {
       {"url_reasons", url_reasons},
       {"plain_to_tls_port", plain_to_tls_port},
       {"last_error_reasons", last_error_reasons},
+      {"wait_ready_reasons", wait_ready_reasons},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 3);
