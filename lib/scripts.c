@@ -257,14 +257,17 @@ static const char release_lua[] =
  * lease). One server reached through two masters (a cluster node given as
  * a master of its own too) runs an attempt twice, and its two undos take
  * back what its grants added. Decrements, never sets, and leaves the TTL
- * alone. Replies as unlock (0 where nothing was undone). */
+ * alone. The count is read by the decrement itself (taken back where it
+ * was below), not by HGET: the reentrant lock's smallest ACL rule has no
+ * +hget. Replies as unlock (0 where nothing was undone). */
 static const char undo_lua[] =
-    "local n = tonumber(redis.call('hget', KEYS[1], ARGV[1]))\n"
-    "if n == nil or n < tonumber(ARGV[3]) then return 0 end\n"
-    "if n > 1 then\n"
-    "  redis.call('hincrby', KEYS[1], ARGV[1], -1)\n"
-    "  return 2\n"
+    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return 0 end\n"
+    "local n = redis.call('hincrby', KEYS[1], ARGV[1], -1)\n"
+    "if n + 1 < tonumber(ARGV[3]) then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[1], 1)\n"
+    "  return 0\n"
     "end\n"
+    "if n > 0 then return 2 end\n"
     "redis.call('del', KEYS[1])\n"
     "redis.call('publish', ARGV[2], '0')\n"
     "return 1\n";

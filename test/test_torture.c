@@ -500,7 +500,8 @@ static int64_t run_end(const shared *sh) {
 }
 
 /* Inside a blocking section, now and then: a re-entry of the held lock,
- * or, for the plain lock, rlock_lock_all over a set that contains it,
+ * or, for the plain lock (but on a cluster, which refuses lock_all),
+ * rlock_lock_all over a set that contains it,
  * each released at once when had. Under faults these often fail, and
  * their grants are undone; neither success nor failure may take the outer
  * hold away while its holder is not told (the checker would see another
@@ -694,7 +695,7 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
     /* With the plain lock only (a cluster refuses the family), the other
      * kinds' handles stay NULL and are never used. */
     if (rlock_get(c, "torture", &w->locks[K_LOCK]) != 0 ||
-        rlock_get(c, "torture-x", &w->xlock) != 0 ||
+        (!cluster_mode && rlock_get(c, "torture-x", &w->xlock) != 0) ||
         (!only_plain &&
          (rlock_get_fair(c, "torture", &w->locks[K_FAIR]) != 0 ||
           rlock_get_read(c, "torture-rw", &w->locks[K_READ]) != 0 ||
