@@ -128,9 +128,11 @@ def check_includes(root, bad):
                                          os.path.relpath(h, root)))
 
 
-def objects(build):
+def objects(root, build):
     """The library's objects, as (source path relative to the root, object
-    path): meson names lib/<layer>/x.c's object <layer>_x.c.o."""
+    path): meson names lib/<layer>/x.c's object <layer>_x.c.o. An object
+    whose source is no longer in the tree (a build directory made before
+    files moved) is passed over."""
     out = []
     libdir = os.path.join(build, "lib")
     for sub in sorted(os.listdir(libdir)):
@@ -139,15 +141,19 @@ def objects(build):
             for o in sorted(os.listdir(p)):
                 if o.endswith(".c.o"):
                     layer, _, name = o[:-2].partition("_")
-                    out.append(("lib/%s/%s" % (layer, name), os.path.join(p, o)))
+                    src = "lib/%s/%s" % (layer, name)
+                    if os.path.isfile(os.path.join(root, src)):
+                        out.append((src, os.path.join(p, o)))
     for d in ("watchdog", "pubsub"):
         base = os.path.join(build, d)
         for sub in sorted(os.listdir(base)):
             if sub.endswith(".a.p"):
                 p = os.path.join(base, sub)
                 for o in sorted(os.listdir(p)):
-                    if o.endswith(".c.o"):
-                        out.append(("%s/%s" % (d, o[:-2]), os.path.join(p, o)))
+                    src = "%s/%s" % (d, o[:-2])
+                    if o.endswith(".c.o") and os.path.isfile(
+                            os.path.join(root, src)):
+                        out.append((src, os.path.join(p, o)))
     return out
 
 
@@ -164,8 +170,8 @@ def nm(path):
     return defined, undefined
 
 
-def check_calls(build, bad, loops):
-    objs = objects(build)
+def check_calls(root, build, bad, loops):
+    objs = objects(root, build)
     owner, uses = {}, {}
     for src, o in objs:
         d, u = nm(o)
@@ -233,7 +239,7 @@ def main():
     root, build = sys.argv[1], sys.argv[2]
     inc_bad, call_bad, loops = [], [], []
     check_includes(root, inc_bad)
-    check_calls(build, call_bad, loops)
+    check_calls(root, build, call_bad, loops)
     failed = 0
     failed += report("includes_only_own_folder_and_below", inc_bad)
     failed += report("calls_only_own_folder_and_below", call_bad)
