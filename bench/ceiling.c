@@ -40,7 +40,7 @@ static void redis_benchmark(long requests, int pipeline, const char *sha) {
   int port;
   bench_host_port(master, host, sizeof host, &port);
   raw_owner(owner, sizeof owner, 42, 1);
-  /* The acquire's 10 arguments (lib/acquire.c): lease, owner, count 1, a
+  /* The acquire's 10 arguments (lib/lock/acquire.c): lease, owner, count 1, a
    * token floor and a deadline, both fixed here (wall-clock microseconds
    * now, and an hour later), which leaves the script's work the same. */
   struct timespec ts;

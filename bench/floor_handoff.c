@@ -18,7 +18,7 @@
  * the waiter then acquires. Prints one JSON line.
  *
  * "relay" is the floor of rlock's hand-off within a client in one round
- * trip (lib/transfer.c): two threads, and the holder's one round trip
+ * trip (lib/lock/transfer.c): two threads, and the holder's one round trip
  * both releases the lock and grants it to the waiter (the unlock and the
  * acquire scripts written together), then wakes the waiter through a
  * condition variable; the hand-off ends when the waiter runs, already

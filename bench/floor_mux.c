@@ -20,7 +20,7 @@
  *           sleeps on its own condition variable; the I/O thread writes
  *           all that is queued in one write (pipelining), reads replies
  *           with a hiredis reader and wakes each caller in order. rlock's
- *           shape (lib/client.c, lib/api.c) with nothing of rlock in it.
+ *           shape (lib/core/client.c, lib/api/api.c) with nothing of rlock in it.
  *   leader  one connection, no I/O thread: leader/follower. A caller that
  *           finds no leader becomes it, writes every queued command, reads
  *           replies and hands them out until its own is in, then wakes a

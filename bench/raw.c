@@ -140,7 +140,7 @@ static void acquire_nums_now(acquire_nums *n) {
 }
 
 /* EVALSHA sha 2 key fence lease owner count floor deadline: the 10
- * arguments of lib/acquire.c (attempt), for a first acquisition. */
+ * arguments of lib/lock/acquire.c (attempt), for a first acquisition. */
 #define ACQUIRE_ARGC 10
 static void acquire_argv(raw_conns *rc, const raw_lock *l, const char *owner,
                          const acquire_nums *n, const char **argv,
@@ -154,7 +154,7 @@ static void acquire_argv(raw_conns *rc, const raw_lock *l, const char *owner,
   }
 }
 
-/* EVALSHA sha 1 key lease owner channel last: lib/release.c
+/* EVALSHA sha 1 key lease owner channel last: lib/lock/release.c
  * (rl_unlock_start) for the owner's only hold. */
 #define UNLOCK_ARGC 8
 static void unlock_argv(raw_conns *rc, const raw_lock *l, const char *owner,

@@ -2,7 +2,7 @@
  * What rlock sends for one lock+unlock pair, sent by plain synchronous
  * hiredis: the raw floors' side of every ratio. Nothing here links rlock;
  * the script bodies come from the generated floor_scripts.h, the argument
- * layouts from lib/acquire.c (attempt) and lib/release.c (rl_unlock_start).
+ * layouts from lib/lock/acquire.c (attempt) and lib/lock/release.c (rl_unlock_start).
  * With several masters a command goes to all of them at once (every
  * request written, then every reply read as it arrives), never one master
  * after another: that is the parallel floor of a quorum round.

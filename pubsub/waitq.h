@@ -4,7 +4,7 @@
  * FIFO queue of waiters that unlock messages wake one at a time. It knows nothing of locks: a waiter is a callback and its
  * data, woken when its next attempt is due (an unlock message came, its
  * subscription was confirmed, or its sleep ran out); the lock layer
- * (lib/pubwait.c) decides what an attempt is. Loop thread only.
+ * (lib/lock/pubwait.c) decides what an attempt is. Loop thread only.
  */
 #ifndef RL_WAITQ_H
 #define RL_WAITQ_H

@@ -19,7 +19,7 @@ set -u
 root=$1
 folder=$2
 forbidden="lock.h client.h holds.h ops.h round.h quarantine.h options.h wait.h pubsub.h"
-dirs="$root/$folder $root/lib $root/watchdog $root/pubsub $root/include"
+dirs="$root/$folder $(echo "$root"/lib/*/) $root/watchdog $root/pubsub $root/include"
 
 # Finds a quoted include's file in the tree, as the build's include path
 # would (the includer's folder first).

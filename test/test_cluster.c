@@ -1,5 +1,5 @@
 /*
- * A Redis Cluster as a master (issue 13, lib/master_cluster.c), against a
+ * A Redis Cluster as a master (issue 13, lib/topology/master_cluster.c), against a
  * real cluster of three primaries and three replicas (harness_cluster.h),
  * started once and shared by every test here: the lock, its keys on the
  * node that serves its slot, locks spread over every primary, the

@@ -1,5 +1,5 @@
 /*
- * The connection layer (lib/conn.c, lib/stream.c) driven directly on a
+ * The connection layer (lib/conn/conn.c, lib/conn/stream.c) driven directly on a
  * caller's loop, against real redis-server processes: no death by
  * SIGPIPE when the master is gone, a write larger than the kernel's
  * buffer drains once a stalled master resumes, close-on-exec descriptors,

@@ -1,5 +1,5 @@
 /*
- * Script-level tests of the lock family (lib/family_scripts.h): every
+ * Script-level tests of the lock family (lib/lua/family_scripts.h): every
  * script is loaded into real redis-server processes and called with
  * EVALSHA, as the C layer will call it, and each rule the scripts promise
  * is checked against what Redis then holds: FIFO order and wake-ups of the
@@ -1907,7 +1907,7 @@ static void test_token_not_from_master_clock(void) {
  * Redis does not roll a script back when one of its commands is refused.
  * As a user without +pexpire, every writing script must fail before it
  * writes a key it cannot give a TTL: nothing of these names may be left
- * without one (the lock's scripts had that bug: lib/scripts.c, a42c06d).
+ * without one (the lock's scripts had that bug: lib/lua/scripts.c, a42c06d).
  */
 static void test_scripts_need_pexpire_first(void) {
   flush_all();

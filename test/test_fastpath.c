@@ -1,5 +1,5 @@
 /*
- * The blocking fast path (issue 17 item 2, lib/client.c's top comment): a
+ * The blocking fast path (issue 17 item 2, lib/core/client.c's top comment): a
  * lone blocking call starts its request and writes it on the calling
  * thread, under the loop lock, while the loop thread sleeps in poll.
  * Against real redis-server processes with real faults:

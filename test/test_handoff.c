@@ -1,5 +1,5 @@
 /*
- * Integration tests of the hand-off in one round trip (lib/transfer.c):
+ * Integration tests of the hand-off in one round trip (lib/lock/transfer.c):
  * the last unlock of a reentrant lock that a thread or async owner of the
  * same client waits for gives the lock to that waiter in the unlock's own
  * script. What is checked, against real redis-servers:

@@ -1,6 +1,6 @@
 /*
  * Unit tests of the master address forms the connection layer added
- * (lib/url.c): rediss://, ACL users, percent-encoded credentials, unix
+ * (lib/conn/url.c): rediss://, ACL users, percent-encoded credentials, unix
  * sockets with credentials and a db, the host name kept for TLS, and the
  * reason given for each refusal. No Redis.
  */

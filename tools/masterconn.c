@@ -1,6 +1,6 @@
 /*
  * Blocking access to one master, for the read-only subcommands (status,
- * scan). They run on the library's own master layer (lib/master.h, its
+ * scan). They run on the library's own master layer (lib/topology/master.h, its
  * connections in bare mode: AUTH and SELECT only) on a private libuv
  * loop, so that they reach every master the library reaches: TLS
  * (rediss://, with the tool's --cacert, --cert, --key, --sni, --insecure),

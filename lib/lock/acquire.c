@@ -681,6 +681,7 @@ static void attempt(rl_req *req) {
   }
   if (queues) req->queued = 1;
   g->queued = req->queued; /* by this attempt or an earlier one */
+  r->late_is_quiet = 1; /* acquire_late keeps or gives back a grant */
   g->round = r;
   req->grants = g;
   req->round = r;

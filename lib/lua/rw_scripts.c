@@ -25,7 +25,7 @@
  * Two channels, because the sides wake differently: an event for writers
  * wakes one waiting writer per client, an event for readers wakes a
  * client's first waiting reader, which passes the wake on to the next
- * once it has its share (lib/pubwait.c), so every reader goes and a
+ * once it has its share (lib/lock/pubwait.c), so every reader goes and a
  * writer is not woken for nothing.
  *
  * Each read hold has its own expiry in the zset: a crashed reader's share

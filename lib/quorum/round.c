@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include "client.h"
-#include "ops.h"
 #include "quarantine.h"
 #include "resp.h"
 #include "scripts.h"
@@ -414,7 +413,7 @@ int rl_round_cmd_settled(const rl_mcmd *c) {
   if (c->cb != on_cmd) return 0;
   const rl_round *r = c->data;
   return r->decided &&
-         (r->ops == NULL || r->ops->late == NULL || r->ops == &rl_acquire_ops);
+         (r->ops == NULL || r->ops->late == NULL || r->late_is_quiet);
 }
 
 void rl_round_send_one(rl_round *r, int idx) {

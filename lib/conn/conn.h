@@ -179,7 +179,7 @@ struct rl_conn {
   int stalled; /* a command passed its deadline with no reply since */
   /* The master's run_id at the last handshake (set before on_info), and
    * the restarts the owner noticed (counted by its on_info hook: the
-   * restart quarantine is the lock layer's, lib/quarantine.c). */
+   * restart quarantine is the lock layer's, lib/quorum/quarantine.c). */
   char run_id[48];
   atomic_uint_fast64_t restarts;
   /* The master's clock, from TIME: master_wall_us >= now_us +

@@ -77,6 +77,10 @@ struct rl_round {
   int outcome; /* RL_VOTE_YES or RL_VOTE_NO once decided */
   int keep;    /* acquire: the grants are kept (not undone) */
   int wait_all; /* decide only once every master answered or failed */
+  /* Set by the round's maker: its late hook runs no user code (it only
+   * keeps or gives back a grant), so a caller in its own round may read a
+   * decided round's late reply itself (rl_round_cmd_settled). */
+  int late_is_quiet;
   /* 0, or a monotonic ms until which a master whose connection is down
    * (not refused) when the round is sent is not counted as failed: its
    * command is sent once the connection is ready again (polled by a

@@ -100,12 +100,19 @@ void rl_extend_start(rl_req *req);
 
 /* Posts req (its lock, kind and owner set) and waits for it on the
  * calling thread, as the blocking calls do; RLOCK_EDEADLK on the loop
- * thread (api.c). */
+ * thread (call.c). */
 int rl_req_call(rlock *lock, rl_req *req);
 
 /* 1 if lease_ms is RLOCK_WATCHDOG or a lease the client accepts (the
  * reason of a refusal noted in the client's last error), else 0. */
 int rl_lease_check(const rlock *lock, int64_t lease_ms);
+
+/* The same for a fixed lease only (RLOCK_WATCHDOG is not one). */
+int rl_lease_fixed_check(const rlock *lock, int64_t lease_ms);
+
+/* 1 if wait_ms is RLOCK_WAIT_FOREVER or a number of ms from 0, else 0
+ * (the reason noted in the client's last error). */
+int rl_wait_check(const rlock *lock, int64_t wait_ms);
 
 /* Stops a request's retry timer, if any. */
 void rl_sleep_cancel(rl_req *req);

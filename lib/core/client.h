@@ -118,7 +118,7 @@ struct rlock {
   rl_lost *lost;          /* rlock_set_lost_cb's, or NULL; under the
                              client's qmu (lock.c) */
   rl_client *client;
-  const struct rl_kind *kind; /* what the handle is (lib/kind.h); NULL for
+  const struct rl_kind *kind; /* what the handle is (lib/lock/kind.h); NULL for
                                  a family object (family.c) */
   uint8_t fence;              /* which key is the fencing counter */
   uint8_t chan_key;           /* the key whose name + ":ch" is the channel */
