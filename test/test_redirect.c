@@ -87,7 +87,7 @@ static void captured_others(void) {
   RT_CHECK_EQ_INT(rl_redirect_classify(NULL, &rd), RL_REPLY_RESULT);
 }
 
-/* A watchdog batch's answers under pcall (lib/TOPOLOGY.md): the texts of
+/* A watchdog batch's answers under pcall (docs/architecture.md): the texts of
  * the errors a script's calls get, classified like error replies. */
 static void captured_batches(void) {
   redisReply *r = rt_capture_reply("script.pcall_batch");

@@ -221,7 +221,7 @@ static void drop(redisReply *r) {
   if (r) freeReplyObject(r);
 }
 
-/* The shape of a per-node watchdog batch (lib/TOPOLOGY.md): names in
+/* The shape of a per-node watchdog batch (docs/architecture.md): names in
  * ARGV, no declared key, the flag that allows several slots, and pcall
  * so that a key this node does not have is answered, not fatal. */
 static const char batch_script[] =

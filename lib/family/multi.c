@@ -7,7 +7,7 @@
  * makes every caller's command for one set identical (and a name listed
  * twice is taken once, not twice), and gives a fallback that takes the
  * locks one by one, where one script cannot reach them all (Redis Cluster,
- * when the keys are on different nodes: lib/FAMILY.md), one global order
+ * when the keys are on different nodes: docs/architecture.md), one global order
  * that cannot deadlock.
  *
  * unlock_all releases one hold of each lock in one round: multi_unlock

@@ -5,12 +5,11 @@
  * quorum round runs the same script on every master. The key layouts and
  * the argument and reply layouts are documented beside each body, in one
  * file per kind (fair_scripts.c, rw_scripts.c, sem_scripts.c,
- * latch_scripts.c, multi_scripts.c, lease_scripts.c), and the design of the
- * C layer that will drive them is in lib/FAMILY.md.
+ * latch_scripts.c, multi_scripts.c, lease_scripts.c); docs/architecture.md
+ * describes the data model of each kind.
  *
- * These ids are kept apart from the reentrant lock's (scripts.h) while
- * that lock's scripts are being reworked; FAMILY.md says how the two
- * tables become one.
+ * These ids number the family's scripts; scripts.h numbers them after the
+ * reentrant lock's, in the one table that loads every script.
  */
 #ifndef RL_FAMILY_SCRIPTS_H
 #define RL_FAMILY_SCRIPTS_H

@@ -23,7 +23,7 @@
  * Redis 7.0 shebang `#!lua flags=allow-cross-slot-keys`, and only when
  * every key of the set is served by that one node. Otherwise the client
  * falls back to taking the locks one by one in one global order (sorted
- * by key), which cannot deadlock either (see FAMILY.md).
+ * by key), which cannot deadlock either (docs/architecture.md).
  */
 #include "family_lua.h"
 #include "family_scripts.h"

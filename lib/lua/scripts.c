@@ -300,7 +300,7 @@ static const char record_lua[] =
     "if #ARGV > 1 then redis.call('pexpire', KEYS[1], ARGV[1]) end\n"
     "return redis.call('hgetall', KEYS[1])\n";
 
-/* The batches of a cluster node (TOPOLOGY.md section 6). Declared keys
+/* The batches of a cluster node (docs/architecture.md). Declared keys
  * cannot span slots even with allow-cross-slot-keys (only undeclared
  * ones may, on one node), so the keys are arguments; a key the node does
  * not have (another node's, or one already migrated away) fails the call

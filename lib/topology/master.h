@@ -9,7 +9,7 @@
  * below: master_single.c (one rl_conn, as every master was before),
  * master_cluster.c (a slot map and one rl_conn per node), and, later,
  * master_sentinel.c. rl_conn stays what it is: one connection to one
- * server. lib/TOPOLOGY.md is the design.
+ * server. docs/architecture.md is the design.
  *
  * Commands. A command is an rl_mcmd: the sender fills it, the master
  * decides where it goes and writes it there, and calls back with the

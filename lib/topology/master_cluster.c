@@ -1,5 +1,5 @@
 /*
- * A master that is a Redis Cluster (lib/TOPOLOGY.md section 3). It keeps
+ * A master that is a Redis Cluster (docs/architecture.md). It keeps
  * the cluster's slot map, one command connection per node it has used
  * (and a subscriber connection per node, for the shard channels of that
  * node's slots), and routes each command by its slot through the redirect

@@ -1,7 +1,7 @@
 /*
- * The master of a Sentinel group (master_sentinel.h). lib/TOPOLOGY.md
- * section 4 is the design; test/TOPOLOGY-FACTS.md sections 8 to 10 are
- * the facts it rests on.
+ * The master of a Sentinel group (master_sentinel.h). docs/architecture.md
+ * holds the design; test/TOPOLOGY-FACTS.md sections 8 to 10 are the facts
+ * it rests on.
  *
  * Why it is built this way. A Sentinel group's master is wherever the
  * sentinels say, and nowhere else. A master that was killed and restarted

@@ -3,10 +3,10 @@
  * primary that serves it and that primary's replicas, as one node of the
  * cluster described them in its reply to CLUSTER SHARDS (Redis 7.0) or,
  * on a server that has no SHARDS, CLUSTER SLOTS. A cluster master (see
- * TOPOLOGY.md) keeps one map, routes each lock's commands by the slot of
- * its hash tag with one array lookup, builds a fresh map after errors and
- * from time to time, and compares the two to learn which slots moved
- * (shard subscriptions to redo, renewal batches to regroup).
+ * docs/architecture.md) keeps one map, routes each lock's commands by the
+ * slot of its hash tag with one array lookup, builds a fresh map after
+ * errors and from time to time, and compares the two to learn which slots
+ * moved (shard subscriptions to redo, renewal batches to regroup).
  *
  * Building is pure: a hiredis reply tree in, a map or an error out. A
  * reply that is not the documented shape fails the build with
