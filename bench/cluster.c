@@ -1,6 +1,6 @@
 /*
- * A Redis Cluster as a master against one plain master, in the same run
- * (issue 13's figures). It starts its own servers through the test
+ * A Redis Cluster as a master against one plain master, in the same run.
+ * It starts its own servers through the test
  * harness: one plain redis-server, and a cluster of three primaries and
  * three replicas (harness_cluster.h); one client on each (N = 1). It
  * measures:

@@ -6,7 +6,7 @@
  * acquisition by a worker that was already waiting when the release
  * began; an acquisition of a free lock is not a hand-off and is not
  * counted as one. Each hand-off is classed as between processes or
- * between threads of one client, the two cases issue 17 judges. Times are
+ * between threads of one client, the two cases the targets judge. Times are
  * on CLOCK_MONOTONIC, shared by all processes, through shared memory.
  *
  * For the shapes that have one, the raw floor follows in a child process

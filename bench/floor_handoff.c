@@ -13,7 +13,7 @@
  * waiter is as deeply asleep as a waiter of the rlock benchmark.
  *
  * "direct" is the floor of a hand-off inside one client that does not wait
- * for the message (issue 17 item 3): two threads, and the holder wakes the
+ * for the message: two threads, and the holder wakes the
  * waiter through a condition variable as soon as its unlock's reply is in;
  * the waiter then acquires. Prints one JSON line.
  *

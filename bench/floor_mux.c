@@ -1,6 +1,6 @@
 /*
  * What many blocking threads get from one shared connection, against the
- * same threads each with its own: the physics under issue 17's target for
+ * same threads each with its own: the physics under the target for
  * 16 blocking threads at N = 1 (at least 1.3x the pairs/s of raw hiredis
  * with 16 threads, each with its own connection). rlock's client sends
  * every thread's command over one connection per master, written and read

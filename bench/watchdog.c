@@ -1,5 +1,5 @@
 /*
- * What held watchdog locks cost at scale (issue 17 item 4): one client
+ * What held watchdog locks cost at scale: one client
  * takes LOCKS locks with RLOCK_WATCHDOG on one master and holds them for
  * PERIODS renewal periods (timeout / 3 each) while the main thread sleeps.
  * Measured from outside the library:

@@ -72,7 +72,7 @@ void rl_psw_leave(rl_psw *w, int may_pass);
  * An unlock this process made, known from its reply, which comes about
  * when its message does: wakes the channel's first waiter of this process
  * at once, as the message would, instead of whenever the subscriber
- * connection's read comes round (issue 17 item 3). published has bit i
+ * connection's read comes round. published has bit i
  * set for each master i that deleted the lock and so published on this
  * channel. Their messages, when they come within the event window, are
  * this same unlock and wake no other waiter (they poke the chosen one

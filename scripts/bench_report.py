@@ -5,7 +5,7 @@ the data and gnuplot script of its chart.
 Every rlock figure is put beside its floor from the same run (raw hiredis
 in a process of its own, the parallel floor for N > 1, the pipelined
 ceiling for the async API), as medians over the rounds each program ran,
-with the ratio and the issue 17 target it is judged against. The load the
+with the ratio and the target it is judged against. The load the
 machine was under is reported with the figures, because the machine is
 shared.
 
@@ -89,7 +89,7 @@ class Report:
 
     def targets(self):
         L = self.lines
-        L += ["## Judged against issue 17's targets", "",
+        L += ["## Judged against the targets", "",
               "Medians over the rounds of this run, with the rounds' range in brackets; "
               "the floor of each row was measured in the same run, in a process with no "
               "rlock code. The ratio is of the medians.", "",

@@ -9,9 +9,9 @@
  * so that a close, which takes the same mutex to refuse new requests,
  * cannot close the async handle between a request's check and its send.
  *
- * The fast path (issue 17): a lone blocking call used to cross to the
- * loop thread and back, two thread wake-ups on top of the round trip.
- * With the client's own loop thread, that thread now runs the loop under
+ * The fast path: a lone blocking call that crossed to the loop thread and
+ * back would pay two thread wake-ups on top of the round trip. So, with
+ * the client's own loop thread, that thread runs the loop under
  * the loop lock (c->loopmu): it holds it while libuv runs callbacks and
  * lets go only while it sleeps in poll(2) on the loop's backend fd
  * (run_locked), then runs the loop once more without blocking. A
@@ -84,7 +84,7 @@
  *    meanwhile and is not read (a late reply of another master) wakes the
  *    loop once they are back. An earlier timer armed there wakes it too.
  *
- * The caller's own wait (issue 17: hand-off between processes): a first
+ * The caller's own wait (the hand-off between processes): a first
  * acquisition in its own round whose attempt finds the lock held joins
  * its lock's wait queue (pubsub/), and the unlock message used to come to
  * the loop thread, which then started the next attempt and woke the

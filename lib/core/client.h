@@ -96,8 +96,8 @@ typedef struct rl_req {
 } rl_req;
 
 /*
- * A handle: one allocation, since a client may hold a million locks
- * (issue 17: at most 300 bytes per held lock, handle and hold together).
+ * A handle: one allocation, since a client may hold a million locks (at
+ * most 300 bytes per held lock, handle and hold together).
  * No pointers into itself: after the struct come at[], 16-bit offsets and
  * lengths, then the text: the name with its NUL, the keys, each key whose
  * name begins another's not stored twice (a lock's hash "<prefix>{<name>}"

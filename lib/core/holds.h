@@ -5,8 +5,8 @@
  * keep their token, unlock can tell "never held" (not the owner) from
  * "held but lost", and the watchdog knows what to renew. Loop thread only.
  *
- * A client may hold a million locks, so a record is kept small (issue 17:
- * at most 300 bytes per held lock, handle included): it borrows its key
+ * A client may hold a million locks, so a record is kept small (at most
+ * 300 bytes per held lock, handle included): it borrows its key
  * from the lock's handle instead of copying it, and it keeps its owner as
  * the pair of numbers the owner field is made of, not as the field's text
  * (rl_holds_owner writes the text when a command needs it). This file

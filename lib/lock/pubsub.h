@@ -30,8 +30,7 @@ void rl_pubsub_leave(rl_req *req);
  * An unlock of lock by this client is decided: published has a bit per
  * master that deleted the lock and published its unlock message. Wakes
  * this client's first waiter for the lock, if any, without waiting for
- * the message (issue 17 item 3; pubsub/waitq.h says how its messages are
- * then counted). The reentrant lock only (pubwait.c says why); a no-op
+ * the message (pubsub/waitq.h says how its messages are then counted). The reentrant lock only (pubwait.c says why); a no-op
  * for the other kinds. (pubwait.c)
  */
 void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock, uint64_t published);

@@ -1,5 +1,5 @@
 /*
- * Hand-off in one round trip (issue 17). When a thread or async owner of
+ * Hand-off in one round trip. When a thread or async owner of
  * this client waits for a reentrant lock that another owner of the same
  * client is releasing for the last time, the unlock is sent as a transfer
  * (scripts.c, transfer_lua): where the releasing owner's count reaches 0,

@@ -16,8 +16,8 @@
  * difference, and the grant's deadline bounds that. A counter that a
  * master lost (restarted empty, or expired after a day unused) therefore
  * restarts from the client's clock, not from the master's: a master whose
- * clock is hours behind cannot hand out a token below an earlier one
- * (issue 10), and one whose clock is far ahead cannot lift tokens to a
+ * clock is hours behind cannot hand out a token below an earlier one,
+ * and one whose clock is far ahead cannot lift tokens to a
  * height that a later all-counters-lost state, seeded from a correct
  * clock, would not reach. What remains is the acquiring client's clock,
  * and the write-back (acquire.c) that keeps a majority of counters at the
