@@ -1,9 +1,10 @@
 /*
- * Shared declarations of the rlock command-line tool (tools/rlock.c and
- * tools/inspect.c): the exit codes every subcommand documents, the global
- * options (masters, key prefix), and the read-only inspection commands.
- * The tool uses only the public API in rlock.h to take and release locks,
- * and hiredis directly, read-only, to look at what is in Redis.
+ * The rlock command-line tool's internal header: the exit codes every
+ * subcommand documents, the global options (masters, key prefix, TLS),
+ * the subcommands main.c dispatches to, and the helpers they share
+ * (args.c, output.c, masters.c, libclient.c, masterconn.c). The tool
+ * takes and releases locks through the public API in rlock.h, and reads
+ * what is in Redis, read-only, through the library's master layer.
  */
 #ifndef RLOCK_TOOL_H
 #define RLOCK_TOOL_H
@@ -36,15 +37,21 @@ typedef struct rt_global {
   int insecure;
 } rt_global;
 
-/* The TLS options, for every subcommand's getopt_long table (values from
- * 0x7000 up, clear of each table's own). */
+/* The options several subcommands' getopt_long tables share (values from
+ * 0x7000 up, clear of each table's own, which start at 256). */
 enum {
   RT_OPT_CACERT = 0x7000,
   RT_OPT_CACERTDIR,
   RT_OPT_CERT,
   RT_OPT_KEY,
   RT_OPT_SNI,
-  RT_OPT_INSECURE
+  RT_OPT_INSECURE,
+  RT_OPT_MASTERS,
+  RT_OPT_PREFIX,
+  RT_OPT_KIND,
+  RT_OPT_FAIR,
+  RT_OPT_READ,
+  RT_OPT_WRITE
 };
 #define RT_TLS_LONG_OPTIONS                                    \
   {"cacert", required_argument, NULL, RT_OPT_CACERT},          \
@@ -75,10 +82,68 @@ void rt_tls_from_env(rt_global *g);
 int rt_set_masters(rt_global *g, const char *list);
 void rt_global_free(rt_global *g);
 
-/* The subcommands that only read Redis, in tools/inspect.c. argv[0] is
- * the subcommand's name. */
+/* 1 if p is a key prefix the library accepts, else 0. */
+int rt_prefix_ok(const char *p);
+
+/* The subcommands, each in its own file. argv[0] is the subcommand's
+ * name; each returns the tool's exit code. */
+int rt_cmd_exec(rt_global *g, int argc, char **argv);
+int rt_cmd_unlock(rt_global *g, int argc, char **argv);
 int rt_cmd_status(rt_global *g, int argc, char **argv);
 int rt_cmd_scan(rt_global *g, int argc, char **argv);
+
+/* --- the library's client, for exec and unlock (libclient.c) ---------- */
+
+typedef struct rlock_client rlock_client;
+typedef struct rlock rlock;
+
+/* Opens a client on the global masters with the given watchdog timeout
+ * (0: the library's default), longest lease and connect timeout (0: the
+ * library's defaults). Prints why on failure; returns the library's
+ * status. */
+int rt_open_client(const rt_global *g, long long watchdog_ms,
+                   long long max_lease_ms, long long connect_ms,
+                   rlock_client **out);
+/* Prints a library error, with the master's error reply when there is
+ * one, and which masters failed when a majority could not be reached. */
+void rt_print_lib_error(const char *what, rlock_client *c, int rc);
+
+/* The kinds a NAME may be taken as, by index: lock, fair, read, write. */
+extern const char *const rt_kind_names[];
+/* A handle on NAME of kind k (an index into rt_kind_names). */
+int rt_get_handle(rlock_client *c, int k, const char *name, rlock **out);
+/* --kind and its shorthands: 1 if opt was one of them (*kind set, or -1
+ * for a bad value), else 0. */
+int rt_kind_option(int opt, const char *arg, int *kind);
+#define RT_KIND_LONG_OPTIONS                                  \
+  {"kind", required_argument, NULL, RT_OPT_KIND},             \
+      {"fair", no_argument, NULL, RT_OPT_FAIR},               \
+      {"read", no_argument, NULL, RT_OPT_READ},               \
+      {"write", no_argument, NULL, RT_OPT_WRITE}
+
+/* --- output (output.c) ------------------------------------------------ */
+
+/* Writes s (n bytes) as a JSON string. Bytes that are not valid UTF-8
+ * (Redis keys are binary) are written as \u00XX, their Latin-1 reading,
+ * so the output always parses. */
+void rt_json_str(FILE *f, const char *s, size_t n);
+/* The same for a C string; NULL is written as null. */
+void rt_json_cstr(FILE *f, const char *s);
+/* Prints s (n bytes) for a human, with control bytes escaped. */
+void rt_human_str(FILE *f, const char *s, size_t n);
+
+/* --- master URLs of status and scan (masters.c) ----------------------- */
+
+typedef struct rt_master_url {
+  const char *spec;  /* as given */
+  int cluster;
+  char display[600]; /* the URL with its password masked, for output */
+} rt_master_url;
+
+/* Parses every master URL of g up front, so that a typo is a usage error
+ * rather than an unreachable master: 0 and *out (the caller frees it), or
+ * -1 after printing why. */
+int rt_parse_masters(const rt_global *g, rt_master_url **out);
 
 /* Blocking access to one master for status and scan (tools/masterconn.c):
  * the library's master layer (a server, or a cluster routed by slot),

@@ -1,10 +1,8 @@
 /*
- * rlock(1): to distributed locks what flock(1) is to local ones. This file
- * owns the command line (global options, subcommand dispatch, help), the
- * `exec` subcommand (take a lock, run a command under it, release it) and
- * `unlock --force`; the read-only `status` and `scan` live in inspect.c.
+ * The `exec` subcommand: take a lock (or a semaphore's permits), run a
+ * command under it, release it, as flock(1) does with a local lock.
  *
- * It uses only the public API of rlock.h. `exec` drives the async API from
+ * It uses only the public API of rlock.h. It drives the async API from
  * one thread: library callbacks (acquired, released, lost) run on the
  * library's loop thread and do nothing but store a status and write one
  * byte to a self-pipe; signal handlers likewise write the signal number to
@@ -16,7 +14,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -35,174 +32,10 @@ extern char **environ;
 /* The async owner id rlock exec holds its lock as (field <client-id>:a1). */
 #define EXEC_OWNER 1
 
-/* --- small helpers ------------------------------------------------------- */
-
-int rt_parse_ll(const char *s, long long lo, long long hi, long long *out) {
-  char *end;
-  if (s == NULL || *s == '\0') return -1;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
-int rt_parse_seconds(const char *s, long long *ms) {
-  char *end;
-  if (s == NULL || *s == '\0' || *s == '-' || *s == '+') return -1;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0 || v > 1e9)
-    return -1;
-  *ms = llround(v * 1000.0);
-  return 0;
-}
-
-int rt_set_masters(rt_global *g, const char *list) {
-  char *buf = strdup(list);
-  if (buf == NULL) return -1;
-  size_t n = 1;
-  for (const char *p = list; *p; p++) n += *p == ',';
-  const char **m = calloc(n, sizeof *m);
-  if (m == NULL) {
-    free(buf);
-    return -1;
-  }
-  size_t i = 0;
-  char *save = buf;
-  for (;;) {
-    char *comma = strchr(save, ',');
-    if (comma) *comma = '\0';
-    if (*save == '\0') {
-      free(m);
-      free(buf);
-      return -1;
-    }
-    m[i++] = save;
-    if (!comma) break;
-    save = comma + 1;
-  }
-  rt_global_free(g);
-  g->masters = m;
-  g->nmasters = i;
-  g->masters_buf = buf;
-  return 0;
-}
-
-void rt_global_free(rt_global *g) {
-  free(g->masters);
-  free(g->masters_buf);
-  g->masters = NULL;
-  g->masters_buf = NULL;
-  g->nmasters = 0;
-}
-
 static long long now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Opens a client on the global masters with the given watchdog timeout
- * (0: the library's default), longest lease and connect timeout (0: the
- * library's defaults). A first call waits for the masters' first
- * connection attempt, so no retry is needed. Prints why on failure. */
-static int open_client(const rt_global *g, long long watchdog_ms,
-                       long long max_lease_ms, long long connect_ms,
-                       rlock_client **out) {
-  rlock_options o;
-  rlock_options_init(&o);
-  o.masters = g->masters;
-  o.nmasters = g->nmasters;
-  o.key_prefix = g->prefix;
-  o.tls_ca_file = g->cacert;
-  o.tls_ca_dir = g->cacertdir;
-  o.tls_cert_file = g->cert;
-  o.tls_key_file = g->key;
-  o.tls_server_name = g->sni;
-  o.tls_insecure = g->insecure;
-  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
-  if (max_lease_ms > 0) o.max_lease_ms = max_lease_ms;
-  if (connect_ms > 0) o.connect_timeout_ms = connect_ms;
-  o.retry_delay_ms = 50;
-  o.retry_jitter_ms = 50;
-  int rc = rlock_client_open(out, &o);
-  if (rc != 0) {
-    char why[320];
-    rlock_open_error(why, sizeof why);
-    fprintf(stderr, "rlock: cannot open client: %s\n", why);
-  }
-  return rc;
-}
-
-/* Appends to buf (of size) the masters that are not connected, with why
- * (the connection's own error text: "connection refused", "WRONGPASS
- * ...", a TLS failure), and those whose commands timed out, from the
- * client's metrics: what a user needs after RLOCK_ENOQUORUM. */
-static void failed_masters(rlock_client *c, char *buf, size_t size) {
-  static rlock_metrics m; /* large; the tool is single-threaded here */
-  size_t used = 0;
-  buf[0] = '\0';
-  if (rlock_metrics_snapshot(c, &m) != 0) return;
-  for (size_t i = 0; i < m.nmasters && used + 1 < size; i++) {
-    const rlock_master_metrics *mm = &m.masters[i];
-    /* A Sentinel master whose sentinels name no node has no address
-     * yet: its place in --masters names it then. */
-    char who[300];
-    if (mm->address[0] != '\0')
-      snprintf(who, sizeof who, "%s", mm->address);
-    else
-      snprintf(who, sizeof who, "masters[%zu] (no address known)", i);
-    int n;
-    if (mm->error[0] != '\0') /* down: the connection says why */
-      n = snprintf(buf + used, size - used, "%s%s: not connected (%s)",
-                   used ? "; " : "", who, mm->error);
-    else if (mm->timeouts > 0) /* connected, stalled or slow */
-      n = snprintf(buf + used, size - used,
-                   "%s%s: connected, %llu command(s) timed out",
-                   used ? "; " : "", who, (unsigned long long)mm->timeouts);
-    else if (!mm->up)
-      n = snprintf(buf + used, size - used, "%s%s: not connected",
-                   used ? "; " : "", who);
-    else
-      continue;
-    if (n < 0) break;
-    used += (size_t)n < size - used ? (size_t)n : size - used - 1;
-  }
-}
-
-/* Prints a library error, with the master's error reply when there is
- * one, and which masters failed when a majority could not be reached. */
-static void print_lib_error(const char *what, rlock_client *c, int rc) {
-  char buf[1024] = "";
-  if (rc == RLOCK_EREDIS || rc == RLOCK_EINVAL || rc == RLOCK_ECONFLICT)
-    rlock_client_last_error(c, buf, sizeof buf);
-  if (rc == RLOCK_ENOQUORUM) failed_masters(c, buf, sizeof buf);
-  fprintf(stderr, "rlock: %s: %s%s%s\n", what, rlock_strerror(rc),
-          buf[0] ? ": " : "", buf);
-}
-
-/* --- lock kinds ------------------------------------------------------------ */
-
-/* The kinds a NAME may be taken as (rlock.h): a reentrant lock, a fair
- * lock, or the read or write side of a read-write lock. */
-static const char *const kinds[] = {"lock", "fair", "read", "write"};
-
-/* The index of a --kind value, or -1. */
-static int kind_index(const char *s) {
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, kinds[i]) == 0) return i;
-  return -1;
-}
-
-/* A handle on NAME of kind k (an index into kinds). */
-static int get_handle(rlock_client *c, int k, const char *name, rlock **out) {
-  switch (k) {
-    case 1: return rlock_get_fair(c, name, out);
-    case 2: return rlock_get_read(c, name, out);
-    case 3: return rlock_get_write(c, name, out);
-    default: return rlock_get(c, name, out);
-  }
 }
 
 /* --- exec: self-pipes and handlers ----------------------------------------- */
@@ -572,27 +405,8 @@ static const char exec_usage[] =
     "lock was lost while the command ran; 64 usage, or a semaphore whose\n"
     "masters remember another K; 71 system error.\n";
 
-enum { OPT_MASTERS = 256, OPT_PREFIX, OPT_LEASE, OPT_GRACE, OPT_WATCHDOG,
-       OPT_CONNECT, OPT_FORCE, OPT_MAX_LEASE, OPT_KIND, OPT_FAIR, OPT_READ,
-       OPT_WRITE, OPT_SEM, OPT_PERMITS };
-
-/* --kind and its shorthands, shared by exec and unlock --force: 1 if opt
- * was one of them (*kind set, or -1 for a bad value), else 0. */
-static int kind_option(int opt, const char *arg, int *kind) {
-  switch (opt) {
-    case OPT_KIND: *kind = kind_index(arg); return 1;
-    case OPT_FAIR: *kind = 1; return 1;
-    case OPT_READ: *kind = 2; return 1;
-    case OPT_WRITE: *kind = 3; return 1;
-    default: return 0;
-  }
-}
-
-#define KIND_LONG_OPTIONS                                 \
-  {"kind", required_argument, NULL, OPT_KIND},            \
-      {"fair", no_argument, NULL, OPT_FAIR},              \
-      {"read", no_argument, NULL, OPT_READ},              \
-      {"write", no_argument, NULL, OPT_WRITE}
+enum { OPT_LEASE = 256, OPT_GRACE, OPT_WATCHDOG, OPT_CONNECT,
+       OPT_MAX_LEASE, OPT_SEM, OPT_PERMITS };
 
 /* --sem NAME:K: the name into a copy (freed by the caller) and K. 0, or
  * -1 when malformed. */
@@ -617,8 +431,8 @@ static const char *option_takes(int opt) {
     case OPT_SEM: return "NAME:K: a semaphore's name, a colon and its "
                          "number of permits K, 1 to 100000";
     case OPT_PERMITS: return "a number of permits from 1 to 100000";
-    case OPT_KIND: return "lock, fair, read or write";
-    case OPT_MASTERS: return "a comma-separated list of master URLs, none "
+    case RT_OPT_KIND: return "lock, fair, read or write";
+    case RT_OPT_MASTERS: return "a comma-separated list of master URLs, none "
                              "empty";
     default: return NULL;
   }
@@ -634,7 +448,7 @@ static void bad_value(const char *who, int opt, const char *longname,
   else
     snprintf(name, sizeof name, "-%c", opt);
   const char *takes = option_takes(opt);
-  if (opt == OPT_MASTERS || value == NULL)
+  if (opt == RT_OPT_MASTERS || value == NULL)
     fprintf(stderr, "%s: bad value for %s", who, name);
   else
     fprintf(stderr, "%s: bad value '%s' for %s", who, value, name);
@@ -642,7 +456,7 @@ static void bad_value(const char *who, int opt, const char *longname,
   fputc('\n', stderr);
 }
 
-static int cmd_exec(rt_global *g, int argc, char **argv) {
+int rt_cmd_exec(rt_global *g, int argc, char **argv) {
   static const struct option opts[] = {
       {"wait", required_argument, NULL, 'w'},
       {"timeout", required_argument, NULL, 'w'},
@@ -657,9 +471,9 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       {"verbose", no_argument, NULL, 'v'},
       {"sem", required_argument, NULL, OPT_SEM},
       {"permits", required_argument, NULL, OPT_PERMITS},
-      {"masters", required_argument, NULL, OPT_MASTERS},
-      {"prefix", required_argument, NULL, OPT_PREFIX},
-      KIND_LONG_OPTIONS,
+      {"masters", required_argument, NULL, RT_OPT_MASTERS},
+      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
+      RT_KIND_LONG_OPTIONS,
       RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
@@ -712,13 +526,13 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
       if (rt_parse_ll(optarg, 1, 100000, &o.permits) != 0) goto bad;
       permits_given = 1;
       break;
-    case OPT_MASTERS:
+    case RT_OPT_MASTERS:
       if (rt_set_masters(g, optarg) != 0) goto bad;
       break;
-    case OPT_PREFIX: g->prefix = optarg; break;
+    case RT_OPT_PREFIX: g->prefix = optarg; break;
     case 'h': fputs(exec_usage, stdout); return RT_EXIT_OK;
     default:
-      if (kind_option(c, optarg, &o.kind)) {
+      if (rt_kind_option(c, optarg, &o.kind)) {
         if (o.kind < 0) goto bad;
         break;
       }
@@ -762,14 +576,14 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   long long connect_ms = o.connect_ms;
   if (!o.nowait && o.wait_ms > 0 && o.wait_ms < connect_ms)
     connect_ms = o.wait_ms;
-  int rc = open_client(g, o.watchdog_ms, o.max_lease_ms, connect_ms, &client);
+  int rc = rt_open_client(g, o.watchdog_ms, o.max_lease_ms, connect_ms, &client);
   if (rc != 0) {
     free(sem_name);
     return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   }
   exec_state st = {.o = &o, .name = name};
   rc = sem_name != NULL ? rlock_sem_get(client, name, o.sem_limit, &st.sem)
-                        : get_handle(client, o.kind, name, &st.lock);
+                        : rt_get_handle(client, o.kind, name, &st.lock);
   if (rc != 0) {
     fprintf(stderr, "rlock: bad %s name '%s': %s\n",
             sem_name ? "semaphore" : "lock", name, rlock_strerror(rc));
@@ -801,7 +615,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
         fprintf(stderr, "rlock: lock %s is held%s\n", name,
                 o.nowait ? "" : " (timed out waiting)");
       else
-        print_lib_error(st.sem ? "cannot take permits" : "cannot take lock",
+        rt_print_lib_error(st.sem ? "cannot take permits" : "cannot take lock",
                         client, rc);
     }
     rlock_free(st.lock);
@@ -842,7 +656,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   }
   VERBOSE(&st, "acquired %s%s as %s (token %" PRIu64 ") in %lld ms\n",
           st.sem ? "permits of " : "", name,
-          st.sem ? "semaphore" : kinds[o.kind], token, now_ms() - t0);
+          st.sem ? "semaphore" : rt_kind_names[o.kind], token, now_ms() - t0);
 
   char **env = child_env(token, name);
   pid_t child = -1;
@@ -873,7 +687,7 @@ static int cmd_exec(rt_global *g, int argc, char **argv) {
   } else if (!st.lost && rc != RLOCK_ELOST) {
     /* Not released here; closing the client tries once more, and the
      * lease bounds the rest. */
-    print_lib_error("release failed (the lease will expire)", client, rc);
+    rt_print_lib_error("release failed (the lease will expire)", client, rc);
   } else if (!st.lost) {
     /* Taken away or expired while the command ran, with nothing to tell
      * before it ended (a forced unlock between renewals, a fixed lease):
@@ -897,215 +711,4 @@ usage:
   fputs(exec_usage, stderr);
   free(sem_name);
   return RT_EXIT_USAGE;
-}
-
-/* --- unlock --force ------------------------------------------------------- */
-
-static const char unlock_usage[] =
-    "usage: rlock unlock --force [--kind KIND] [--connect-timeout MS]\n"
-    "                    [--masters URL,...] [--prefix P]\n"
-    "                    [TLS options as for every command] NAME\n"
-    "Deletes the lock NAME whoever holds it (rlock_force_unlock). --kind\n"
-    "fair also tells the fair lock's next waiter; read deletes every read\n"
-    "hold of NAME's read-write lock, write its write hold (--fair, --read,\n"
-    "--write are short for those). The holder\n"
-    "is not told until its watchdog or its unlock notices (exit 75 for an\n"
-    "rlock exec holder). Exit 0 when done, 1 if no quorum could be reached,\n"
-    "64 on bad usage (including a missing --force).\n";
-
-static int cmd_unlock(rt_global *g, int argc, char **argv) {
-  static const struct option opts[] = {
-      {"force", no_argument, NULL, OPT_FORCE},
-      {"connect-timeout", required_argument, NULL, OPT_CONNECT},
-      {"masters", required_argument, NULL, OPT_MASTERS},
-      {"prefix", required_argument, NULL, OPT_PREFIX},
-      KIND_LONG_OPTIONS,
-      RT_TLS_LONG_OPTIONS,
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  int force = 0, c, kind = 0;
-  long long connect_ms = 2000;
-  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
-  while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
-    switch (c) {
-    case 'f':
-    case OPT_FORCE: force = 1; break;
-    case OPT_CONNECT:
-      if (rt_parse_ll(optarg, 0, (long long)1 << 40, &connect_ms) != 0) {
-        fprintf(stderr, "rlock unlock: bad --connect-timeout\n");
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case OPT_MASTERS:
-      if (rt_set_masters(g, optarg) != 0) {
-        fprintf(stderr, "rlock unlock: bad --masters\n");
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case OPT_PREFIX: g->prefix = optarg; break;
-    case 'h': fputs(unlock_usage, stdout); return RT_EXIT_OK;
-    default:
-      if (kind_option(c, optarg, &kind)) {
-        if (kind < 0) {
-          fprintf(stderr, "rlock unlock: bad --kind (lock, fair, read or "
-                          "write)\n");
-          return RT_EXIT_USAGE;
-        }
-        break;
-      }
-      if (rt_tls_option(g, c, optarg)) break;
-      fputs(unlock_usage, stderr);
-      return RT_EXIT_USAGE;
-    }
-  }
-  if (optind != argc - 1) {
-    fputs(unlock_usage, stderr);
-    return RT_EXIT_USAGE;
-  }
-  if (!force) {
-    fprintf(stderr, "rlock unlock: only --force is supported: a lock is "
-                    "released by the process that holds it\n");
-    return RT_EXIT_USAGE;
-  }
-  rlock_client *client;
-  int rc = open_client(g, 0, 0, connect_ms, &client);
-  if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
-  rlock *lock;
-  rc = get_handle(client, kind, argv[optind], &lock);
-  if (rc != 0) {
-    fprintf(stderr, "rlock: bad lock name '%s': %s\n", argv[optind],
-            rlock_strerror(rc));
-    rlock_client_close(client);
-    return RT_EXIT_USAGE;
-  }
-  rc = rlock_force_unlock(lock);
-  if (rc != 0) print_lib_error("force unlock failed", client, rc);
-  rlock_free(lock);
-  rlock_client_close(client);
-  return rc == 0 ? RT_EXIT_OK : RT_EXIT_CONFLICT;
-}
-
-/* --- main ------------------------------------------------------------------- */
-
-int rt_tls_option(rt_global *g, int opt, const char *arg) {
-  switch (opt) {
-    case RT_OPT_CACERT: g->cacert = arg; return 1;
-    case RT_OPT_CACERTDIR: g->cacertdir = arg; return 1;
-    case RT_OPT_CERT: g->cert = arg; return 1;
-    case RT_OPT_KEY: g->key = arg; return 1;
-    case RT_OPT_SNI: g->sni = arg; return 1;
-    case RT_OPT_INSECURE: g->insecure = 1; return 1;
-    default: return 0;
-  }
-}
-
-void rt_tls_from_env(rt_global *g) {
-  const char *e;
-  if ((e = getenv("RLOCK_CACERT")) && *e) g->cacert = e;
-  if ((e = getenv("RLOCK_CACERTDIR")) && *e) g->cacertdir = e;
-  if ((e = getenv("RLOCK_CERT")) && *e) g->cert = e;
-  if ((e = getenv("RLOCK_KEY")) && *e) g->key = e;
-  if ((e = getenv("RLOCK_SNI")) && *e) g->sni = e;
-  if ((e = getenv("RLOCK_INSECURE")) && strcmp(e, "1") == 0) g->insecure = 1;
-}
-
-static const char main_usage[] =
-    "usage: rlock [--masters URL,...] [--prefix P] COMMAND [ARGS...]\n"
-    "Distributed locks over Redis (the rlock library), as flock(1) for\n"
-    "local ones.\n"
-    "Commands:\n"
-    "  exec [options] NAME [--] COMMAND [ARGS...]  run COMMAND under the lock\n"
-    "                                              (--fair, --read, --write:\n"
-    "                                              the lock's other kinds)\n"
-    "  exec --sem NAME:K [--] COMMAND [ARGS...]    ... under a semaphore's\n"
-    "                                              permit: at most K at once\n"
-    "  status [--json] NAME                        show who holds NAME, as\n"
-    "                                              every kind, semaphore and\n"
-    "                                              latch\n"
-    "  unlock --force NAME                         delete NAME's lock\n"
-    "  scan [--json] [--pattern P] [--lease-over SECONDS]  find leaked locks\n"
-    "Global options (also accepted after COMMAND):\n"
-    "  --masters URL,...  masters, each host:port,\n"
-    "                     redis://[[user]:password@]host[:port][/db],\n"
-    "                     rediss://... (TLS),\n"
-    "                     unix://[[user]:password@]/path[?db=N],\n"
-    "                     redis-cluster://[[user]:password@]host[:port]\n"
-    "                     [?seed=host[:port]&...] (a Redis Cluster) or\n"
-    "                     redis-sentinel://[[user]:password@]host[:port]/\n"
-    "                     SERVICE[?sentinel=host[:port]&...] (the master\n"
-    "                     a Sentinel group names; rediss-cluster:// and\n"
-    "                     rediss-sentinel:// over TLS; default:\n"
-    "                     $RLOCK_MASTERS, else " RT_DEFAULT_MASTERS ")\n"
-    "  --prefix P         key prefix (default " RT_DEFAULT_PREFIX ")\n"
-    RT_TLS_USAGE
-    "'rlock COMMAND --help' shows a command's options; see rlock(1).\n";
-
-int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"masters", required_argument, NULL, OPT_MASTERS},
-      {"prefix", required_argument, NULL, OPT_PREFIX},
-      RT_TLS_LONG_OPTIONS,
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0}};
-  rt_global g = {.prefix = RT_DEFAULT_PREFIX};
-  rt_tls_from_env(&g);
-  const char *env = getenv("RLOCK_MASTERS");
-  if (rt_set_masters(&g, env && *env ? env : RT_DEFAULT_MASTERS) != 0) {
-    fprintf(stderr, "rlock: bad RLOCK_MASTERS (a comma-separated list of "
-                    "master URLs, none empty)\n");
-    return RT_EXIT_USAGE;
-  }
-  int c, rc = RT_EXIT_USAGE;
-  while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_MASTERS:
-      if (rt_set_masters(&g, optarg) != 0) {
-        fprintf(stderr, "rlock: bad --masters (a comma-separated list of "
-                        "master URLs, none empty)\n");
-        goto out;
-      }
-      break;
-    case OPT_PREFIX: g.prefix = optarg; break;
-    case 'h':
-      fputs(main_usage, stdout);
-      rc = RT_EXIT_OK;
-      goto out;
-    case 'V':
-      printf("rlock %d.%d.%d\n", RLOCK_VERSION_MAJOR, RLOCK_VERSION_MINOR,
-             RLOCK_VERSION_PATCH);
-      rc = RT_EXIT_OK;
-      goto out;
-    default:
-      if (rt_tls_option(&g, c, optarg)) break;
-      fputs(main_usage, stderr);
-      goto out;
-    }
-  }
-  if (optind >= argc) {
-    fputs(main_usage, stderr);
-    goto out;
-  }
-  const char *cmd = argv[optind];
-  int sub_argc = argc - optind;
-  char **sub_argv = argv + optind;
-  if (strcmp(cmd, "exec") == 0) {
-    rc = cmd_exec(&g, sub_argc, sub_argv);
-  } else if (strcmp(cmd, "unlock") == 0) {
-    rc = cmd_unlock(&g, sub_argc, sub_argv);
-  } else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "scan") == 0) {
-    /* A master that hangs up must give an error, not kill with SIGPIPE. */
-    signal(SIGPIPE, SIG_IGN);
-    rc = cmd[1] == 't' ? rt_cmd_status(&g, sub_argc, sub_argv)
-                       : rt_cmd_scan(&g, sub_argc, sub_argv);
-  } else if (strcmp(cmd, "help") == 0) {
-    fputs(main_usage, stdout);
-    rc = RT_EXIT_OK;
-  } else {
-    fprintf(stderr, "rlock: unknown command '%s'\n", cmd);
-    fputs(main_usage, stderr);
-  }
-out:
-  rt_global_free(&g);
-  return rc;
 }

@@ -1,0 +1,98 @@
+/*
+ * The command-line values every subcommand shares: numbers and seconds,
+ * the master list, the key prefix and the TLS options (from the command
+ * line or the environment).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+int rt_parse_ll(const char *s, long long lo, long long hi, long long *out) {
+  char *end;
+  if (s == NULL || *s == '\0') return -1;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+int rt_parse_seconds(const char *s, long long *ms) {
+  char *end;
+  if (s == NULL || *s == '\0' || *s == '-' || *s == '+') return -1;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0 || v > 1e9)
+    return -1;
+  *ms = llround(v * 1000.0);
+  return 0;
+}
+
+int rt_set_masters(rt_global *g, const char *list) {
+  char *buf = strdup(list);
+  if (buf == NULL) return -1;
+  size_t n = 1;
+  for (const char *p = list; *p; p++) n += *p == ',';
+  const char **m = calloc(n, sizeof *m);
+  if (m == NULL) {
+    free(buf);
+    return -1;
+  }
+  size_t i = 0;
+  char *save = buf;
+  for (;;) {
+    char *comma = strchr(save, ',');
+    if (comma) *comma = '\0';
+    if (*save == '\0') {
+      free(m);
+      free(buf);
+      return -1;
+    }
+    m[i++] = save;
+    if (!comma) break;
+    save = comma + 1;
+  }
+  rt_global_free(g);
+  g->masters = m;
+  g->nmasters = i;
+  g->masters_buf = buf;
+  return 0;
+}
+
+void rt_global_free(rt_global *g) {
+  free(g->masters);
+  free(g->masters_buf);
+  g->masters = NULL;
+  g->masters_buf = NULL;
+  g->nmasters = 0;
+}
+
+int rt_tls_option(rt_global *g, int opt, const char *arg) {
+  switch (opt) {
+    case RT_OPT_CACERT: g->cacert = arg; return 1;
+    case RT_OPT_CACERTDIR: g->cacertdir = arg; return 1;
+    case RT_OPT_CERT: g->cert = arg; return 1;
+    case RT_OPT_KEY: g->key = arg; return 1;
+    case RT_OPT_SNI: g->sni = arg; return 1;
+    case RT_OPT_INSECURE: g->insecure = 1; return 1;
+    default: return 0;
+  }
+}
+
+void rt_tls_from_env(rt_global *g) {
+  const char *e;
+  if ((e = getenv("RLOCK_CACERT")) && *e) g->cacert = e;
+  if ((e = getenv("RLOCK_CACERTDIR")) && *e) g->cacertdir = e;
+  if ((e = getenv("RLOCK_CERT")) && *e) g->cert = e;
+  if ((e = getenv("RLOCK_KEY")) && *e) g->key = e;
+  if ((e = getenv("RLOCK_SNI")) && *e) g->sni = e;
+  if ((e = getenv("RLOCK_INSECURE")) && strcmp(e, "1") == 0) g->insecure = 1;
+}
+
+/* Checks the key prefix as the library does: at most 64 bytes, no braces. */
+int rt_prefix_ok(const char *p) {
+  return strlen(p) <= 64 && strchr(p, '{') == NULL && strchr(p, '}') == NULL;
+}

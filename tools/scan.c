@@ -1,0 +1,495 @@
+/*
+ * The `scan` subcommand: SCANs every master (each primary of a cluster)
+ * for the keys of locks and of the lock family, and reports those without
+ * TTL (leaks) and those whose lease exceeds a threshold. Read-only. It
+ * prints a human report or one JSON object (--json) whose field names
+ * tools/rlock.1 documents.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "master.h"
+#include "tool.h"
+
+enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_PATTERN, OPT_OLDER, OPT_LEASE_OVER,
+       OPT_ALL };
+
+/* --- scan ----------------------------------------------------------------- */
+
+static const char scan_usage[] =
+    "usage: rlock scan [--json] [--all] [--pattern P] [--lease-over SECONDS]\n"
+    "                  [--timeout MS] [--masters URL,...] [--prefix P]\n"
+    "SCANs every master for lock keys (PREFIX* by default, minus the :fence\n"
+    "counters; locks are PREFIX{NAME} hashes, and a read-write lock's :w\n"
+    "hash and :r sorted set) and the keys of semaphores (:s, :s:t) and\n"
+    "latches (:l, :l:d), and reports those with no TTL (leaks) and, with\n"
+    "--lease-over, locks whose remaining lease exceeds SECONDS (a semaphore\n"
+    "remembers its limit, and a latch lives, longer than any lease: see\n"
+    "rlock_options); a fair queue (:q, :qt), read counts (:rc) or waiting\n"
+    "writers (:wq) without TTL are leaks too. --all lists every one.\n"
+    "Read-only.\n"
+    "Exit 0 if clean, 1 if anything was reported, 2 if a master could not\n"
+    "be scanned, 64 on bad usage.\n"
+    "--older-than is refused: Redis keeps no held-since time for a lock (the\n"
+    "watchdog keeps refreshing the TTL), so how long a lock has been held\n"
+    "cannot be known from Redis.\n";
+
+/* Escapes glob metacharacters of the prefix for SCAN MATCH. */
+static char *glob_prefix(const char *prefix) {
+  size_t n = strlen(prefix);
+  char *out = malloc(2 * n + 2), *o = out;
+  if (out == NULL) return NULL;
+  for (const char *p = prefix; *p; p++) {
+    if (strchr("*?[]\\", *p)) *o++ = '\\';
+    *o++ = *p;
+  }
+  *o++ = '*';
+  *o = '\0';
+  return out;
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix) {
+  size_t m = strlen(suffix);
+  return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+typedef struct scan_totals {
+  long long locks, leaks, long_leases, other;
+  long long semlatch; /* semaphore and latch keys */
+  long long family_leaks; /* keys that go with a lock, without TTL */
+} scan_totals;
+
+/*
+ * The locks seen so far, by key, across masters: a lock is held on several
+ * masters at once and must be counted once. An open-addressing set of key
+ * strings, with what was found about each (a leak or a long lease on any
+ * master).
+ */
+typedef struct seen_key {
+  char *key;
+  size_t len;
+  int leak, over;
+  int semlatch; /* a semaphore's or a latch's key, not a lock */
+} seen_key;
+
+typedef struct key_set {
+  seen_key *slots;
+  size_t cap, n;
+} key_set;
+
+static size_t key_hash(const char *s, size_t n) {
+  size_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static int key_set_grow(key_set *ks) {
+  size_t cap = ks->cap ? ks->cap * 2 : 1024;
+  seen_key *slots = calloc(cap, sizeof *slots);
+  if (slots == NULL) return -1;
+  for (size_t i = 0; i < ks->cap; i++) {
+    if (ks->slots[i].key == NULL) continue;
+    size_t j = key_hash(ks->slots[i].key, ks->slots[i].len) & (cap - 1);
+    while (slots[j].key != NULL) j = (j + 1) & (cap - 1);
+    slots[j] = ks->slots[i];
+  }
+  free(ks->slots);
+  ks->slots = slots;
+  ks->cap = cap;
+  return 0;
+}
+
+/* Records a lock found on one master; 0, or -1 when out of memory. */
+static int key_set_add(key_set *ks, const char *key, size_t len, int leak,
+                       int over, int semlatch) {
+  if ((ks->n + 1) * 2 > ks->cap && key_set_grow(ks) != 0) return -1;
+  size_t j = key_hash(key, len) & (ks->cap - 1);
+  while (ks->slots[j].key != NULL &&
+         !(ks->slots[j].len == len && memcmp(ks->slots[j].key, key, len) == 0))
+    j = (j + 1) & (ks->cap - 1);
+  seen_key *e = &ks->slots[j];
+  if (e->key == NULL) {
+    if ((e->key = malloc(len + 1)) == NULL) return -1;
+    memcpy(e->key, key, len);
+    e->key[len] = '\0';
+    e->len = len;
+    ks->n++;
+  }
+  e->leak |= leak;
+  e->over |= over;
+  e->semlatch = semlatch;
+  return 0;
+}
+
+static void key_set_totals(const key_set *ks, scan_totals *t) {
+  for (size_t i = 0; i < ks->cap; i++) {
+    if (ks->slots[i].key == NULL) continue;
+    if (ks->slots[i].semlatch)
+      t->semlatch++;
+    else
+      t->locks++;
+    t->leaks += ks->slots[i].leak;
+    t->long_leases += ks->slots[i].over;
+  }
+}
+
+static void key_set_free(key_set *ks) {
+  for (size_t i = 0; i < ks->cap; i++) free(ks->slots[i].key);
+  free(ks->slots);
+}
+
+/* A lock's key is PREFIX{NAME}; other hashes (such as the library's
+ * PREFIXrun_ids restart records) are not locks. */
+static int lock_shaped(const char *key, size_t len) {
+  return len >= 3 && key[len - 1] == '}' && memchr(key, '{', len) != NULL;
+}
+
+/* The fair and read-write locks' keys (rlock.h): PREFIX{NAME}:w, the
+ * write side of a read-write lock (a hash, as a lock) and :r, its read
+ * holds (a sorted set), are locks (1); the fair queue (:q, :qt), the read
+ * counts (:rc) and the waiting writers (:wq) go with one (2): not counted
+ * as locks, but a leak all the same when they have no TTL. 0 for anything
+ * else. *kind names the kind they belong to. */
+static int family_shaped(const char *key, size_t len, const char *type,
+                         const char **kind) {
+  static const struct {
+    const char *suffix, *type, *kind;
+    int what;
+  } shapes[] = {{"}:w", "hash", "read-write", 1},
+                {"}:r", "zset", "read-write", 1},
+                {"}:q", "zset", "fair", 2},
+                {"}:qt", "zset", "fair", 2},
+                {"}:rc", "hash", "read-write", 2},
+                {"}:wq", "zset", "read-write", 2}};
+  if (memchr(key, '{', len) == NULL) return 0;
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    if (ends_with(key, len, shapes[i].suffix) &&
+        strcmp(type, shapes[i].type) == 0) {
+      *kind = shapes[i].kind;
+      return shapes[i].what;
+    }
+  return 0;
+}
+
+/* A semaphore's or a latch's key: PREFIX{NAME} and ":s" (slots, a hash),
+ * ":s:t" (leases, a zset), ":l" (the latch, a hash) or ":l:d" (its
+ * count-down ids, a set); NULL if none of them. */
+static const char *family_kind(const char *key, size_t len) {
+  static const struct {
+    const char *suffix, *kind;
+  } k[] = {{"}:s", "semaphore"},
+           {"}:s:t", "semaphore"},
+           {"}:l", "latch"},
+           {"}:l:d", "latch"}};
+  if (memchr(key, '{', len) == NULL) return NULL;
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (ends_with(key, len, k[i].suffix)) return k[i].kind;
+  return NULL;
+}
+
+/*
+ * Scans one connected master, printing each reported key as it goes (the
+ * JSON array of keys is open while this runs). Returns 0, or -1 with a
+ * message in err after a failed command.
+ */
+static int scan_master(rt_master *ctx, rl_conn *node, const char *where,
+                       const char *pattern, long long lease_over_ms, int all,
+                       int json, int *first_key, scan_totals *t, key_set *ks,
+                       char *err, size_t errsize) {
+  char cursor[32] = "0";
+  do {
+    redisReply *r = rt_master_command(ctx, node, RL_MCMD_ANY_SLOT,
+                                      "SCAN %s MATCH %s COUNT 1000", cursor,
+                                      pattern);
+    if (r == NULL) {
+      snprintf(err, errsize, "%s", rt_master_errstr(ctx));
+      return -1;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_ARRAY) {
+      snprintf(err, errsize, "%s",
+               r->type == REDIS_REPLY_ERROR ? r->str : "bad SCAN reply");
+      freeReplyObject(r);
+      return -1;
+    }
+    snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+    redisReply *keys = r->element[1];
+    size_t sent = 0;
+    for (size_t i = 0; i < keys->elements; i++) {
+      redisReply *k = keys->element[i];
+      if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
+        continue;
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "TYPE %b", k->str,
+                       (size_t)k->len);
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "PTTL %b", k->str,
+                       (size_t)k->len);
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "HLEN %b", k->str,
+                       (size_t)k->len);
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "ZCARD %b", k->str,
+                       (size_t)k->len);
+      sent++;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < keys->elements && sent > 0; i++) {
+      redisReply *k = keys->element[i];
+      if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
+        continue;
+      sent--;
+      redisReply *rr[4] = {NULL, NULL, NULL, NULL};
+      for (int j = 0; j < 4; j++) {
+        redisReply *rep = NULL;
+        if (rt_master_get_reply(ctx, &rep, NULL, 0) != REDIS_OK) {
+          if (!failed) snprintf(err, errsize, "%s", rt_master_errstr(ctx));
+          failed = 1;
+          break;
+        }
+        rr[j] = rep;
+      }
+      const char *lkind = "lock";
+      int fam = !failed && rr[0]->type == REDIS_REPLY_STATUS
+                    ? family_shaped(k->str, k->len, rr[0]->str, &lkind)
+                    : 0;
+      /* A semaphore's or a latch's key: reported on its own terms. */
+      const char *kind = failed ? NULL : family_kind(k->str, k->len);
+      if (!failed && rr[1]->type == REDIS_REPLY_INTEGER &&
+          rr[1]->integer != -2 && fam == 2) {
+        /* Goes with a lock: reported only as a leak. */
+        if (rr[1]->integer == -1) {
+          t->family_leaks++;
+          if (json) {
+            fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
+            rt_json_str(stdout, k->str, k->len);
+            fprintf(stdout, ",\"pttl_ms\":-1,\"holders\":null,\"leak\":true,"
+                    "\"lease_over\":false,\"kind\":\"%s\"}", lkind);
+          } else {
+            fprintf(stdout, "%s ", where);
+            rt_human_str(stdout, k->str, k->len);
+            fputs(": NO TTL (leak)\n", stdout);
+          }
+          *first_key = 0;
+        }
+      } else if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
+          strcmp(rr[0]->str, "none") != 0 &&
+          ((strcmp(rr[0]->str, "hash") == 0 && lock_shaped(k->str, k->len)) ||
+           fam == 1 || kind != NULL) &&
+          rr[1]->type == REDIS_REPLY_INTEGER &&
+          rr[1]->integer != -2) { /* -2: it went away meanwhile */
+        long long pttl = rr[1]->integer;
+        const redisReply *cnt = strcmp(rr[0]->str, "zset") == 0 ? rr[3] : rr[2];
+        long long fields = cnt->type == REDIS_REPLY_INTEGER ? cnt->integer : -1;
+        int leak = pttl == -1;
+        int over =
+            kind == NULL && lease_over_ms >= 0 && pttl > lease_over_ms;
+        if (key_set_add(ks, k->str, k->len, leak, over, kind != NULL) != 0) {
+          if (!failed) snprintf(err, errsize, "out of memory");
+          failed = 1;
+        }
+        if (leak || over || all) {
+          if (json) {
+            fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
+            rt_json_str(stdout, k->str, k->len);
+            if (node != NULL) {
+              fputs(",\"node\":", stdout);
+              rt_json_cstr(stdout, where);
+            }
+            fprintf(stdout,
+                    ",\"pttl_ms\":%lld,\"holders\":%lld,\"leak\":%s,"
+                    "\"lease_over\":%s,\"kind\":\"%s\"}",
+                    pttl, kind ? -1 : fields, leak ? "true" : "false",
+                    over ? "true" : "false", kind ? kind : lkind);
+          } else if (kind != NULL) {
+            fprintf(stdout, "%s ", where);
+            rt_human_str(stdout, k->str, k->len);
+            if (leak)
+              fprintf(stdout, ": %s key, NO TTL (leak)\n", kind);
+            else
+              fprintf(stdout, ": %s key, %lld ms left%s\n", kind, pttl,
+                      over ? " (over threshold)" : "");
+          } else {
+            fprintf(stdout, "%s ", where);
+            rt_human_str(stdout, k->str, k->len);
+            if (leak)
+              fprintf(stdout, ": NO TTL (leak), %lld holder(s)\n", fields);
+            else
+              fprintf(stdout, ": lease %lld ms left%s, %lld holder(s)\n", pttl,
+                      over ? " (over threshold)" : "", fields);
+          }
+          *first_key = 0;
+        }
+      } else if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
+                 strcmp(rr[0]->str, "none") != 0) {
+        t->other++;
+      }
+      for (int j = 0; j < 4; j++)
+        if (rr[j] != NULL) freeReplyObject(rr[j]);
+      if (failed) break;
+    }
+    freeReplyObject(r);
+    if (failed) return -1;
+  } while (strcmp(cursor, "0") != 0);
+  return 0;
+}
+
+/* Scans every node of a master that serves lock keys: the server, or
+ * every primary of a cluster (a cluster's SCAN is per node). */
+static int scan_nodes(rt_master *ctx, const rt_master_url *u,
+                      const char *pattern, long long lease_over_ms, int all,
+                      int json, int *first_key, scan_totals *t, key_set *ks,
+                      char *err, size_t errsize) {
+  if (!u->cluster)
+    return scan_master(ctx, NULL, u->display, pattern, lease_over_ms, all,
+                       json, first_key, t, ks, err, errsize);
+  rl_conn *nodes[1024];
+  int n = rt_master_nodes(ctx, nodes, 1024);
+  if (n > 1024) n = 1024;
+  for (int k = 0; k < n; k++) {
+    char where[1000], addr[300];
+    rl_node_address(nodes[k], addr, sizeof addr);
+    snprintf(where, sizeof where, "%s node %s", u->display, addr);
+    if (scan_master(ctx, nodes[k], addr[0] ? (json ? addr : where) : where,
+                    pattern, lease_over_ms, all, json, first_key, t, ks, err,
+                    errsize) != 0) {
+      char sub[512];
+      snprintf(sub, sizeof sub, "%s", err);
+      snprintf(err, errsize, "node %s: %.200s", addr, sub);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int rt_cmd_scan(rt_global *g, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"all", no_argument, NULL, OPT_ALL},
+      {"pattern", required_argument, NULL, OPT_PATTERN},
+      {"older-than", required_argument, NULL, OPT_OLDER},
+      {"lease-over", required_argument, NULL, OPT_LEASE_OVER},
+      {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"masters", required_argument, NULL, RT_OPT_MASTERS},
+      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
+      RT_TLS_LONG_OPTIONS,
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int json = 0, all = 0, c;
+  long long timeout_ms = 1000, lease_over_ms = -1;
+  const char *pattern_opt = NULL;
+  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_JSON: json = 1; break;
+    case OPT_ALL: all = 1; break;
+    case OPT_PATTERN: pattern_opt = optarg; break;
+    case OPT_OLDER:
+      fprintf(stderr,
+              "rlock scan: --older-than is not supported: Redis keeps no\n"
+              "record of when a lock was taken (the watchdog keeps resetting\n"
+              "its TTL), so how long a lock has been held cannot be read\n"
+              "from Redis. Use --lease-over SECONDS to find locks whose\n"
+              "remaining lease is longer than SECONDS.\n");
+      return RT_EXIT_USAGE;
+    case OPT_LEASE_OVER:
+      if (rt_parse_seconds(optarg, &lease_over_ms) != 0) {
+        fprintf(stderr, "rlock scan: bad --lease-over '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case OPT_TIMEOUT:
+      if (rt_parse_ll(optarg, 1, 600000, &timeout_ms) != 0) {
+        fprintf(stderr, "rlock scan: bad --timeout '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case RT_OPT_MASTERS:
+      if (rt_set_masters(g, optarg) != 0) {
+        fprintf(stderr, "rlock scan: bad --masters '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case RT_OPT_PREFIX: g->prefix = optarg; break;
+    case 'h': fputs(scan_usage, stdout); return RT_EXIT_OK;
+    default:
+      if (rt_tls_option(g, c, optarg)) break;
+      fputs(scan_usage, stderr);
+      return RT_EXIT_USAGE;
+    }
+  }
+  if (optind != argc) {
+    fputs(scan_usage, stderr);
+    return RT_EXIT_USAGE;
+  }
+  if (!rt_prefix_ok(g->prefix)) {
+    fprintf(stderr, "rlock scan: bad --prefix\n");
+    return RT_EXIT_USAGE;
+  }
+  rt_master_url *us;
+  if (rt_parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
+  char *pattern = pattern_opt ? strdup(pattern_opt) : glob_prefix(g->prefix);
+  if (pattern == NULL) {
+    free(us);
+    return RT_EXIT_OSERR;
+  }
+  scan_totals t = {0};
+  key_set ks = {NULL, 0, 0};
+  size_t failed = 0;
+  if (json) {
+    fputs("{\"pattern\":", stdout);
+    rt_json_cstr(stdout, pattern);
+    fputs(",\"lease_over_ms\":", stdout);
+    if (lease_over_ms >= 0) fprintf(stdout, "%lld", lease_over_ms);
+    else fputs("null", stdout);
+    fputs(",\"masters\":[", stdout);
+  }
+  for (size_t i = 0; i < g->nmasters; i++) {
+    char err[512] = "";
+    int first_key = 1, rc = -1;
+    if (json) {
+      fputs(i ? ",{\"master\":" : "{\"master\":", stdout);
+      rt_json_cstr(stdout, us[i].display);
+      fputs(",\"keys\":[", stdout);
+    }
+    rt_master *ctx = rt_master_open(us[i].spec, g, timeout_ms, err, sizeof err);
+    if (ctx != NULL) {
+      rc = scan_nodes(ctx, &us[i], pattern, lease_over_ms, all, json,
+                      &first_key, &t, &ks, err, sizeof err);
+      rt_master_free(ctx);
+    }
+    if (rc != 0) failed++;
+    if (json) {
+      fprintf(stdout, "],\"ok\":%s,\"error\":", rc == 0 ? "true" : "false");
+      rt_json_cstr(stdout, rc == 0 ? NULL : err);
+      fputc('}', stdout);
+    } else if (rc != 0) {
+      fprintf(stdout, "%s: error: %s\n", us[i].display, err);
+    }
+  }
+  key_set_totals(&ks, &t);
+  key_set_free(&ks);
+  t.leaks += t.family_leaks;
+  if (json) {
+    fprintf(stdout,
+            "],\"locks\":%lld,\"family_keys\":%lld,\"leaks\":%lld,"
+            "\"lease_over\":%lld,\"other_keys\":%lld,"
+            "\"failed_masters\":%zu}\n",
+            t.locks, t.semlatch, t.leaks, t.long_leases, t.other, failed);
+  } else {
+    fprintf(stdout,
+            "%lld lock(s) and %lld semaphore or latch key(s) on %zu "
+            "master(s): %lld without TTL",
+            t.locks, t.semlatch, g->nmasters - failed, t.leaks);
+    if (lease_over_ms >= 0)
+      fprintf(stdout, ", %lld with a lease over %lld ms", t.long_leases,
+              lease_over_ms);
+    if (failed) fprintf(stdout, "; %zu master(s) failed", failed);
+    fputc('\n', stdout);
+  }
+  fflush(stdout);
+  free(pattern);
+  free(us);
+  if (t.leaks > 0 || t.long_leases > 0) return RT_EXIT_FOUND;
+  return failed ? RT_EXIT_NOMASTER : RT_EXIT_OK;
+}

@@ -1,0 +1,644 @@
+/*
+ * The `status` subcommand: what every master holds of one NAME, as every
+ * kind (the lock, the fair queue, the read-write lock, the semaphore and
+ * the latch). It talks to each master directly and only reads: a tool that
+ * helps diagnose a lock must not change it. It prints a human report or
+ * one JSON object (--json) whose field names tools/rlock.1 documents.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "slot.h"
+#include "tool.h"
+
+enum { OPT_JSON = 256, OPT_TIMEOUT };
+
+/* Reads one string reply that is a decimal integer, or reports it absent. */
+static int reply_ll(const redisReply *r, long long *out) {
+  if (r == NULL) return -1;
+  if (r->type == REDIS_REPLY_INTEGER) {
+    *out = r->integer;
+    return 0;
+  }
+  if (r->type == REDIS_REPLY_STRING)
+    return rt_parse_ll(r->str, -(1LL << 62), 1LL << 62, out);
+  return -1;
+}
+
+static const char status_usage[] =
+    "usage: rlock status [--json] [--timeout MS] [--masters URL,...]\n"
+    "                    [--prefix P] NAME\n"
+    "Shows, for each master, who holds the lock NAME, their hold counts, the\n"
+    "remaining lease (PTTL, ms) and the last fencing token; and, for every\n"
+    "other kind found under NAME, its state: the fair lock's queue in order\n"
+    "(owner, ticket, ms until it is skipped unless it attempts again), the\n"
+    "read-write lock's writer, readers with their remaining leases, waiting\n"
+    "writers and last token; and the semaphore (limit, holders and their\n"
+    "slots and leases) and the latch (count, state, TTL) called NAME, when\n"
+    "there are. Read-only.\n"
+    "Exit 0 if at least one master answered, 2 if none did, 64 on bad usage.\n";
+
+/* What one master says of NAME's other kinds (rlock.h's lock family):
+ * the replies of the commands status_family_append queued. */
+enum { FQ, FQT, RW_W, RW_WPTTL, RW_R, RW_RC, RW_WQ, RW_FENCE, FAM_N };
+
+/* Every key of a name shares its hash tag: one slot, one node. */
+static void status_family_append(rt_master *ctx, int slot, const char *key) {
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:q 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:qt 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:w", key);
+  rt_master_append(ctx, NULL, slot, "PTTL %s:w", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:r 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:rc", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:wq 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "GET %s:w:fence", key);
+}
+
+/* --- status: the semaphore and the latch of a name ----------------------- */
+
+/* What one master has of the semaphore and the latch called NAME: the
+ * replies, read after the lock's on the same connection. */
+typedef struct semlatch_view {
+  redisReply *slots;  /* HGETALL <p>{name}:s: slot -> owner, "#..." records */
+  redisReply *leases; /* ZRANGE <p>{name}:s:t 0 -1 WITHSCORES (master ms) */
+  redisReply *time;   /* TIME, to tell leases that ran out */
+  redisReply *token;  /* GET <p>{name}:s:fence */
+  redisReply *latch;  /* HGETALL <p>{name}:l */
+  redisReply *lpttl;  /* PTTL <p>{name}:l */
+} semlatch_view;
+
+static void semlatch_read(rt_master *ctx, int slot, const char *key,
+                          semlatch_view *v) {
+  memset(v, 0, sizeof *v);
+  redisReply **r[] = {&v->slots, &v->leases, &v->time,
+                      &v->token, &v->latch,  &v->lpttl};
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:s", key);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s:s:t 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "TIME");
+  rt_master_append(ctx, NULL, slot, "GET %s:s:fence", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s:l", key);
+  rt_master_append(ctx, NULL, slot, "PTTL %s:l", key);
+  for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
+    if (rt_master_get_reply(ctx, r[k], NULL, 0) != REDIS_OK) *r[k] = NULL;
+}
+
+static void semlatch_free(semlatch_view *v) {
+  redisReply *r[] = {v->slots, v->leases, v->time,
+                     v->token, v->latch,  v->lpttl};
+  for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
+    if (r[k] != NULL) freeReplyObject(r[k]);
+}
+
+static int is_array(const redisReply *r) {
+  return r != NULL && r->type == REDIS_REPLY_ARRAY;
+}
+
+/* 8 if the master has a semaphore of the name, 16 a latch, or both. */
+static int semlatch_kinds(const semlatch_view *v) {
+  return (is_array(v->slots) && v->slots->elements > 0 ? 8 : 0) |
+         (is_array(v->latch) && v->latch->elements > 0 ? 16 : 0);
+}
+
+/* The score of member m in a WITHSCORES reply, or def. */
+static long long score_of(const redisReply *z, const char *m, size_t len,
+                          long long def) {
+  for (size_t k = 0; is_array(z) && k + 1 < z->elements; k += 2)
+    if ((size_t)z->element[k]->len == len &&
+        memcmp(z->element[k]->str, m, len) == 0) {
+      long long v;
+      return reply_ll(z->element[k + 1], &v) == 0 ? v : def;
+    }
+  return def;
+}
+
+/* The value of field m in an HGETALL reply, or NULL. */
+static const char *field_of(const redisReply *h, const char *m, size_t len) {
+  for (size_t k = 0; is_array(h) && k + 1 < h->elements; k += 2)
+    if ((size_t)h->element[k]->len == len &&
+        memcmp(h->element[k]->str, m, len) == 0)
+      return h->element[k + 1]->str;
+  return NULL;
+}
+
+/* Bit 0: a fair queue; bit 1: anything of a read-write lock. */
+static int family_kinds(redisReply *const *r) {
+  int k = 0;
+  if (is_array(r[FQ]) && r[FQ]->elements > 0) k |= 1;
+  if ((is_array(r[RW_W]) && r[RW_W]->elements > 0) ||
+      (is_array(r[RW_R]) && r[RW_R]->elements > 0) ||
+      (is_array(r[RW_WQ]) && r[RW_WQ]->elements > 0) ||
+      (r[RW_FENCE] != NULL && r[RW_FENCE]->type == REDIS_REPLY_STRING))
+    k |= 2;
+  return k;
+}
+
+/* now: the master's clock in ms (scores are in it). */
+static void status_family_json(FILE *f, redisReply *const *r, long long now) {
+  fputs(",\"fair_queue\":[", f);
+  for (size_t k = 0; is_array(r[FQ]) && k + 1 < r[FQ]->elements; k += 2) {
+    const redisReply *m = r[FQ]->element[k];
+    long long ticket = 0;
+    reply_ll(r[FQ]->element[k + 1], &ticket);
+    long long until = score_of(r[FQT], m->str, m->len, now);
+    fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+    rt_json_str(f, m->str, m->len);
+    fprintf(f, ",\"ticket\":%lld,\"alive_ms\":%lld}", ticket, until - now);
+  }
+  fputs("],\"rw\":{\"writers\":[", f);
+  for (size_t k = 0; is_array(r[RW_W]) && k + 1 < r[RW_W]->elements; k += 2) {
+    long long cnt = 0;
+    fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+    rt_json_str(f, r[RW_W]->element[k]->str, r[RW_W]->element[k]->len);
+    reply_ll(r[RW_W]->element[k + 1], &cnt);
+    fprintf(f, ",\"count\":%lld}", cnt);
+  }
+  long long wpttl = -2;
+  reply_ll(r[RW_WPTTL], &wpttl);
+  fprintf(f, "],\"write_pttl_ms\":%lld,\"readers\":[", wpttl);
+  int first = 1;
+  for (size_t k = 0; is_array(r[RW_R]) && k + 1 < r[RW_R]->elements; k += 2) {
+    const redisReply *m = r[RW_R]->element[k];
+    long long exp = 0, cnt = 0;
+    reply_ll(r[RW_R]->element[k + 1], &exp);
+    if (exp <= now) continue; /* ran out: no longer a reader */
+    const char *c = field_of(r[RW_RC], m->str, m->len);
+    if (c != NULL) rt_parse_ll(c, 0, 1LL << 62, &cnt);
+    fputs(first ? "{\"owner\":" : ",{\"owner\":", f);
+    first = 0;
+    rt_json_str(f, m->str, m->len);
+    fprintf(f, ",\"count\":%lld,\"lease_ms\":%lld}", cnt, exp - now);
+  }
+  fputs("],\"waiting_writers\":[", f);
+  first = 1;
+  for (size_t k = 0; is_array(r[RW_WQ]) && k + 1 < r[RW_WQ]->elements;
+       k += 2) {
+    long long until = 0;
+    reply_ll(r[RW_WQ]->element[k + 1], &until);
+    if (until <= now) continue;
+    fputs(first ? "{\"owner\":" : ",{\"owner\":", f);
+    first = 0;
+    rt_json_str(f, r[RW_WQ]->element[k]->str, r[RW_WQ]->element[k]->len);
+    fprintf(f, ",\"alive_ms\":%lld}", until - now);
+  }
+  fputs("],\"token\":", f);
+  rt_json_cstr(f, r[RW_FENCE] != NULL && r[RW_FENCE]->type == REDIS_REPLY_STRING
+                   ? r[RW_FENCE]->str
+                   : NULL);
+  fputs("}", f);
+}
+
+static void status_family_human(FILE *f, redisReply *const *r,
+                                long long now) {
+  int kinds = family_kinds(r);
+  if (kinds & 1) {
+    fputs("    fair queue:", f);
+    for (size_t k = 0; k + 1 < r[FQ]->elements; k += 2) {
+      const redisReply *m = r[FQ]->element[k];
+      long long until = score_of(r[FQT], m->str, m->len, now);
+      fputs(k ? ", " : " ", f);
+      rt_human_str(f, m->str, m->len);
+      fprintf(f, " (ticket %s, skipped in %lld ms)",
+              r[FQ]->element[k + 1]->str, until - now);
+    }
+    fputc('\n', f);
+  }
+  if (!(kinds & 2)) return;
+  fputs("    read-write:", f);
+  if (is_array(r[RW_W]) && r[RW_W]->elements >= 2) {
+    long long wpttl = -2;
+    reply_ll(r[RW_WPTTL], &wpttl);
+    fputs(" written by ", f);
+    rt_human_str(f, r[RW_W]->element[0]->str, r[RW_W]->element[0]->len);
+    fprintf(f, " (count %s, lease %lld ms left)", r[RW_W]->element[1]->str,
+            wpttl);
+  } else {
+    fputs(" no writer", f);
+  }
+  int n = 0;
+  for (size_t k = 0; is_array(r[RW_R]) && k + 1 < r[RW_R]->elements; k += 2) {
+    const redisReply *m = r[RW_R]->element[k];
+    long long exp = 0;
+    reply_ll(r[RW_R]->element[k + 1], &exp);
+    if (exp <= now) continue;
+    const char *c = field_of(r[RW_RC], m->str, m->len);
+    fputs(n++ ? ", " : "; readers ", f);
+    rt_human_str(f, m->str, m->len);
+    fprintf(f, " (count %s, lease %lld ms left)", c ? c : "?", exp - now);
+  }
+  if (n == 0) fputs("; no reader", f);
+  n = 0;
+  for (size_t k = 0; is_array(r[RW_WQ]) && k + 1 < r[RW_WQ]->elements;
+       k += 2) {
+    long long until = 0;
+    reply_ll(r[RW_WQ]->element[k + 1], &until);
+    if (until <= now) continue;
+    fputs(n++ ? ", " : "; waiting writers ", f);
+    rt_human_str(f, r[RW_WQ]->element[k]->str, r[RW_WQ]->element[k]->len);
+    fprintf(f, " (skipped in %lld ms)", until - now);
+  }
+  if (r[RW_FENCE] != NULL && r[RW_FENCE]->type == REDIS_REPLY_STRING)
+    fprintf(f, "; last token %s", r[RW_FENCE]->str);
+  fputc('\n', f);
+}
+
+/* The master's clock in ms, or -1. */
+static long long master_ms(const semlatch_view *v) {
+  if (!is_array(v->time) || v->time->elements != 2) return -1;
+  return atoll(v->time->element[0]->str) * 1000 +
+         atoll(v->time->element[1]->str) / 1000;
+}
+
+/* The lease of owner on this master in ms from now: <= 0 if it ran out
+ * (its slots count as free), -1000000 if it has none. */
+static long long lease_left(const semlatch_view *v, const char *owner,
+                            size_t len) {
+  long long now = master_ms(v);
+  for (size_t k = 0; is_array(v->leases) && k + 1 < v->leases->elements;
+       k += 2) {
+    const redisReply *o = v->leases->element[k];
+    if (o->len == len && memcmp(o->str, owner, len) == 0)
+      return atoll(v->leases->element[k + 1]->str) - now;
+  }
+  return -1000000;
+}
+
+/* A field of the latch hash, as a number, or def. */
+static long long latch_field(const semlatch_view *v, const char *name,
+                             long long def) {
+  for (size_t k = 0; is_array(v->latch) && k + 1 < v->latch->elements; k += 2)
+    if (strcmp(v->latch->element[k]->str, name) == 0)
+      return atoll(v->latch->element[k + 1]->str);
+  return def;
+}
+
+/* Whether a field of the slot hash is a slot: the others are records
+ * ("#limit", "#refused", "#at:<owner>"; sem_scripts.c) and start with '#'. */
+static int sem_is_slot(const redisReply *field) {
+  return field->str[0] != '#';
+}
+
+/* The semaphore's limit, taken slots (live leases only) and, per owner
+ * in the order first seen, its slots. */
+static long long sem_limit(const semlatch_view *v, long long *taken) {
+  long long limit = -1;
+  *taken = 0;
+  for (size_t k = 0; is_array(v->slots) && k + 1 < v->slots->elements;
+       k += 2) {
+    const redisReply *f = v->slots->element[k], *o = v->slots->element[k + 1];
+    if (strcmp(f->str, "#limit") == 0)
+      limit = atoll(o->str);
+    else if (sem_is_slot(f) && lease_left(v, o->str, o->len) > 0)
+      (*taken)++;
+  }
+  return limit;
+}
+
+/* Calls fn for each live owner once, with its slots as a string list. */
+static void sem_owners(const semlatch_view *v,
+                       void (*fn)(const redisReply *owner, const char *slots,
+                                  long long lease_ms, void *arg),
+                       void *arg) {
+  if (!is_array(v->slots)) return;
+  size_t n = v->slots->elements;
+  for (size_t k = 0; k + 1 < n; k += 2) {
+    const redisReply *o = v->slots->element[k + 1];
+    if (!sem_is_slot(v->slots->element[k])) continue;
+    int seen = 0;
+    for (size_t p = 0; p < k; p += 2)
+      if (sem_is_slot(v->slots->element[p]) &&
+          v->slots->element[p + 1]->len == o->len &&
+          memcmp(v->slots->element[p + 1]->str, o->str, o->len) == 0)
+        seen = 1;
+    long long left = lease_left(v, o->str, o->len);
+    if (seen || left <= 0) continue;
+    char slots[512] = "";
+    size_t used = 0;
+    for (size_t q = k; q + 1 < n && used + 24 < sizeof slots; q += 2)
+      if (sem_is_slot(v->slots->element[q]) &&
+          v->slots->element[q + 1]->len == o->len &&
+          memcmp(v->slots->element[q + 1]->str, o->str, o->len) == 0)
+        used += (size_t)snprintf(slots + used, sizeof slots - used, "%s%s",
+                                 used ? "," : "", v->slots->element[q]->str);
+    fn(o, slots, left, arg);
+  }
+}
+
+typedef struct owner_print {
+  FILE *f;
+  int json, first;
+} owner_print;
+
+static void print_owner(const redisReply *owner, const char *slots,
+                        long long lease_ms, void *arg) {
+  owner_print *p = arg;
+  if (p->json) {
+    fputs(p->first ? "{\"owner\":" : ",{\"owner\":", p->f);
+    rt_json_str(p->f, owner->str, owner->len);
+    fprintf(p->f, ",\"slots\":[%s],\"lease_ms\":%lld}", slots, lease_ms);
+  } else {
+    fputs(p->first ? " " : "; ", p->f);
+    rt_human_str(p->f, owner->str, owner->len);
+    fprintf(p->f, " holds slot%s %s, lease %lld ms left",
+            strchr(slots, ',') ? "s" : "", slots, lease_ms);
+  }
+  p->first = 0;
+}
+
+/* ,"sem":...,"latch":... of one master's JSON object. */
+static void semlatch_json(FILE *f, const semlatch_view *v) {
+  long long taken;
+  long long limit = sem_limit(v, &taken);
+  fputs(",\"sem\":", f);
+  if (limit < 0 && !(is_array(v->slots) && v->slots->elements > 0)) {
+    fputs("null", f);
+  } else {
+    fprintf(f, "{\"limit\":%lld,\"taken\":%lld,\"free\":%lld,\"holders\":[",
+            limit, taken, limit >= 0 ? limit - taken : -1);
+    owner_print p = {f, 1, 1};
+    sem_owners(v, print_owner, &p);
+    fputs("],\"token\":", f);
+    rt_json_cstr(f, v->token && v->token->type == REDIS_REPLY_STRING
+                     ? v->token->str
+                     : NULL);
+    fputc('}', f);
+  }
+  fputs(",\"latch\":", f);
+  if (!is_array(v->latch) || v->latch->elements == 0) {
+    fputs("null", f);
+    return;
+  }
+  long long count = latch_field(v, "count", -1);
+  long long pttl = v->lpttl && v->lpttl->type == REDIS_REPLY_INTEGER
+                       ? v->lpttl->integer
+                       : -2;
+  fprintf(f, "{\"state\":\"%s\",\"count\":%lld,\"init\":%lld,"
+             "\"generation\":%lld,\"pttl_ms\":%lld}",
+          count > 0 ? "counting" : "open", count, latch_field(v, "init", -1),
+          latch_field(v, "gen", -1), pttl);
+}
+
+/* The human lines of one master. */
+static void semlatch_human(FILE *f, const semlatch_view *v) {
+  long long taken;
+  long long limit = sem_limit(v, &taken);
+  if (limit >= 0 || (is_array(v->slots) && v->slots->elements > 0)) {
+    fprintf(f, "    semaphore: %lld of %lld permit(s) held, %lld free", taken,
+            limit, limit - taken);
+    owner_print p = {f, 0, 1};
+    if (taken > 0) fputs(":", f);
+    sem_owners(v, print_owner, &p);
+    if (v->token && v->token->type == REDIS_REPLY_STRING)
+      fprintf(f, "; last token %s", v->token->str);
+    fputc('\n', f);
+  }
+  if (is_array(v->latch) && v->latch->elements > 0) {
+    long long count = latch_field(v, "count", -1);
+    long long pttl = v->lpttl && v->lpttl->type == REDIS_REPLY_INTEGER
+                         ? v->lpttl->integer
+                         : -2;
+    if (count > 0)
+      fprintf(f, "    latch: counting, %lld of %lld left", count,
+              latch_field(v, "init", -1));
+    else
+      fprintf(f, "    latch: open (reached zero)");
+    if (pttl == -1)
+      fputs(", NO TTL (leaked)\n", f);
+    else
+      fprintf(f, ", goes in %lld ms\n", pttl);
+  }
+}
+
+int rt_cmd_status(rt_global *g, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"masters", required_argument, NULL, RT_OPT_MASTERS},
+      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
+      RT_TLS_LONG_OPTIONS,
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int json = 0, c;
+  long long timeout_ms = 1000;
+  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_JSON: json = 1; break;
+    case OPT_TIMEOUT:
+      if (rt_parse_ll(optarg, 1, 600000, &timeout_ms) != 0) {
+        fprintf(stderr, "rlock status: bad --timeout '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case RT_OPT_MASTERS:
+      if (rt_set_masters(g, optarg) != 0) {
+        fprintf(stderr, "rlock status: bad --masters '%s'\n", optarg);
+        return RT_EXIT_USAGE;
+      }
+      break;
+    case RT_OPT_PREFIX: g->prefix = optarg; break;
+    case 'h': fputs(status_usage, stdout); return RT_EXIT_OK;
+    default:
+      if (rt_tls_option(g, c, optarg)) break;
+      fputs(status_usage, stderr);
+      return RT_EXIT_USAGE;
+    }
+  }
+  if (optind != argc - 1) {
+    fputs(status_usage, stderr);
+    return RT_EXIT_USAGE;
+  }
+  const char *name = argv[optind];
+  size_t nlen = strlen(name);
+  if (nlen == 0 || nlen > 512 || strchr(name, '{') || strchr(name, '}')) {
+    fprintf(stderr, "rlock status: bad lock name\n");
+    return RT_EXIT_USAGE;
+  }
+  if (!rt_prefix_ok(g->prefix)) {
+    fprintf(stderr, "rlock status: bad --prefix\n");
+    return RT_EXIT_USAGE;
+  }
+  rt_master_url *us;
+  if (rt_parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
+
+  size_t klen = strlen(g->prefix) + nlen + 3;
+  char *key = malloc(klen), *fkey = malloc(klen + 6);
+  if (key == NULL || fkey == NULL) {
+    free(key);
+    free(fkey);
+    free(us);
+    return RT_EXIT_OSERR;
+  }
+  snprintf(key, klen, "%s{%s}", g->prefix, name);
+  snprintf(fkey, klen + 6, "%s:fence", key);
+
+  FILE *f = stdout;
+  size_t answered = 0, held_on = 0;
+  if (json) {
+    fputs("{\"name\":", f);
+    rt_json_cstr(f, name);
+    fputs(",\"key\":", f);
+    rt_json_cstr(f, key);
+    fputs(",\"fence_key\":", f);
+    rt_json_cstr(f, fkey);
+    fprintf(f, ",\"quorum\":%zu,\"masters\":[", g->nmasters / 2 + 1);
+  } else {
+    fprintf(f, "lock ");
+    rt_human_str(f, key, strlen(key));
+    fprintf(f, " (quorum %zu of %zu)\n", g->nmasters / 2 + 1, g->nmasters);
+  }
+  int kinds_found = 0;
+  for (size_t i = 0; i < g->nmasters; i++) {
+    char err[512] = "", node[300] = "";
+    /* The lock's four replies, TIME, then the other kinds' (FAM_N);
+     * the semaphore's and the latch's after them. */
+    redisReply *r[5 + FAM_N] = {NULL};
+    semlatch_view sl;
+    memset(&sl, 0, sizeof sl);
+    rt_master *ctx = rt_master_open(us[i].spec, g, timeout_ms, err, sizeof err);
+    int slot = rl_slot_of_str(key);
+    if (ctx != NULL) {
+      /* Every key of the lock shares its hash tag: one slot, one node. */
+      rt_master_append(ctx, NULL, slot, "HGETALL %s", key);
+      rt_master_append(ctx, NULL, slot, "PTTL %s", key);
+      rt_master_append(ctx, NULL, slot, "GET %s", fkey);
+      rt_master_append(ctx, NULL, slot, "PTTL %s", fkey);
+      rt_master_append(ctx, NULL, slot, "TIME");
+      status_family_append(ctx, slot, key);
+      for (int k = 0; k < 5 + FAM_N; k++) {
+        redisReply *rep = NULL;
+        if (rt_master_get_reply(ctx, &rep, node, sizeof node) != REDIS_OK) {
+          snprintf(err, sizeof err, "%s", rt_master_errstr(ctx));
+          break;
+        }
+        r[k] = rep;
+        if (r[k]->type == REDIS_REPLY_ERROR && err[0] == '\0')
+          snprintf(err, sizeof err, "%s", r[k]->str);
+      }
+      if (err[0] == '\0') semlatch_read(ctx, slot, key, &sl);
+      rt_master_free(ctx);
+    }
+    int ok = err[0] == '\0';
+    if (ok && (r[0] == NULL || r[0]->type != REDIS_REPLY_ARRAY)) {
+      ok = 0;
+      snprintf(err, sizeof err, "unexpected reply to HGETALL");
+    }
+    long long pttl = -2, fpttl = -2, now = 0;
+    if (ok) {
+      answered++;
+      reply_ll(r[1], &pttl);
+      reply_ll(r[3], &fpttl);
+      if (r[0]->elements > 0) held_on++;
+      if (is_array(r[4]) && r[4]->elements == 2) {
+        long long sec = 0, us_ = 0;
+        reply_ll(r[4]->element[0], &sec);
+        reply_ll(r[4]->element[1], &us_);
+        now = sec * 1000 + us_ / 1000;
+      }
+      kinds_found |= (r[0]->elements > 0 ? 4 : 0) | family_kinds(r + 5) |
+                     semlatch_kinds(&sl);
+    }
+    const char *token = ok && r[2] != NULL && r[2]->type == REDIS_REPLY_STRING
+                            ? r[2]->str
+                            : NULL;
+    if (json) {
+      fputs(i ? ",{" : "{", f);
+      fputs("\"master\":", f);
+      rt_json_cstr(f, us[i].display);
+      if (us[i].cluster) {
+        fputs(",\"node\":", f);
+        rt_json_cstr(f, node[0] ? node : NULL);
+      }
+      fprintf(f, ",\"ok\":%s,\"error\":", ok ? "true" : "false");
+      rt_json_cstr(f, ok ? NULL : err);
+      if (ok) {
+        fprintf(f, ",\"held\":%s,\"holders\":[",
+                r[0]->elements > 0 ? "true" : "false");
+        for (size_t k = 0; k + 1 < r[0]->elements; k += 2) {
+          long long cnt = 0;
+          fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+          rt_json_str(f, r[0]->element[k]->str, r[0]->element[k]->len);
+          if (reply_ll(r[0]->element[k + 1], &cnt) == 0)
+            fprintf(f, ",\"count\":%lld}", cnt);
+          else
+            fputs(",\"count\":null}", f);
+        }
+        fprintf(f, "],\"pttl_ms\":%lld,\"token\":", pttl);
+        rt_json_cstr(f, token);
+        fprintf(f, ",\"fence_pttl_ms\":%lld", fpttl);
+        status_family_json(f, r + 5, now);
+        semlatch_json(f, &sl);
+        fputc('}', f);
+      } else {
+        fputs(",\"held\":null,\"holders\":null,\"pttl_ms\":null,"
+              "\"token\":null,\"fence_pttl_ms\":null,\"fair_queue\":null,"
+              "\"rw\":null,\"sem\":null,\"latch\":null}",
+              f);
+      }
+    } else {
+      if (us[i].cluster && node[0])
+        fprintf(f, "  %s (node %s): ", us[i].display, node);
+      else
+        fprintf(f, "  %s: ", us[i].display);
+      if (!ok) {
+        fprintf(f, "error: %s\n", err);
+      } else {
+        if (r[0]->elements == 0) {
+          fputs("free", f);
+        } else {
+          fputs("held by", f);
+          for (size_t k = 0; k + 1 < r[0]->elements; k += 2) {
+            fputs(k ? ", " : " ", f);
+            rt_human_str(f, r[0]->element[k]->str, r[0]->element[k]->len);
+            fprintf(f, " (count %s)", r[0]->element[k + 1]->str
+                                          ? r[0]->element[k + 1]->str
+                                          : "?");
+          }
+          if (pttl == -1) fputs(", NO TTL (leaked)", f);
+          else fprintf(f, ", lease %lld ms left", pttl);
+        }
+        if (token != NULL) {
+          fprintf(f, ", last token %s", token);
+          if (fpttl >= 0) fprintf(f, " (kept %lld s more)", fpttl / 1000);
+        } else {
+          fputs(", no token yet", f);
+        }
+        fputc('\n', f);
+        status_family_human(f, r + 5, now);
+        semlatch_human(f, &sl);
+      }
+    }
+    semlatch_free(&sl);
+    for (int k = 0; k < 5 + FAM_N; k++)
+      if (r[k] != NULL) freeReplyObject(r[k]);
+  }
+  /* The kinds found on any master: "lock" is the hash a lock or fair
+   * handle holds (the two are one lock), "fair" a fair queue, "rw" a
+   * read-write lock, "sem" a semaphore, "latch" a latch. */
+  const char *kn[5] = {"lock", "fair", "rw", "sem", "latch"};
+  int kb[5] = {4, 1, 2, 8, 16};
+  if (json) {
+    fprintf(f, "],\"answered\":%zu,\"held_on\":%zu,\"kinds\":[", answered,
+            held_on);
+    for (int k = 0, first = 1; k < 5; k++)
+      if (kinds_found & kb[k]) {
+        fprintf(f, "%s\"%s\"", first ? "" : ",", kn[k]);
+        first = 0;
+      }
+    fputs("]}\n", f);
+  } else {
+    fprintf(f, "  held on %zu of %zu masters, %zu answered; kinds found:",
+            held_on, g->nmasters, answered);
+    for (int k = 0; k < 5; k++)
+      if (kinds_found & kb[k]) fprintf(f, " %s", kn[k]);
+    if (kinds_found == 0) fputs(" none", f);
+    fputc('\n', f);
+  }
+  fflush(f);
+  free(key);
+  free(fkey);
+  free(us);
+  return answered > 0 ? RT_EXIT_OK : RT_EXIT_NOMASTER;
+}
