@@ -456,259 +456,316 @@ static void bad_value(const char *who, int opt, const char *longname,
   fputc('\n', stderr);
 }
 
-int rt_cmd_exec(rt_global *g, int argc, char **argv) {
-  static const struct option opts[] = {
-      {"wait", required_argument, NULL, 'w'},
-      {"timeout", required_argument, NULL, 'w'},
-      {"nonblock", no_argument, NULL, 'n'},
-      {"no-wait", no_argument, NULL, 'n'},
-      {"conflict-exit-code", required_argument, NULL, 'E'},
-      {"lease", required_argument, NULL, OPT_LEASE},
-      {"grace", required_argument, NULL, OPT_GRACE},
-      {"watchdog-timeout", required_argument, NULL, OPT_WATCHDOG},
-      {"max-lease", required_argument, NULL, OPT_MAX_LEASE},
-      {"connect-timeout", required_argument, NULL, OPT_CONNECT},
-      {"verbose", no_argument, NULL, 'v'},
-      {"sem", required_argument, NULL, OPT_SEM},
-      {"permits", required_argument, NULL, OPT_PERMITS},
-      {"masters", required_argument, NULL, RT_OPT_MASTERS},
-      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
-      RT_KIND_LONG_OPTIONS,
-      RT_TLS_LONG_OPTIONS,
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  exec_opts o = {.wait_ms = -1, .conflict_code = RT_EXIT_CONFLICT,
-                 .lease_ms = -1, .grace_ms = 5000, .connect_ms = 2000,
-                 .permits = 1};
-  char *sem_name = NULL;
-  int permits_given = 0;
+static const struct option exec_long_options[] = {
+    {"wait", required_argument, NULL, 'w'},
+    {"timeout", required_argument, NULL, 'w'},
+    {"nonblock", no_argument, NULL, 'n'},
+    {"no-wait", no_argument, NULL, 'n'},
+    {"conflict-exit-code", required_argument, NULL, 'E'},
+    {"lease", required_argument, NULL, OPT_LEASE},
+    {"grace", required_argument, NULL, OPT_GRACE},
+    {"watchdog-timeout", required_argument, NULL, OPT_WATCHDOG},
+    {"max-lease", required_argument, NULL, OPT_MAX_LEASE},
+    {"connect-timeout", required_argument, NULL, OPT_CONNECT},
+    {"verbose", no_argument, NULL, 'v'},
+    {"sem", required_argument, NULL, OPT_SEM},
+    {"permits", required_argument, NULL, OPT_PERMITS},
+    {"masters", required_argument, NULL, RT_OPT_MASTERS},
+    {"prefix", required_argument, NULL, RT_OPT_PREFIX},
+    RT_KIND_LONG_OPTIONS,
+    RT_TLS_LONG_OPTIONS,
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* What exec's command line says. */
+typedef struct exec_cmdline {
+  exec_opts o;
+  char *sem_name;    /* --sem's NAME, owned; NULL without --sem */
+  int permits_given; /* --permits was given */
+  const char *name;  /* the lock's or the semaphore's */
+  char **cmd;        /* the command and its arguments */
+} exec_cmdline;
+
+/* What exec_take_option made of one option. */
+enum { TAKE_OK, TAKE_BAD_VALUE, TAKE_HELP, TAKE_UNKNOWN };
+
+/* Takes the option c (its value in optarg) into cl, or the global one
+ * into g. */
+static int exec_take_option(rt_global *g, exec_cmdline *cl, int c) {
+  exec_opts *o = &cl->o;
   long long v;
-  int c, li;
-  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
-  /* '+': stop at NAME, so the command's own options are left alone. */
-  while ((li = -1, c = getopt_long(argc, argv, "+w:nE:vh", opts, &li)) !=
-         -1) {
-    switch (c) {
-    case 'w':
-      if (rt_parse_seconds(optarg, &o.wait_ms) != 0) goto bad;
-      break;
-    case 'n': o.nowait = 1; break;
-    case 'E':
-      if (rt_parse_ll(optarg, 0, 255, &v) != 0) goto bad;
-      o.conflict_code = (int)v;
-      break;
-    case OPT_LEASE:
-      if (rt_parse_ll(optarg, 1, (long long)1 << 40, &o.lease_ms) != 0)
-        goto bad;
-      break;
-    case OPT_GRACE:
-      if (rt_parse_seconds(optarg, &o.grace_ms) != 0) goto bad;
-      break;
-    case OPT_WATCHDOG:
-      if (rt_parse_ll(optarg, 3, (long long)1 << 40, &o.watchdog_ms) != 0)
-        goto bad;
-      break;
-    case OPT_CONNECT:
-      if (rt_parse_ll(optarg, 0, (long long)1 << 40, &o.connect_ms) != 0)
-        goto bad;
-      break;
-    case OPT_MAX_LEASE:
-      if (rt_parse_ll(optarg, 1, 30LL * 86400000, &o.max_lease_ms) != 0)
-        goto bad;
-      break;
-    case 'v': o.verbose = 1; break;
-    case OPT_SEM:
-      free(sem_name);
-      sem_name = NULL;
-      if (parse_sem(optarg, &sem_name, &o.sem_limit) != 0) goto bad;
-      break;
-    case OPT_PERMITS:
-      if (rt_parse_ll(optarg, 1, 100000, &o.permits) != 0) goto bad;
-      permits_given = 1;
-      break;
-    case RT_OPT_MASTERS:
-      if (rt_set_masters(g, optarg) != 0) goto bad;
-      break;
-    case RT_OPT_PREFIX: g->prefix = optarg; break;
-    case 'h': fputs(exec_usage, stdout); return RT_EXIT_OK;
-    default:
-      if (rt_kind_option(c, optarg, &o.kind)) {
-        if (o.kind < 0) goto bad;
-        break;
-      }
-      if (rt_tls_option(g, c, optarg)) break;
-      fputs(exec_usage, stderr);
-      free(sem_name);
-      return RT_EXIT_USAGE;
-    }
+  switch (c) {
+  case 'w':
+    return rt_parse_seconds(optarg, &o->wait_ms) ? TAKE_BAD_VALUE : TAKE_OK;
+  case 'n': o->nowait = 1; return TAKE_OK;
+  case 'E':
+    if (rt_parse_ll(optarg, 0, 255, &v) != 0) return TAKE_BAD_VALUE;
+    o->conflict_code = (int)v;
+    return TAKE_OK;
+  case OPT_LEASE:
+    return rt_parse_ll(optarg, 1, (long long)1 << 40, &o->lease_ms)
+               ? TAKE_BAD_VALUE : TAKE_OK;
+  case OPT_GRACE:
+    return rt_parse_seconds(optarg, &o->grace_ms) ? TAKE_BAD_VALUE : TAKE_OK;
+  case OPT_WATCHDOG:
+    return rt_parse_ll(optarg, 3, (long long)1 << 40, &o->watchdog_ms)
+               ? TAKE_BAD_VALUE : TAKE_OK;
+  case OPT_CONNECT:
+    return rt_parse_ll(optarg, 0, (long long)1 << 40, &o->connect_ms)
+               ? TAKE_BAD_VALUE : TAKE_OK;
+  case OPT_MAX_LEASE:
+    return rt_parse_ll(optarg, 1, 30LL * 86400000, &o->max_lease_ms)
+               ? TAKE_BAD_VALUE : TAKE_OK;
+  case 'v': o->verbose = 1; return TAKE_OK;
+  case OPT_SEM:
+    free(cl->sem_name);
+    cl->sem_name = NULL;
+    return parse_sem(optarg, &cl->sem_name, &o->sem_limit) ? TAKE_BAD_VALUE
+                                                           : TAKE_OK;
+  case OPT_PERMITS:
+    if (rt_parse_ll(optarg, 1, 100000, &o->permits) != 0)
+      return TAKE_BAD_VALUE;
+    cl->permits_given = 1;
+    return TAKE_OK;
+  case RT_OPT_MASTERS:
+    return rt_set_masters(g, optarg) ? TAKE_BAD_VALUE : TAKE_OK;
+  case RT_OPT_PREFIX: g->prefix = optarg; return TAKE_OK;
+  case 'h': return TAKE_HELP;
+  default:
+    if (rt_kind_option(c, optarg, &o->kind))
+      return o->kind < 0 ? TAKE_BAD_VALUE : TAKE_OK;
+    return rt_tls_option(g, c, optarg) ? TAKE_OK : TAKE_UNKNOWN;
   }
-  if (sem_name != NULL && o.kind != 0) {
+}
+
+/* Checks what the options say together, and takes NAME and the command
+ * from the arguments after them. -1 to go on, or the exit code. */
+static int exec_check_args(exec_cmdline *cl, int argc, char **argv) {
+  exec_opts *o = &cl->o;
+  if (cl->sem_name != NULL && o->kind != 0) {
     fprintf(stderr, "rlock exec: --sem takes no lock kind\n");
-    free(sem_name);
     return RT_EXIT_USAGE;
   }
-  if (permits_given && sem_name == NULL) {
+  if (cl->permits_given && cl->sem_name == NULL) {
     fprintf(stderr, "rlock exec: --permits needs --sem\n");
     return RT_EXIT_USAGE;
   }
-  if (sem_name != NULL && o.permits > o.sem_limit) {
+  if (cl->sem_name != NULL && o->permits > o->sem_limit) {
     fprintf(stderr, "rlock exec: --permits %lld is more than the semaphore's "
-                    "%lld\n", o.permits, o.sem_limit);
-    free(sem_name);
+                    "%lld\n", o->permits, o->sem_limit);
     return RT_EXIT_USAGE;
   }
   /* With --sem the name is the semaphore's; else the first argument. */
-  if (sem_name == NULL && optind >= argc) goto usage;
-  const char *name = sem_name != NULL ? sem_name : argv[optind++];
+  if (cl->sem_name == NULL && optind >= argc) goto usage;
+  cl->name = cl->sem_name != NULL ? cl->sem_name : argv[optind++];
   if (optind < argc && strcmp(argv[optind], "--") == 0) optind++;
   if (optind >= argc) goto usage;
-  char **cmd = argv + optind;
-  if (o.nowait) o.wait_ms = 0;
+  cl->cmd = argv + optind;
+  if (o->nowait) o->wait_ms = 0;
+  return -1;
+usage:
+  fputs(exec_usage, stderr);
+  return RT_EXIT_USAGE;
+}
 
+/* Parses exec's command line into cl. -1 to go on, or the exit code. */
+static int exec_parse(rt_global *g, int argc, char **argv, exec_cmdline *cl) {
+  memset(cl, 0, sizeof *cl);
+  cl->o = (exec_opts){.wait_ms = -1, .conflict_code = RT_EXIT_CONFLICT,
+                      .lease_ms = -1, .grace_ms = 5000, .connect_ms = 2000,
+                      .permits = 1};
+  int c, li;
+  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
+  /* '+': stop at NAME, so the command's own options are left alone. */
+  while ((li = -1, c = getopt_long(argc, argv, "+w:nE:vh", exec_long_options,
+                                   &li)) != -1) {
+    switch (exec_take_option(g, cl, c)) {
+    case TAKE_OK: break;
+    case TAKE_HELP: fputs(exec_usage, stdout); return RT_EXIT_OK;
+    case TAKE_BAD_VALUE:
+      bad_value("rlock exec", c, li >= 0 ? exec_long_options[li].name : NULL,
+                optarg);
+      return RT_EXIT_USAGE;
+    default: fputs(exec_usage, stderr); return RT_EXIT_USAGE;
+    }
+  }
+  return exec_check_args(cl, argc, argv);
+}
+
+/* Opens the client and the handle on NAME (a lock of the kind asked for,
+ * or the semaphore), with its lost callback. -1 to go on, or the exit
+ * code after saying why. */
+static int exec_open(const rt_global *g, const exec_cmdline *cl,
+                     exec_state *st, rlock_client **client) {
+  const exec_opts *o = &cl->o;
+  /* -w bounds the whole call, connecting included (-n bounds only the
+   * wait for a holder: connecting keeps its own bound). */
+  long long connect_ms = o->connect_ms;
+  if (!o->nowait && o->wait_ms > 0 && o->wait_ms < connect_ms)
+    connect_ms = o->wait_ms;
+  int rc = rt_open_client(g, o->watchdog_ms, o->max_lease_ms, connect_ms,
+                          client);
+  if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+  rc = cl->sem_name != NULL
+           ? rlock_sem_get(*client, cl->name, o->sem_limit, &st->sem)
+           : rt_get_handle(*client, o->kind, cl->name, &st->lock);
+  if (rc != 0) {
+    fprintf(stderr, "rlock: bad %s name '%s': %s\n",
+            cl->sem_name ? "semaphore" : "lock", cl->name, rlock_strerror(rc));
+    rlock_client_close(*client);
+    return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+  }
+  if (st->sem != NULL)
+    rlock_sem_set_lost_cb(st->sem, on_sem_lost, NULL);
+  else
+    rlock_set_lost_cb(st->lock, on_lost, NULL);
+  return -1;
+}
+
+/* Says why the lock (or the permits) could not be had, giving back what an
+ * attempt that a signal interrupted got after all. Returns the exit code. */
+static int exec_not_acquired(exec_state *st, rlock_client *client, int rc) {
+  const exec_opts *o = st->o;
+  if (rc == RLOCK_OK) release(st); /* acquired just as the signal came */
+  if (st->pending_signal) return 128 + st->pending_signal;
+  if (rc == RLOCK_ETIMEDOUT && st->sem != NULL)
+    fprintf(stderr, "rlock: semaphore %s has no %lld permit(s) free%s\n",
+            st->name, o->permits, o->nowait ? "" : " (timed out waiting)");
+  else if (rc == RLOCK_ETIMEDOUT)
+    fprintf(stderr, "rlock: lock %s is held%s\n", st->name,
+            o->nowait ? "" : " (timed out waiting)");
+  else
+    rt_print_lib_error(st->sem ? "cannot take permits" : "cannot take lock",
+                       client, rc);
+  /* A semaphore whose masters remember another K: the command line is
+   * wrong for this deployment. */
+  return rc == RLOCK_EINVAL || rc == RLOCK_ECONFLICT ? RT_EXIT_USAGE
+                                                     : o->conflict_code;
+}
+
+/* Dies of sig, as flock would have, so that a shell sees it. */
+static void die_of_signal(int sig) {
+  signal(sig, SIG_DFL);
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, sig);
+  sigprocmask(SIG_UNBLOCK, &s, NULL);
+  raise(sig);
+}
+
+/* The fencing token of the hold just taken. */
+static uint64_t held_token(const exec_state *st) {
+  uint64_t token = 0;
+  if (st->sem != NULL)
+    rlock_sem_owner_fencing_token(st->sem, EXEC_OWNER, &token);
+  else
+    rlock_owner_fencing_token(st->lock, EXEC_OWNER, &token);
+  return token;
+}
+
+/* When a fixed lease (--lease) taken by an attempt that started after t0
+ * runs out, less the library's drift margin, so that the command is
+ * stopped early, never late; -1 under the watchdog. */
+static long long lease_deadline(const exec_state *st, long long t0) {
+  long long lease_ms = st->o->lease_ms, deadline;
+  if (lease_ms <= 0) return -1;
+  deadline = t0 + lease_ms;
+  if (st->sem == NULL) {
+    /* The remaining lease on a majority, measured from before the query,
+     * is the better bound. */
+    long long q0 = now_ms();
+    int64_t left;
+    if (rlock_remaining_lease(st->lock, &left) == 0 && left >= 0)
+      deadline = q0 + left;
+  }
+  return deadline - (lease_ms / 100 + 2); /* the library's drift margin */
+}
+
+/* Runs the command under the hold taken at t0 and supervises it. Returns
+ * its exit code (75 if the hold was lost, 71 if it could not start). */
+static int exec_run_command(exec_state *st, char **cmd, long long t0) {
+  uint64_t token = held_token(st);
+  long long deadline = lease_deadline(st, t0);
+  VERBOSE(st, "acquired %s%s as %s (token %" PRIu64 ") in %lld ms\n",
+          st->sem ? "permits of " : "", st->name,
+          st->sem ? "semaphore" : rt_kind_names[st->o->kind], token,
+          now_ms() - t0);
+  char **env = child_env(token, st->name);
+  pid_t child = -1;
+  pid_t parent = getpid();
+  if (env != NULL && !st->lost) {
+    fflush(NULL);
+    child = fork();
+    if (child == 0) run_child(cmd, env, parent);
+  }
+  int status = 0, code = RT_EXIT_OSERR;
+  if (st->lost) {
+    fprintf(stderr, "rlock: %s %s was lost before the command started\n",
+            st->sem ? "semaphore" : "lock", st->name);
+  } else if (child < 0) {
+    perror(env == NULL ? "rlock: environment" : "rlock: fork");
+  } else {
+    status = supervise(st, child, deadline);
+  }
+  free_env(env);
+  if (child > 0)
+    code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  return st->lost ? RT_EXIT_LOST : code;
+}
+
+/* Releases the hold after the command and says what went wrong; returns
+ * code, or 75 when the release finds the hold was lost meanwhile. */
+static int release_and_report(exec_state *st, rlock_client *client,
+                              int code) {
+  int rc = release(st);
+  if (rc == RLOCK_OK) {
+    VERBOSE(st, "released %s\n", st->name);
+  } else if (!st->lost && rc != RLOCK_ELOST) {
+    /* Not released here; closing the client tries once more, and the
+     * lease bounds the rest. */
+    rt_print_lib_error("release failed (the lease will expire)", client, rc);
+  } else if (!st->lost) {
+    /* Taken away or expired while the command ran, with nothing to tell
+     * before it ended (a forced unlock between renewals, a fixed lease):
+     * another holder may have run alongside it. */
+    fprintf(stderr, "rlock: %s %s was lost while the command ran (found at "
+                    "its release)\n",
+            st->sem ? "semaphore" : "lock", st->name);
+    code = RT_EXIT_LOST;
+  }
+  return code;
+}
+
+/* Takes the hold, runs the command under it and gives it back. */
+static int exec_run(const rt_global *g, const exec_cmdline *cl) {
   if (make_pipe(sig_pipe) != 0 || make_pipe(ev_pipe) != 0 ||
       install_handlers() != 0) {
     perror("rlock: pipe or sigaction");
     return RT_EXIT_OSERR;
   }
   rlock_client *client;
-  /* -w bounds the whole call, connecting included (-n bounds only the
-   * wait for a holder: connecting keeps its own bound). */
-  long long connect_ms = o.connect_ms;
-  if (!o.nowait && o.wait_ms > 0 && o.wait_ms < connect_ms)
-    connect_ms = o.wait_ms;
-  int rc = rt_open_client(g, o.watchdog_ms, o.max_lease_ms, connect_ms, &client);
-  if (rc != 0) {
-    free(sem_name);
-    return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
-  }
-  exec_state st = {.o = &o, .name = name};
-  rc = sem_name != NULL ? rlock_sem_get(client, name, o.sem_limit, &st.sem)
-                        : rt_get_handle(client, o.kind, name, &st.lock);
-  if (rc != 0) {
-    fprintf(stderr, "rlock: bad %s name '%s': %s\n",
-            sem_name ? "semaphore" : "lock", name, rlock_strerror(rc));
-    rlock_client_close(client);
-    free(sem_name);
-    return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
-  }
-  if (st.sem != NULL)
-    rlock_sem_set_lost_cb(st.sem, on_sem_lost, NULL);
-  else
-    rlock_set_lost_cb(st.lock, on_lost, NULL);
-
+  exec_state st = {.o = &cl->o, .name = cl->name};
+  int code = exec_open(g, cl, &st, &client);
+  if (code >= 0) return code;
   long long t0 = now_ms();
-  rc = acquire(&st);
-  int code = RT_EXIT_OSERR;
-  if (rc != RLOCK_OK || st.pending_signal) {
-    if (rc == RLOCK_OK) release(&st); /* acquired just as the signal came */
-    if (st.pending_signal) {
-      code = 128 + st.pending_signal;
-    } else {
-      /* A semaphore whose masters remember another K: the command line
-       * is wrong for this deployment. */
-      code = rc == RLOCK_EINVAL || rc == RLOCK_ECONFLICT ? RT_EXIT_USAGE
-                                                         : o.conflict_code;
-      if (rc == RLOCK_ETIMEDOUT && st.sem != NULL)
-        fprintf(stderr, "rlock: semaphore %s has no %lld permit(s) free%s\n",
-                name, o.permits, o.nowait ? "" : " (timed out waiting)");
-      else if (rc == RLOCK_ETIMEDOUT)
-        fprintf(stderr, "rlock: lock %s is held%s\n", name,
-                o.nowait ? "" : " (timed out waiting)");
-      else
-        rt_print_lib_error(st.sem ? "cannot take permits" : "cannot take lock",
-                        client, rc);
-    }
-    rlock_free(st.lock);
-    rlock_sem_free(st.sem);
-    rlock_client_close(client);
-    free(sem_name);
-    if (st.pending_signal) {
-      /* Die of the signal, as flock would have, so a shell sees it. */
-      signal(st.pending_signal, SIG_DFL);
-      sigset_t s;
-      sigemptyset(&s);
-      sigaddset(&s, st.pending_signal);
-      sigprocmask(SIG_UNBLOCK, &s, NULL);
-      raise(st.pending_signal);
-    }
-    return code;
-  }
-
-  uint64_t token = 0;
-  if (st.sem != NULL)
-    rlock_sem_owner_fencing_token(st.sem, EXEC_OWNER, &token);
+  int rc = acquire(&st);
+  if (rc != RLOCK_OK || st.pending_signal)
+    code = exec_not_acquired(&st, client, rc);
   else
-    rlock_owner_fencing_token(st.lock, EXEC_OWNER, &token);
-  long long lease_deadline = -1;
-  if (o.lease_ms > 0 && st.sem != NULL) {
-    /* The lease counts from the attempt that won, after t0. */
-    lease_deadline = t0 + o.lease_ms - (o.lease_ms / 100 + 2);
-  } else if (o.lease_ms > 0) {
-    /* The lease counts from the attempt that won, which started after t0;
-     * the remaining lease on a majority, measured from before the query,
-     * is the better bound. Both are early, never late. */
-    long long q0 = now_ms();
-    int64_t left;
-    lease_deadline = t0 + o.lease_ms;
-    if (rlock_remaining_lease(st.lock, &left) == 0 && left >= 0)
-      lease_deadline = q0 + left;
-    lease_deadline -= o.lease_ms / 100 + 2; /* the library's drift margin */
-  }
-  VERBOSE(&st, "acquired %s%s as %s (token %" PRIu64 ") in %lld ms\n",
-          st.sem ? "permits of " : "", name,
-          st.sem ? "semaphore" : rt_kind_names[o.kind], token, now_ms() - t0);
-
-  char **env = child_env(token, name);
-  pid_t child = -1;
-  pid_t parent = getpid();
-  if (env != NULL && !st.lost) {
-    fflush(NULL);
-    child = fork();
-    if (child == 0) run_child(cmd, env, parent);
-  }
-  int status = 0;
-  if (st.lost) {
-    fprintf(stderr, "rlock: %s %s was lost before the command started\n",
-            st.sem ? "semaphore" : "lock", name);
-  } else if (child < 0) {
-    perror(env == NULL ? "rlock: environment" : "rlock: fork");
-  } else {
-    status = supervise(&st, child, lease_deadline);
-  }
-  free_env(env);
-  if (child > 0) {
-    code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-  }
-  if (st.lost) code = RT_EXIT_LOST;
-
-  rc = release(&st);
-  if (rc == RLOCK_OK) {
-    VERBOSE(&st, "released %s\n", name);
-  } else if (!st.lost && rc != RLOCK_ELOST) {
-    /* Not released here; closing the client tries once more, and the
-     * lease bounds the rest. */
-    rt_print_lib_error("release failed (the lease will expire)", client, rc);
-  } else if (!st.lost) {
-    /* Taken away or expired while the command ran, with nothing to tell
-     * before it ended (a forced unlock between renewals, a fixed lease):
-     * another holder may have run alongside it. */
-    fprintf(stderr, "rlock: %s %s was lost while the command ran (found at "
-                    "its release)\n",
-            st.sem ? "semaphore" : "lock", name);
-    code = RT_EXIT_LOST;
-  }
+    code = release_and_report(&st, client, exec_run_command(&st, cl->cmd, t0));
   rlock_free(st.lock);
   rlock_sem_free(st.sem);
   rlock_client_close(client);
-  free(sem_name);
+  /* A signal that came while taking the hold: die of it, now that the
+   * hold is given back. */
+  if (st.pending_signal) die_of_signal(st.pending_signal);
   return code;
+}
 
-bad:
-  bad_value("rlock exec", c, li >= 0 ? opts[li].name : NULL, optarg);
-  free(sem_name);
-  return RT_EXIT_USAGE;
-usage:
-  fputs(exec_usage, stderr);
-  free(sem_name);
-  return RT_EXIT_USAGE;
+int rt_cmd_exec(rt_global *g, int argc, char **argv) {
+  exec_cmdline cl;
+  int code = exec_parse(g, argc, argv, &cl);
+  if (code < 0) code = exec_run(g, &cl);
+  free(cl.sem_name);
+  return code;
 }
