@@ -411,7 +411,10 @@ static void semlatch_human(FILE *f, const semlatch_view *v) {
   }
 }
 
-int rt_cmd_status(rt_global *g, int argc, char **argv) {
+/* Parses status's options into g, *json and *timeout_ms. -1 to go on
+ * (NAME is argv[optind]), or the exit code. */
+static int status_parse(rt_global *g, int argc, char **argv, int *json,
+                        long long *timeout_ms) {
   static const struct option opts[] = {
       {"json", no_argument, NULL, OPT_JSON},
       {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -420,14 +423,13 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
       RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int json = 0, c;
-  long long timeout_ms = 1000;
+  int c;
   optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case OPT_JSON: json = 1; break;
+    case OPT_JSON: *json = 1; break;
     case OPT_TIMEOUT:
-      if (rt_parse_ll(optarg, 1, 600000, &timeout_ms) != 0) {
+      if (rt_parse_ll(optarg, 1, 600000, timeout_ms) != 0) {
         fprintf(stderr, "rlock status: bad --timeout '%s'\n", optarg);
         return RT_EXIT_USAGE;
       }
@@ -450,32 +452,164 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
     fputs(status_usage, stderr);
     return RT_EXIT_USAGE;
   }
-  const char *name = argv[optind];
-  size_t nlen = strlen(name);
-  if (nlen == 0 || nlen > 512 || strchr(name, '{') || strchr(name, '}')) {
-    fprintf(stderr, "rlock status: bad lock name\n");
-    return RT_EXIT_USAGE;
-  }
-  if (!rt_prefix_ok(g->prefix)) {
-    fprintf(stderr, "rlock status: bad --prefix\n");
-    return RT_EXIT_USAGE;
-  }
-  rt_master_url *us;
-  if (rt_parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
+  return -1;
+}
 
-  size_t klen = strlen(g->prefix) + nlen + 3;
-  char *key = malloc(klen), *fkey = malloc(klen + 6);
-  if (key == NULL || fkey == NULL) {
-    free(key);
-    free(fkey);
-    free(us);
-    return RT_EXIT_OSERR;
-  }
-  snprintf(key, klen, "%s{%s}", g->prefix, name);
-  snprintf(fkey, klen + 6, "%s:fence", key);
+/* What one master says of NAME. */
+typedef struct master_view {
+  char err[512];  /* why it could not be read; "" when ok */
+  char node[300]; /* the node that answered, in a cluster */
+  /* The lock's four replies (HGETALL, PTTL, the fence's GET and PTTL),
+   * TIME, then the other kinds' (FAM_N). */
+  redisReply *r[5 + FAM_N];
+  semlatch_view sl; /* the semaphore's and the latch's, after them */
+  int ok;
+  long long pttl, fpttl, now; /* the lock's and fence's PTTL, its clock */
+  const char *token;          /* the last fencing token, or NULL */
+} master_view;
 
-  FILE *f = stdout;
-  size_t answered = 0, held_on = 0;
+/* Sends the lock's and the other kinds' reads, and reads their replies
+ * into v; err says why when one failed. */
+static void status_query(rt_master *ctx, const char *key, const char *fkey,
+                         master_view *v) {
+  /* Every key of the lock shares its hash tag: one slot, one node. */
+  int slot = rl_slot_of_str(key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s", key);
+  rt_master_append(ctx, NULL, slot, "PTTL %s", key);
+  rt_master_append(ctx, NULL, slot, "GET %s", fkey);
+  rt_master_append(ctx, NULL, slot, "PTTL %s", fkey);
+  rt_master_append(ctx, NULL, slot, "TIME");
+  status_family_append(ctx, slot, key);
+  for (int k = 0; k < 5 + FAM_N; k++) {
+    redisReply *rep = NULL;
+    if (rt_master_get_reply(ctx, &rep, v->node, sizeof v->node) != REDIS_OK) {
+      snprintf(v->err, sizeof v->err, "%s", rt_master_errstr(ctx));
+      break;
+    }
+    v->r[k] = rep;
+    if (rep->type == REDIS_REPLY_ERROR && v->err[0] == '\0')
+      snprintf(v->err, sizeof v->err, "%s", rep->str);
+  }
+  if (v->err[0] == '\0') semlatch_read(ctx, slot, key, &v->sl);
+}
+
+/* Reads what master u says of the lock key and its fence key into v.
+ * Returns the kinds found there (the bits family_kinds and semlatch_kinds
+ * return, and 4 for the lock's hash). */
+static int status_read_master(const rt_master_url *u, const rt_global *g,
+                              long long timeout_ms, const char *key,
+                              const char *fkey, master_view *v) {
+  memset(v, 0, sizeof *v);
+  rt_master *ctx =
+      rt_master_open(u->spec, g, timeout_ms, v->err, sizeof v->err);
+  if (ctx != NULL) {
+    status_query(ctx, key, fkey, v);
+    rt_master_free(ctx);
+  }
+  redisReply **r = v->r;
+  v->ok = v->err[0] == '\0';
+  if (v->ok && (r[0] == NULL || r[0]->type != REDIS_REPLY_ARRAY)) {
+    v->ok = 0;
+    snprintf(v->err, sizeof v->err, "unexpected reply to HGETALL");
+  }
+  v->pttl = v->fpttl = -2;
+  if (!v->ok) return 0;
+  reply_ll(r[1], &v->pttl);
+  reply_ll(r[3], &v->fpttl);
+  if (is_array(r[4]) && r[4]->elements == 2) {
+    long long sec = 0, usec = 0;
+    reply_ll(r[4]->element[0], &sec);
+    reply_ll(r[4]->element[1], &usec);
+    v->now = sec * 1000 + usec / 1000;
+  }
+  if (r[2] != NULL && r[2]->type == REDIS_REPLY_STRING) v->token = r[2]->str;
+  return (r[0]->elements > 0 ? 4 : 0) | family_kinds(r + 5) |
+         semlatch_kinds(&v->sl);
+}
+
+static void master_view_free(master_view *v) {
+  semlatch_free(&v->sl);
+  for (int k = 0; k < 5 + FAM_N; k++)
+    if (v->r[k] != NULL) freeReplyObject(v->r[k]);
+}
+
+/* One master's JSON object; first: it is the first of the array. */
+static void status_master_json(FILE *f, const rt_master_url *u,
+                               const master_view *v, int first) {
+  const redisReply *h = v->r[0];
+  fputs(first ? "{" : ",{", f);
+  fputs("\"master\":", f);
+  rt_json_cstr(f, u->display);
+  if (u->cluster) {
+    fputs(",\"node\":", f);
+    rt_json_cstr(f, v->node[0] ? v->node : NULL);
+  }
+  fprintf(f, ",\"ok\":%s,\"error\":", v->ok ? "true" : "false");
+  rt_json_cstr(f, v->ok ? NULL : v->err);
+  if (!v->ok) {
+    fputs(",\"held\":null,\"holders\":null,\"pttl_ms\":null,"
+          "\"token\":null,\"fence_pttl_ms\":null,\"fair_queue\":null,"
+          "\"rw\":null,\"sem\":null,\"latch\":null}",
+          f);
+    return;
+  }
+  fprintf(f, ",\"held\":%s,\"holders\":[", h->elements > 0 ? "true" : "false");
+  for (size_t k = 0; k + 1 < h->elements; k += 2) {
+    long long cnt = 0;
+    fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+    rt_json_str(f, h->element[k]->str, h->element[k]->len);
+    if (reply_ll(h->element[k + 1], &cnt) == 0)
+      fprintf(f, ",\"count\":%lld}", cnt);
+    else
+      fputs(",\"count\":null}", f);
+  }
+  fprintf(f, "],\"pttl_ms\":%lld,\"token\":", v->pttl);
+  rt_json_cstr(f, v->token);
+  fprintf(f, ",\"fence_pttl_ms\":%lld", v->fpttl);
+  status_family_json(f, v->r + 5, v->now);
+  semlatch_json(f, &v->sl);
+  fputc('}', f);
+}
+
+/* One master's lines for a human. */
+static void status_master_human(FILE *f, const rt_master_url *u,
+                                const master_view *v) {
+  const redisReply *h = v->r[0];
+  if (u->cluster && v->node[0])
+    fprintf(f, "  %s (node %s): ", u->display, v->node);
+  else
+    fprintf(f, "  %s: ", u->display);
+  if (!v->ok) {
+    fprintf(f, "error: %s\n", v->err);
+    return;
+  }
+  if (h->elements == 0) {
+    fputs("free", f);
+  } else {
+    fputs("held by", f);
+    for (size_t k = 0; k + 1 < h->elements; k += 2) {
+      fputs(k ? ", " : " ", f);
+      rt_human_str(f, h->element[k]->str, h->element[k]->len);
+      fprintf(f, " (count %s)",
+              h->element[k + 1]->str ? h->element[k + 1]->str : "?");
+    }
+    if (v->pttl == -1) fputs(", NO TTL (leaked)", f);
+    else fprintf(f, ", lease %lld ms left", v->pttl);
+  }
+  if (v->token != NULL) {
+    fprintf(f, ", last token %s", v->token);
+    if (v->fpttl >= 0) fprintf(f, " (kept %lld s more)", v->fpttl / 1000);
+  } else {
+    fputs(", no token yet", f);
+  }
+  fputc('\n', f);
+  status_family_human(f, v->r + 5, v->now);
+  semlatch_human(f, &v->sl);
+}
+
+/* What the report says before the masters. */
+static void status_header(FILE *f, int json, const char *name,
+                          const char *key, const char *fkey, size_t nmasters) {
   if (json) {
     fputs("{\"name\":", f);
     rt_json_cstr(f, name);
@@ -483,140 +617,20 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
     rt_json_cstr(f, key);
     fputs(",\"fence_key\":", f);
     rt_json_cstr(f, fkey);
-    fprintf(f, ",\"quorum\":%zu,\"masters\":[", g->nmasters / 2 + 1);
+    fprintf(f, ",\"quorum\":%zu,\"masters\":[", nmasters / 2 + 1);
   } else {
     fprintf(f, "lock ");
     rt_human_str(f, key, strlen(key));
-    fprintf(f, " (quorum %zu of %zu)\n", g->nmasters / 2 + 1, g->nmasters);
+    fprintf(f, " (quorum %zu of %zu)\n", nmasters / 2 + 1, nmasters);
   }
-  int kinds_found = 0;
-  for (size_t i = 0; i < g->nmasters; i++) {
-    char err[512] = "", node[300] = "";
-    /* The lock's four replies, TIME, then the other kinds' (FAM_N);
-     * the semaphore's and the latch's after them. */
-    redisReply *r[5 + FAM_N] = {NULL};
-    semlatch_view sl;
-    memset(&sl, 0, sizeof sl);
-    rt_master *ctx = rt_master_open(us[i].spec, g, timeout_ms, err, sizeof err);
-    int slot = rl_slot_of_str(key);
-    if (ctx != NULL) {
-      /* Every key of the lock shares its hash tag: one slot, one node. */
-      rt_master_append(ctx, NULL, slot, "HGETALL %s", key);
-      rt_master_append(ctx, NULL, slot, "PTTL %s", key);
-      rt_master_append(ctx, NULL, slot, "GET %s", fkey);
-      rt_master_append(ctx, NULL, slot, "PTTL %s", fkey);
-      rt_master_append(ctx, NULL, slot, "TIME");
-      status_family_append(ctx, slot, key);
-      for (int k = 0; k < 5 + FAM_N; k++) {
-        redisReply *rep = NULL;
-        if (rt_master_get_reply(ctx, &rep, node, sizeof node) != REDIS_OK) {
-          snprintf(err, sizeof err, "%s", rt_master_errstr(ctx));
-          break;
-        }
-        r[k] = rep;
-        if (r[k]->type == REDIS_REPLY_ERROR && err[0] == '\0')
-          snprintf(err, sizeof err, "%s", r[k]->str);
-      }
-      if (err[0] == '\0') semlatch_read(ctx, slot, key, &sl);
-      rt_master_free(ctx);
-    }
-    int ok = err[0] == '\0';
-    if (ok && (r[0] == NULL || r[0]->type != REDIS_REPLY_ARRAY)) {
-      ok = 0;
-      snprintf(err, sizeof err, "unexpected reply to HGETALL");
-    }
-    long long pttl = -2, fpttl = -2, now = 0;
-    if (ok) {
-      answered++;
-      reply_ll(r[1], &pttl);
-      reply_ll(r[3], &fpttl);
-      if (r[0]->elements > 0) held_on++;
-      if (is_array(r[4]) && r[4]->elements == 2) {
-        long long sec = 0, us_ = 0;
-        reply_ll(r[4]->element[0], &sec);
-        reply_ll(r[4]->element[1], &us_);
-        now = sec * 1000 + us_ / 1000;
-      }
-      kinds_found |= (r[0]->elements > 0 ? 4 : 0) | family_kinds(r + 5) |
-                     semlatch_kinds(&sl);
-    }
-    const char *token = ok && r[2] != NULL && r[2]->type == REDIS_REPLY_STRING
-                            ? r[2]->str
-                            : NULL;
-    if (json) {
-      fputs(i ? ",{" : "{", f);
-      fputs("\"master\":", f);
-      rt_json_cstr(f, us[i].display);
-      if (us[i].cluster) {
-        fputs(",\"node\":", f);
-        rt_json_cstr(f, node[0] ? node : NULL);
-      }
-      fprintf(f, ",\"ok\":%s,\"error\":", ok ? "true" : "false");
-      rt_json_cstr(f, ok ? NULL : err);
-      if (ok) {
-        fprintf(f, ",\"held\":%s,\"holders\":[",
-                r[0]->elements > 0 ? "true" : "false");
-        for (size_t k = 0; k + 1 < r[0]->elements; k += 2) {
-          long long cnt = 0;
-          fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
-          rt_json_str(f, r[0]->element[k]->str, r[0]->element[k]->len);
-          if (reply_ll(r[0]->element[k + 1], &cnt) == 0)
-            fprintf(f, ",\"count\":%lld}", cnt);
-          else
-            fputs(",\"count\":null}", f);
-        }
-        fprintf(f, "],\"pttl_ms\":%lld,\"token\":", pttl);
-        rt_json_cstr(f, token);
-        fprintf(f, ",\"fence_pttl_ms\":%lld", fpttl);
-        status_family_json(f, r + 5, now);
-        semlatch_json(f, &sl);
-        fputc('}', f);
-      } else {
-        fputs(",\"held\":null,\"holders\":null,\"pttl_ms\":null,"
-              "\"token\":null,\"fence_pttl_ms\":null,\"fair_queue\":null,"
-              "\"rw\":null,\"sem\":null,\"latch\":null}",
-              f);
-      }
-    } else {
-      if (us[i].cluster && node[0])
-        fprintf(f, "  %s (node %s): ", us[i].display, node);
-      else
-        fprintf(f, "  %s: ", us[i].display);
-      if (!ok) {
-        fprintf(f, "error: %s\n", err);
-      } else {
-        if (r[0]->elements == 0) {
-          fputs("free", f);
-        } else {
-          fputs("held by", f);
-          for (size_t k = 0; k + 1 < r[0]->elements; k += 2) {
-            fputs(k ? ", " : " ", f);
-            rt_human_str(f, r[0]->element[k]->str, r[0]->element[k]->len);
-            fprintf(f, " (count %s)", r[0]->element[k + 1]->str
-                                          ? r[0]->element[k + 1]->str
-                                          : "?");
-          }
-          if (pttl == -1) fputs(", NO TTL (leaked)", f);
-          else fprintf(f, ", lease %lld ms left", pttl);
-        }
-        if (token != NULL) {
-          fprintf(f, ", last token %s", token);
-          if (fpttl >= 0) fprintf(f, " (kept %lld s more)", fpttl / 1000);
-        } else {
-          fputs(", no token yet", f);
-        }
-        fputc('\n', f);
-        status_family_human(f, r + 5, now);
-        semlatch_human(f, &sl);
-      }
-    }
-    semlatch_free(&sl);
-    for (int k = 0; k < 5 + FAM_N; k++)
-      if (r[k] != NULL) freeReplyObject(r[k]);
-  }
-  /* The kinds found on any master: "lock" is the hash a lock or fair
-   * handle holds (the two are one lock), "fair" a fair queue, "rw" a
-   * read-write lock, "sem" a semaphore, "latch" a latch. */
+}
+
+/* What the report says after the masters: how many held and answered, and
+ * the kinds found on any master: "lock" is the hash a lock or fair handle
+ * holds (the two are one lock), "fair" a fair queue, "rw" a read-write
+ * lock, "sem" a semaphore, "latch" a latch. */
+static void status_footer(FILE *f, int json, int kinds_found, size_t held_on,
+                          size_t answered, size_t nmasters) {
   const char *kn[5] = {"lock", "fair", "rw", "sem", "latch"};
   int kb[5] = {4, 1, 2, 8, 16};
   if (json) {
@@ -630,15 +644,68 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
     fputs("]}\n", f);
   } else {
     fprintf(f, "  held on %zu of %zu masters, %zu answered; kinds found:",
-            held_on, g->nmasters, answered);
+            held_on, nmasters, answered);
     for (int k = 0; k < 5; k++)
       if (kinds_found & kb[k]) fprintf(f, " %s", kn[k]);
     if (kinds_found == 0) fputs(" none", f);
     fputc('\n', f);
   }
+}
+
+/* Reads and reports every master on the lock key and its fence key.
+ * Returns the exit code. */
+static int status_report(const rt_global *g, const rt_master_url *us,
+                         int json, long long timeout_ms, const char *name,
+                         const char *key, const char *fkey) {
+  FILE *f = stdout;
+  size_t answered = 0, held_on = 0;
+  int kinds_found = 0;
+  status_header(f, json, name, key, fkey, g->nmasters);
+  for (size_t i = 0; i < g->nmasters; i++) {
+    master_view v;
+    kinds_found |= status_read_master(&us[i], g, timeout_ms, key, fkey, &v);
+    if (v.ok) {
+      answered++;
+      if (v.r[0]->elements > 0) held_on++;
+    }
+    if (json)
+      status_master_json(f, &us[i], &v, i == 0);
+    else
+      status_master_human(f, &us[i], &v);
+    master_view_free(&v);
+  }
+  status_footer(f, json, kinds_found, held_on, answered, g->nmasters);
   fflush(f);
+  return answered > 0 ? RT_EXIT_OK : RT_EXIT_NOMASTER;
+}
+
+int rt_cmd_status(rt_global *g, int argc, char **argv) {
+  int json = 0;
+  long long timeout_ms = 1000;
+  int code = status_parse(g, argc, argv, &json, &timeout_ms);
+  if (code >= 0) return code;
+  const char *name = argv[optind];
+  size_t nlen = strlen(name);
+  if (nlen == 0 || nlen > 512 || strchr(name, '{') || strchr(name, '}')) {
+    fprintf(stderr, "rlock status: bad lock name\n");
+    return RT_EXIT_USAGE;
+  }
+  if (!rt_prefix_ok(g->prefix)) {
+    fprintf(stderr, "rlock status: bad --prefix\n");
+    return RT_EXIT_USAGE;
+  }
+  rt_master_url *us;
+  if (rt_parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
+  size_t klen = strlen(g->prefix) + nlen + 3;
+  char *key = malloc(klen), *fkey = malloc(klen + 6);
+  code = RT_EXIT_OSERR;
+  if (key != NULL && fkey != NULL) {
+    snprintf(key, klen, "%s{%s}", g->prefix, name);
+    snprintf(fkey, klen + 6, "%s:fence", key);
+    code = status_report(g, us, json, timeout_ms, name, key, fkey);
+  }
   free(key);
   free(fkey);
   free(us);
-  return answered > 0 ? RT_EXIT_OK : RT_EXIT_NOMASTER;
+  return code;
 }
