@@ -190,159 +190,206 @@ static const char *family_kind(const char *key, size_t len) {
   return NULL;
 }
 
+/* What one scan carries from key to key and from master to master. */
+typedef struct scan_run {
+  const char *pattern;
+  long long lease_over_ms; /* -1: no threshold */
+  int all;                 /* --all: report every key, not only findings */
+  int json;
+  scan_totals t;
+  key_set ks;         /* the keys found so far, counted once */
+  int first_key;      /* no key of this master reported yet */
+  char err[512];      /* why this master could not be scanned */
+} scan_run;
+
+/* Keys a scan looks at: strings, without the fencing counters. */
+static int scan_skips(const redisReply *k) {
+  return k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence");
+}
+
+/* Starts one reported key's JSON object: its name, after a comma unless
+ * it is the master's first. */
+static void json_key_start(scan_run *run, const redisReply *k) {
+  fputs(run->first_key ? "{\"key\":" : ",{\"key\":", stdout);
+  rt_json_str(stdout, k->str, k->len);
+  run->first_key = 0;
+}
+
+/* A key that goes with a lock (lkind's), reported only as a leak. */
+static void report_family_leak(scan_run *run, const char *where,
+                               const redisReply *k, const char *lkind) {
+  run->t.family_leaks++;
+  if (run->json) {
+    json_key_start(run, k);
+    fprintf(stdout, ",\"pttl_ms\":-1,\"holders\":null,\"leak\":true,"
+            "\"lease_over\":false,\"kind\":\"%s\"}", lkind);
+  } else {
+    fprintf(stdout, "%s ", where);
+    rt_human_str(stdout, k->str, k->len);
+    fputs(": NO TTL (leak)\n", stdout);
+    run->first_key = 0;
+  }
+}
+
+/* What scan found of one lock's, semaphore's or latch's key. */
+typedef struct key_finding {
+  long long pttl, fields; /* fields: its holders, -1 if unknown */
+  int leak, over;
+  const char *kind;  /* "semaphore" or "latch", NULL for a lock's key */
+  const char *lkind; /* for a lock's key: which kind of lock */
+} key_finding;
+
+/* Prints one lock's, semaphore's or latch's key found. */
+static void report_key(scan_run *run, rl_conn *node, const char *where,
+                       const redisReply *k, const key_finding *kf) {
+  if (run->json) {
+    json_key_start(run, k);
+    if (node != NULL) {
+      fputs(",\"node\":", stdout);
+      rt_json_cstr(stdout, where);
+    }
+    fprintf(stdout,
+            ",\"pttl_ms\":%lld,\"holders\":%lld,\"leak\":%s,"
+            "\"lease_over\":%s,\"kind\":\"%s\"}",
+            kf->pttl, kf->kind ? -1 : kf->fields, kf->leak ? "true" : "false",
+            kf->over ? "true" : "false", kf->kind ? kf->kind : kf->lkind);
+    return;
+  }
+  fprintf(stdout, "%s ", where);
+  rt_human_str(stdout, k->str, k->len);
+  if (kf->kind != NULL && kf->leak)
+    fprintf(stdout, ": %s key, NO TTL (leak)\n", kf->kind);
+  else if (kf->kind != NULL)
+    fprintf(stdout, ": %s key, %lld ms left%s\n", kf->kind, kf->pttl,
+            kf->over ? " (over threshold)" : "");
+  else if (kf->leak)
+    fprintf(stdout, ": NO TTL (leak), %lld holder(s)\n", kf->fields);
+  else
+    fprintf(stdout, ": lease %lld ms left%s, %lld holder(s)\n", kf->pttl,
+            kf->over ? " (over threshold)" : "", kf->fields);
+  run->first_key = 0;
+}
+
 /*
- * Scans one connected master, printing each reported key as it goes (the
- * JSON array of keys is open while this runs). Returns 0, or -1 with a
- * message in err after a failed command.
+ * Decides what key k is from its TYPE, PTTL, HLEN and ZCARD replies (rr),
+ * records it and reports it when it is a finding (or with --all).
+ * Returns 0, or -1 when out of memory.
  */
-static int scan_master(rt_master *ctx, rl_conn *node, const char *where,
-                       const char *pattern, long long lease_over_ms, int all,
-                       int json, int *first_key, scan_totals *t, key_set *ks,
-                       char *err, size_t errsize) {
+static int scan_classify(scan_run *run, rl_conn *node, const char *where,
+                         const redisReply *k, redisReply *const *rr) {
+  int typed = rr[0]->type == REDIS_REPLY_STATUS;
+  int alive = rr[1]->type == REDIS_REPLY_INTEGER &&
+              rr[1]->integer != -2; /* -2: it went away meanwhile */
+  key_finding kf = {.lkind = "lock"};
+  int fam = typed ? family_shaped(k->str, k->len, rr[0]->str, &kf.lkind) : 0;
+  /* A semaphore's or a latch's key: reported on its own terms. */
+  kf.kind = family_kind(k->str, k->len);
+  if (alive && fam == 2) {
+    if (rr[1]->integer == -1) report_family_leak(run, where, k, kf.lkind);
+    return 0;
+  }
+  if (!typed || strcmp(rr[0]->str, "none") == 0) return 0;
+  int lockish = (strcmp(rr[0]->str, "hash") == 0 &&
+                 lock_shaped(k->str, k->len)) ||
+                fam == 1 || kf.kind != NULL;
+  if (!lockish || !alive) {
+    run->t.other++;
+    return 0;
+  }
+  const redisReply *cnt = strcmp(rr[0]->str, "zset") == 0 ? rr[3] : rr[2];
+  kf.pttl = rr[1]->integer;
+  kf.fields = cnt->type == REDIS_REPLY_INTEGER ? cnt->integer : -1;
+  kf.leak = kf.pttl == -1;
+  kf.over = kf.kind == NULL && run->lease_over_ms >= 0 &&
+            kf.pttl > run->lease_over_ms;
+  int rc = key_set_add(&run->ks, k->str, k->len, kf.leak, kf.over,
+                       kf.kind != NULL);
+  if (rc != 0) snprintf(run->err, sizeof run->err, "out of memory");
+  if (kf.leak || kf.over || run->all) report_key(run, node, where, k, &kf);
+  return rc;
+}
+
+/* Reads the four replies scan_page queued for key k and classifies it.
+ * Returns 0, or -1 with a message in run->err. */
+static int scan_key(scan_run *run, rt_master *ctx, rl_conn *node,
+                    const char *where, const redisReply *k) {
+  redisReply *rr[4] = {NULL, NULL, NULL, NULL};
+  int rc = 0;
+  for (int j = 0; j < 4 && rc == 0; j++) {
+    if (rt_master_get_reply(ctx, &rr[j], NULL, 0) != REDIS_OK) {
+      snprintf(run->err, sizeof run->err, "%s", rt_master_errstr(ctx));
+      rc = -1;
+    }
+  }
+  if (rc == 0) rc = scan_classify(run, node, where, k, rr);
+  for (int j = 0; j < 4; j++)
+    if (rr[j] != NULL) freeReplyObject(rr[j]);
+  return rc;
+}
+
+/* Asks for TYPE, PTTL, HLEN and ZCARD of each key of one SCAN page, in
+ * one pipeline, then reads and classifies them in order. 0 or -1. */
+static int scan_keys(scan_run *run, rt_master *ctx, rl_conn *node,
+                     const char *where, const redisReply *keys) {
+  static const char *const reads[] = {"TYPE %b", "PTTL %b", "HLEN %b",
+                                      "ZCARD %b"};
+  for (size_t i = 0; i < keys->elements; i++) {
+    const redisReply *k = keys->element[i];
+    if (scan_skips(k)) continue;
+    for (int j = 0; j < 4; j++)
+      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, reads[j], k->str,
+                       (size_t)k->len);
+  }
+  for (size_t i = 0; i < keys->elements; i++) {
+    const redisReply *k = keys->element[i];
+    if (!scan_skips(k) && scan_key(run, ctx, node, where, k) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Runs SCAN from cursor (updated to the next one) and looks at the page
+ * of keys it returns. 0 or -1, with a message in run->err. */
+static int scan_page(scan_run *run, rt_master *ctx, rl_conn *node,
+                     const char *where, char *cursor, size_t cursorsize) {
+  redisReply *r = rt_master_command(ctx, node, RL_MCMD_ANY_SLOT,
+                                    "SCAN %s MATCH %s COUNT 1000", cursor,
+                                    run->pattern);
+  if (r == NULL) {
+    snprintf(run->err, sizeof run->err, "%s", rt_master_errstr(ctx));
+    return -1;
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+      r->element[0]->type != REDIS_REPLY_STRING ||
+      r->element[1]->type != REDIS_REPLY_ARRAY) {
+    snprintf(run->err, sizeof run->err, "%s",
+             r->type == REDIS_REPLY_ERROR ? r->str : "bad SCAN reply");
+    freeReplyObject(r);
+    return -1;
+  }
+  snprintf(cursor, cursorsize, "%s", r->element[0]->str);
+  int rc = scan_keys(run, ctx, node, where, r->element[1]);
+  freeReplyObject(r);
+  return rc;
+}
+
+/* Scans one node of a connected master (node NULL: the server), printing
+ * each reported key as it goes (the JSON array of keys is open while this
+ * runs). Returns 0, or -1 with a message in run->err. */
+static int scan_master(scan_run *run, rt_master *ctx, rl_conn *node,
+                       const char *where) {
   char cursor[32] = "0";
   do {
-    redisReply *r = rt_master_command(ctx, node, RL_MCMD_ANY_SLOT,
-                                      "SCAN %s MATCH %s COUNT 1000", cursor,
-                                      pattern);
-    if (r == NULL) {
-      snprintf(err, errsize, "%s", rt_master_errstr(ctx));
+    if (scan_page(run, ctx, node, where, cursor, sizeof cursor) != 0)
       return -1;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[1]->type != REDIS_REPLY_ARRAY) {
-      snprintf(err, errsize, "%s",
-               r->type == REDIS_REPLY_ERROR ? r->str : "bad SCAN reply");
-      freeReplyObject(r);
-      return -1;
-    }
-    snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
-    redisReply *keys = r->element[1];
-    size_t sent = 0;
-    for (size_t i = 0; i < keys->elements; i++) {
-      redisReply *k = keys->element[i];
-      if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
-        continue;
-      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "TYPE %b", k->str,
-                       (size_t)k->len);
-      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "PTTL %b", k->str,
-                       (size_t)k->len);
-      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "HLEN %b", k->str,
-                       (size_t)k->len);
-      rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, "ZCARD %b", k->str,
-                       (size_t)k->len);
-      sent++;
-    }
-    int failed = 0;
-    for (size_t i = 0; i < keys->elements && sent > 0; i++) {
-      redisReply *k = keys->element[i];
-      if (k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence"))
-        continue;
-      sent--;
-      redisReply *rr[4] = {NULL, NULL, NULL, NULL};
-      for (int j = 0; j < 4; j++) {
-        redisReply *rep = NULL;
-        if (rt_master_get_reply(ctx, &rep, NULL, 0) != REDIS_OK) {
-          if (!failed) snprintf(err, errsize, "%s", rt_master_errstr(ctx));
-          failed = 1;
-          break;
-        }
-        rr[j] = rep;
-      }
-      const char *lkind = "lock";
-      int fam = !failed && rr[0]->type == REDIS_REPLY_STATUS
-                    ? family_shaped(k->str, k->len, rr[0]->str, &lkind)
-                    : 0;
-      /* A semaphore's or a latch's key: reported on its own terms. */
-      const char *kind = failed ? NULL : family_kind(k->str, k->len);
-      if (!failed && rr[1]->type == REDIS_REPLY_INTEGER &&
-          rr[1]->integer != -2 && fam == 2) {
-        /* Goes with a lock: reported only as a leak. */
-        if (rr[1]->integer == -1) {
-          t->family_leaks++;
-          if (json) {
-            fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
-            rt_json_str(stdout, k->str, k->len);
-            fprintf(stdout, ",\"pttl_ms\":-1,\"holders\":null,\"leak\":true,"
-                    "\"lease_over\":false,\"kind\":\"%s\"}", lkind);
-          } else {
-            fprintf(stdout, "%s ", where);
-            rt_human_str(stdout, k->str, k->len);
-            fputs(": NO TTL (leak)\n", stdout);
-          }
-          *first_key = 0;
-        }
-      } else if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
-          strcmp(rr[0]->str, "none") != 0 &&
-          ((strcmp(rr[0]->str, "hash") == 0 && lock_shaped(k->str, k->len)) ||
-           fam == 1 || kind != NULL) &&
-          rr[1]->type == REDIS_REPLY_INTEGER &&
-          rr[1]->integer != -2) { /* -2: it went away meanwhile */
-        long long pttl = rr[1]->integer;
-        const redisReply *cnt = strcmp(rr[0]->str, "zset") == 0 ? rr[3] : rr[2];
-        long long fields = cnt->type == REDIS_REPLY_INTEGER ? cnt->integer : -1;
-        int leak = pttl == -1;
-        int over =
-            kind == NULL && lease_over_ms >= 0 && pttl > lease_over_ms;
-        if (key_set_add(ks, k->str, k->len, leak, over, kind != NULL) != 0) {
-          if (!failed) snprintf(err, errsize, "out of memory");
-          failed = 1;
-        }
-        if (leak || over || all) {
-          if (json) {
-            fputs(*first_key ? "{\"key\":" : ",{\"key\":", stdout);
-            rt_json_str(stdout, k->str, k->len);
-            if (node != NULL) {
-              fputs(",\"node\":", stdout);
-              rt_json_cstr(stdout, where);
-            }
-            fprintf(stdout,
-                    ",\"pttl_ms\":%lld,\"holders\":%lld,\"leak\":%s,"
-                    "\"lease_over\":%s,\"kind\":\"%s\"}",
-                    pttl, kind ? -1 : fields, leak ? "true" : "false",
-                    over ? "true" : "false", kind ? kind : lkind);
-          } else if (kind != NULL) {
-            fprintf(stdout, "%s ", where);
-            rt_human_str(stdout, k->str, k->len);
-            if (leak)
-              fprintf(stdout, ": %s key, NO TTL (leak)\n", kind);
-            else
-              fprintf(stdout, ": %s key, %lld ms left%s\n", kind, pttl,
-                      over ? " (over threshold)" : "");
-          } else {
-            fprintf(stdout, "%s ", where);
-            rt_human_str(stdout, k->str, k->len);
-            if (leak)
-              fprintf(stdout, ": NO TTL (leak), %lld holder(s)\n", fields);
-            else
-              fprintf(stdout, ": lease %lld ms left%s, %lld holder(s)\n", pttl,
-                      over ? " (over threshold)" : "", fields);
-          }
-          *first_key = 0;
-        }
-      } else if (!failed && rr[0]->type == REDIS_REPLY_STATUS &&
-                 strcmp(rr[0]->str, "none") != 0) {
-        t->other++;
-      }
-      for (int j = 0; j < 4; j++)
-        if (rr[j] != NULL) freeReplyObject(rr[j]);
-      if (failed) break;
-    }
-    freeReplyObject(r);
-    if (failed) return -1;
   } while (strcmp(cursor, "0") != 0);
   return 0;
 }
 
 /* Scans every node of a master that serves lock keys: the server, or
  * every primary of a cluster (a cluster's SCAN is per node). */
-static int scan_nodes(rt_master *ctx, const rt_master_url *u,
-                      const char *pattern, long long lease_over_ms, int all,
-                      int json, int *first_key, scan_totals *t, key_set *ks,
-                      char *err, size_t errsize) {
-  if (!u->cluster)
-    return scan_master(ctx, NULL, u->display, pattern, lease_over_ms, all,
-                       json, first_key, t, ks, err, errsize);
+static int scan_nodes(scan_run *run, rt_master *ctx, const rt_master_url *u) {
+  if (!u->cluster) return scan_master(run, ctx, NULL, u->display);
   rl_conn *nodes[1024];
   int n = rt_master_nodes(ctx, nodes, 1024);
   if (n > 1024) n = 1024;
@@ -350,19 +397,101 @@ static int scan_nodes(rt_master *ctx, const rt_master_url *u,
     char where[1000], addr[300];
     rl_node_address(nodes[k], addr, sizeof addr);
     snprintf(where, sizeof where, "%s node %s", u->display, addr);
-    if (scan_master(ctx, nodes[k], addr[0] ? (json ? addr : where) : where,
-                    pattern, lease_over_ms, all, json, first_key, t, ks, err,
-                    errsize) != 0) {
+    if (scan_master(run, ctx, nodes[k],
+                    addr[0] ? (run->json ? addr : where) : where) != 0) {
       char sub[512];
-      snprintf(sub, sizeof sub, "%s", err);
-      snprintf(err, errsize, "node %s: %.200s", addr, sub);
+      snprintf(sub, sizeof sub, "%s", run->err);
+      snprintf(run->err, sizeof run->err, "node %s: %.200s", addr, sub);
       return -1;
     }
   }
   return 0;
 }
 
-int rt_cmd_scan(rt_global *g, int argc, char **argv) {
+/* Scans one master and reports how it went. 0, or -1 if it failed. */
+static int scan_one_master(scan_run *run, const rt_global *g,
+                           const rt_master_url *u, long long timeout_ms,
+                           int first) {
+  int rc = -1;
+  run->first_key = 1;
+  run->err[0] = '\0';
+  if (run->json) {
+    fputs(first ? "{\"master\":" : ",{\"master\":", stdout);
+    rt_json_cstr(stdout, u->display);
+    fputs(",\"keys\":[", stdout);
+  }
+  rt_master *ctx =
+      rt_master_open(u->spec, g, timeout_ms, run->err, sizeof run->err);
+  if (ctx != NULL) {
+    rc = scan_nodes(run, ctx, u);
+    rt_master_free(ctx);
+  }
+  if (run->json) {
+    fprintf(stdout, "],\"ok\":%s,\"error\":", rc == 0 ? "true" : "false");
+    rt_json_cstr(stdout, rc == 0 ? NULL : run->err);
+    fputc('}', stdout);
+  } else if (rc != 0) {
+    fprintf(stdout, "%s: error: %s\n", u->display, run->err);
+  }
+  return rc;
+}
+
+/* The totals after every master, and the exit code they make. */
+static int scan_summary(const scan_run *run, size_t nmasters, size_t failed) {
+  const scan_totals *t = &run->t;
+  if (run->json) {
+    fprintf(stdout,
+            "],\"locks\":%lld,\"family_keys\":%lld,\"leaks\":%lld,"
+            "\"lease_over\":%lld,\"other_keys\":%lld,"
+            "\"failed_masters\":%zu}\n",
+            t->locks, t->semlatch, t->leaks, t->long_leases, t->other, failed);
+  } else {
+    fprintf(stdout,
+            "%lld lock(s) and %lld semaphore or latch key(s) on %zu "
+            "master(s): %lld without TTL",
+            t->locks, t->semlatch, nmasters - failed, t->leaks);
+    if (run->lease_over_ms >= 0)
+      fprintf(stdout, ", %lld with a lease over %lld ms", t->long_leases,
+              run->lease_over_ms);
+    if (failed) fprintf(stdout, "; %zu master(s) failed", failed);
+    fputc('\n', stdout);
+  }
+  fflush(stdout);
+  if (t->leaks > 0 || t->long_leases > 0) return RT_EXIT_FOUND;
+  return failed ? RT_EXIT_NOMASTER : RT_EXIT_OK;
+}
+
+/* Scans every master and reports. Returns the exit code. */
+static int scan_all(scan_run *run, const rt_global *g,
+                    const rt_master_url *us, long long timeout_ms) {
+  size_t failed = 0;
+  if (run->json) {
+    fputs("{\"pattern\":", stdout);
+    rt_json_cstr(stdout, run->pattern);
+    fputs(",\"lease_over_ms\":", stdout);
+    if (run->lease_over_ms >= 0) fprintf(stdout, "%lld", run->lease_over_ms);
+    else fputs("null", stdout);
+    fputs(",\"masters\":[", stdout);
+  }
+  for (size_t i = 0; i < g->nmasters; i++)
+    if (scan_one_master(run, g, &us[i], timeout_ms, i == 0) != 0) failed++;
+  key_set_totals(&run->ks, &run->t);
+  key_set_free(&run->ks);
+  run->t.leaks += run->t.family_leaks;
+  return scan_summary(run, g->nmasters, failed);
+}
+
+static const char older_than_refused[] =
+    "rlock scan: --older-than is not supported: Redis keeps no\n"
+    "record of when a lock was taken (the watchdog keeps resetting\n"
+    "its TTL), so how long a lock has been held cannot be read\n"
+    "from Redis. Use --lease-over SECONDS to find locks whose\n"
+    "remaining lease is longer than SECONDS.\n";
+
+/* Parses scan's options into g, run and *timeout_ms (*pattern: --pattern,
+ * or NULL). -1 to go on, or the exit code. */
+static int scan_parse(rt_global *g, int argc, char **argv, scan_run *run,
+                      const char **pattern, long long *timeout_ms) {
   static const struct option opts[] = {
       {"json", no_argument, NULL, OPT_JSON},
       {"all", no_argument, NULL, OPT_ALL},
@@ -375,31 +504,22 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
       RT_TLS_LONG_OPTIONS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int json = 0, all = 0, c;
-  long long timeout_ms = 1000, lease_over_ms = -1;
-  const char *pattern_opt = NULL;
+  int c;
   optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case OPT_JSON: json = 1; break;
-    case OPT_ALL: all = 1; break;
-    case OPT_PATTERN: pattern_opt = optarg; break;
-    case OPT_OLDER:
-      fprintf(stderr,
-              "rlock scan: --older-than is not supported: Redis keeps no\n"
-              "record of when a lock was taken (the watchdog keeps resetting\n"
-              "its TTL), so how long a lock has been held cannot be read\n"
-              "from Redis. Use --lease-over SECONDS to find locks whose\n"
-              "remaining lease is longer than SECONDS.\n");
-      return RT_EXIT_USAGE;
+    case OPT_JSON: run->json = 1; break;
+    case OPT_ALL: run->all = 1; break;
+    case OPT_PATTERN: *pattern = optarg; break;
+    case OPT_OLDER: fputs(older_than_refused, stderr); return RT_EXIT_USAGE;
     case OPT_LEASE_OVER:
-      if (rt_parse_seconds(optarg, &lease_over_ms) != 0) {
+      if (rt_parse_seconds(optarg, &run->lease_over_ms) != 0) {
         fprintf(stderr, "rlock scan: bad --lease-over '%s'\n", optarg);
         return RT_EXIT_USAGE;
       }
       break;
     case OPT_TIMEOUT:
-      if (rt_parse_ll(optarg, 1, 600000, &timeout_ms) != 0) {
+      if (rt_parse_ll(optarg, 1, 600000, timeout_ms) != 0) {
         fprintf(stderr, "rlock scan: bad --timeout '%s'\n", optarg);
         return RT_EXIT_USAGE;
       }
@@ -422,6 +542,15 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
     fputs(scan_usage, stderr);
     return RT_EXIT_USAGE;
   }
+  return -1;
+}
+
+int rt_cmd_scan(rt_global *g, int argc, char **argv) {
+  scan_run run = {.lease_over_ms = -1};
+  const char *pattern_opt = NULL;
+  long long timeout_ms = 1000;
+  int code = scan_parse(g, argc, argv, &run, &pattern_opt, &timeout_ms);
+  if (code >= 0) return code;
   if (!rt_prefix_ok(g->prefix)) {
     fprintf(stderr, "rlock scan: bad --prefix\n");
     return RT_EXIT_USAGE;
@@ -433,63 +562,9 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
     free(us);
     return RT_EXIT_OSERR;
   }
-  scan_totals t = {0};
-  key_set ks = {NULL, 0, 0};
-  size_t failed = 0;
-  if (json) {
-    fputs("{\"pattern\":", stdout);
-    rt_json_cstr(stdout, pattern);
-    fputs(",\"lease_over_ms\":", stdout);
-    if (lease_over_ms >= 0) fprintf(stdout, "%lld", lease_over_ms);
-    else fputs("null", stdout);
-    fputs(",\"masters\":[", stdout);
-  }
-  for (size_t i = 0; i < g->nmasters; i++) {
-    char err[512] = "";
-    int first_key = 1, rc = -1;
-    if (json) {
-      fputs(i ? ",{\"master\":" : "{\"master\":", stdout);
-      rt_json_cstr(stdout, us[i].display);
-      fputs(",\"keys\":[", stdout);
-    }
-    rt_master *ctx = rt_master_open(us[i].spec, g, timeout_ms, err, sizeof err);
-    if (ctx != NULL) {
-      rc = scan_nodes(ctx, &us[i], pattern, lease_over_ms, all, json,
-                      &first_key, &t, &ks, err, sizeof err);
-      rt_master_free(ctx);
-    }
-    if (rc != 0) failed++;
-    if (json) {
-      fprintf(stdout, "],\"ok\":%s,\"error\":", rc == 0 ? "true" : "false");
-      rt_json_cstr(stdout, rc == 0 ? NULL : err);
-      fputc('}', stdout);
-    } else if (rc != 0) {
-      fprintf(stdout, "%s: error: %s\n", us[i].display, err);
-    }
-  }
-  key_set_totals(&ks, &t);
-  key_set_free(&ks);
-  t.leaks += t.family_leaks;
-  if (json) {
-    fprintf(stdout,
-            "],\"locks\":%lld,\"family_keys\":%lld,\"leaks\":%lld,"
-            "\"lease_over\":%lld,\"other_keys\":%lld,"
-            "\"failed_masters\":%zu}\n",
-            t.locks, t.semlatch, t.leaks, t.long_leases, t.other, failed);
-  } else {
-    fprintf(stdout,
-            "%lld lock(s) and %lld semaphore or latch key(s) on %zu "
-            "master(s): %lld without TTL",
-            t.locks, t.semlatch, g->nmasters - failed, t.leaks);
-    if (lease_over_ms >= 0)
-      fprintf(stdout, ", %lld with a lease over %lld ms", t.long_leases,
-              lease_over_ms);
-    if (failed) fprintf(stdout, "; %zu master(s) failed", failed);
-    fputc('\n', stdout);
-  }
-  fflush(stdout);
+  run.pattern = pattern;
+  code = scan_all(&run, g, us, timeout_ms);
   free(pattern);
   free(us);
-  if (t.leaks > 0 || t.long_leases > 0) return RT_EXIT_FOUND;
-  return failed ? RT_EXIT_NOMASTER : RT_EXIT_OK;
+  return code;
 }
