@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "tool.h"
 
 int rt_parse_ll(const char *s, long long lo, long long hi, long long *out) {
@@ -92,7 +93,9 @@ void rt_tls_from_env(rt_global *g) {
   if ((e = getenv("RLOCK_INSECURE")) && strcmp(e, "1") == 0) g->insecure = 1;
 }
 
-/* Checks the key prefix as the library does: at most 64 bytes, no braces. */
+/* Checks the key prefix by the library's rule for key_prefix (options.c):
+ * at most RL_PREFIX_MAX bytes, and no braces, which would move the hash
+ * tag of every key. */
 int rt_prefix_ok(const char *p) {
-  return strlen(p) <= 64 && strchr(p, '{') == NULL && strchr(p, '}') == NULL;
+  return strlen(p) <= RL_PREFIX_MAX && strpbrk(p, "{}") == NULL;
 }

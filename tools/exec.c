@@ -2,10 +2,11 @@
  * The `exec` subcommand: take a lock (or a semaphore's permits), run a
  * command under it, release it, as flock(1) does with a local lock.
  *
- * It uses only the public API of rlock.h. It drives the async API from
- * one thread: library callbacks (acquired, released, lost) run on the
- * library's loop thread and do nothing but store a status and write one
- * byte to a self-pipe; signal handlers likewise write the signal number to
+ * It takes locks through the public API of rlock.h alone (client.h gives
+ * it the library's drift allowance for a fixed lease). It drives the
+ * async API from one thread: library callbacks (acquired, released, lost)
+ * run on the library's loop thread and do nothing but store a status and
+ * write one byte to a self-pipe; signal handlers likewise write the signal number to
  * a second self-pipe. The main thread polls both pipes, so every decision
  * (forward a signal, terminate the child, release) is made in one place,
  * never in a handler or on the loop thread.
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "rlock.h"
 #include "tool.h"
 
@@ -664,9 +666,11 @@ static uint64_t held_token(const exec_state *st) {
 }
 
 /* When a fixed lease (--lease) taken by an attempt that started after t0
- * runs out, less the library's drift margin, so that the command is
- * stopped early, never late; -1 under the watchdog. */
-static long long lease_deadline(const exec_state *st, long long t0) {
+ * runs out, less the client's drift allowance (the library's own rule,
+ * rl_drift_ms), so that the command is stopped early, never late; -1
+ * under the watchdog. */
+static long long fixed_lease_deadline(const exec_state *st,
+                                      rlock_client *client, long long t0) {
   long long lease_ms = st->o->lease_ms, deadline;
   if (lease_ms <= 0) return -1;
   deadline = t0 + lease_ms;
@@ -678,14 +682,15 @@ static long long lease_deadline(const exec_state *st, long long t0) {
     if (rlock_remaining_lease(st->lock, &left) == 0 && left >= 0)
       deadline = q0 + left;
   }
-  return deadline - (lease_ms / 100 + 2); /* the library's drift margin */
+  return deadline - rl_drift_ms(client, lease_ms);
 }
 
 /* Runs the command under the hold taken at t0 and supervises it. Returns
  * its exit code (75 if the hold was lost, 71 if it could not start). */
-static int exec_run_command(exec_state *st, char **cmd, long long t0) {
+static int exec_run_command(exec_state *st, rlock_client *client,
+                            char **cmd, long long t0) {
   uint64_t token = held_token(st);
-  long long deadline = lease_deadline(st, t0);
+  long long deadline = fixed_lease_deadline(st, client, t0);
   VERBOSE(st, "acquired %s%s as %s (token %" PRIu64 ") in %lld ms\n",
           st->sem ? "permits of " : "", st->name,
           st->sem ? "semaphore" : rt_kind_names[st->o->kind], token,
@@ -752,7 +757,8 @@ static int exec_run(const rt_global *g, const exec_cmdline *cl) {
   if (rc != RLOCK_OK || st.pending_signal)
     code = exec_not_acquired(&st, client, rc);
   else
-    code = release_and_report(&st, client, exec_run_command(&st, cl->cmd, t0));
+    code = release_and_report(&st, client,
+                              exec_run_command(&st, client, cl->cmd, t0));
   rlock_free(st.lock);
   rlock_sem_free(st.sem);
   rlock_client_close(client);

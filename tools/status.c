@@ -11,6 +11,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "options.h"
 #include "slot.h"
 #include "tool.h"
 
@@ -685,8 +686,8 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
   int code = status_parse(g, argc, argv, &json, &timeout_ms);
   if (code >= 0) return code;
   const char *name = argv[optind];
-  size_t nlen = strlen(name);
-  if (nlen == 0 || nlen > 512 || strchr(name, '{') || strchr(name, '}')) {
+  /* The library's own rule for a lock name, as rlock_get applies it. */
+  if (rl_name_check(name) != 0) {
     fprintf(stderr, "rlock status: bad lock name\n");
     return RT_EXIT_USAGE;
   }
@@ -696,7 +697,7 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
   }
   rt_master_url *us;
   if (rt_parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
-  size_t klen = strlen(g->prefix) + nlen + 3;
+  size_t klen = strlen(g->prefix) + strlen(name) + 3;
   char *key = malloc(klen), *fkey = malloc(klen + 6);
   code = RT_EXIT_OSERR;
   if (key != NULL && fkey != NULL) {
