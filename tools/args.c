@@ -1,10 +1,13 @@
 /*
- * The command-line values every subcommand shares: numbers and seconds,
- * the master list, the key prefix and the TLS options (from the command
- * line or the environment).
+ * The command line every subcommand shares: the loop that reads its
+ * options (rt_parse_options), the options all of them take (masters, key
+ * prefix, TLS from the command line or the environment) and those of the
+ * read-only ones (--json, --timeout), and the number and seconds values.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +84,55 @@ int rt_tls_option(rt_global *g, int opt, const char *arg) {
     case RT_OPT_INSECURE: g->insecure = 1; return 1;
     default: return 0;
   }
+}
+
+int rt_global_option(rt_global *g, int opt, const char *arg) {
+  switch (opt) {
+    case RT_OPT_MASTERS:
+      return rt_set_masters(g, arg) == 0 ? RT_TAKE_OK : RT_TAKE_BAD;
+    case RT_OPT_PREFIX: g->prefix = arg; return RT_TAKE_OK;
+    default: return rt_tls_option(g, opt, arg) ? RT_TAKE_OK : RT_TAKE_NOT_MINE;
+  }
+}
+
+int rt_read_option(rt_global *g, const char *who, int opt, rt_read_args *ra) {
+  switch (opt) {
+    case RT_OPT_JSON: ra->json = 1; return RT_TAKE_OK;
+    case RT_OPT_TIMEOUT:
+      if (rt_parse_ll(optarg, 1, 600000, &ra->timeout_ms) == 0)
+        return RT_TAKE_OK;
+      fprintf(stderr, "%s: bad --timeout '%s'\n", who, optarg);
+      return RT_TAKE_BAD;
+    case RT_OPT_MASTERS:
+      if (rt_set_masters(g, optarg) == 0) return RT_TAKE_OK;
+      fprintf(stderr, "%s: bad --masters '%s'\n", who, optarg);
+      return RT_TAKE_BAD;
+    default: return rt_global_option(g, opt, optarg);
+  }
+}
+
+int rt_parse_options(rt_global *g, int argc, char **argv,
+                     const rt_cmdline *cl) {
+  int c, li;
+  optind = 0; /* 0: glibc reinitializes, dropping an earlier "+" mode */
+  while ((li = -1, c = getopt_long(argc, argv, cl->shortopts, cl->longopts,
+                                   &li)) != -1) {
+    if (c == 'h') {
+      fputs(cl->usage, stdout);
+      return RT_EXIT_OK;
+    }
+    switch (cl->take(g, c, li >= 0 ? cl->longopts[li].name : NULL, cl->arg)) {
+    case RT_TAKE_OK: break;
+    case RT_TAKE_DONE: return RT_EXIT_OK;
+    case RT_TAKE_BAD: return RT_EXIT_USAGE;
+    default: fputs(cl->usage, stderr); return RT_EXIT_USAGE;
+    }
+  }
+  if (argc - optind < cl->min_operands || argc - optind > cl->max_operands) {
+    fputs(cl->usage, stderr);
+    return RT_EXIT_USAGE;
+  }
+  return -1;
 }
 
 void rt_tls_from_env(rt_global *g) {

@@ -6,10 +6,10 @@
  * it the library's drift allowance for a fixed lease). It drives the
  * async API from one thread: library callbacks (acquired, released, lost)
  * run on the library's loop thread and do nothing but store a status and
- * write one byte to a self-pipe; signal handlers likewise write the signal number to
- * a second self-pipe. The main thread polls both pipes, so every decision
- * (forward a signal, terminate the child, release) is made in one place,
- * never in a handler or on the loop thread.
+ * write one byte to a self-pipe; signal handlers likewise write the
+ * signal number to a second self-pipe. The main thread polls both pipes,
+ * so every decision (forward a signal, terminate the child, release) is
+ * made in one place, never in a handler or on the loop thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +40,7 @@ static long long now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* --- exec: self-pipes and handlers ----------------------------------------- */
+/* --- exec: self-pipes and handlers ------------------------------------ */
 
 static int sig_pipe[2] = {-1, -1}; /* signal numbers, one byte each */
 static int ev_pipe[2] = {-1, -1};  /* library events, one byte each */
@@ -156,7 +156,7 @@ static int next_event(long long deadline) {
   }
 }
 
-/* --- exec ----------------------------------------------------------------- */
+/* --- exec ---------------------------------------------------------------- */
 
 typedef struct exec_opts {
   long long wait_ms;     /* -1: forever */
@@ -305,7 +305,8 @@ static void put(const char *s) {
 /* The child between fork and exec: async-signal-safe calls only, since the
  * parent has other threads. */
 static void run_child(char **argv, char **env, pid_t parent) {
-  for (size_t i = 0; i < NCAUGHT; i++) sigaction(caught[i], &saved_action[i], NULL);
+  for (size_t i = 0; i < NCAUGHT; i++)
+    sigaction(caught[i], &saved_action[i], NULL);
   sigaction(SIGPIPE, &saved_pipe, NULL);
   sigprocmask(SIG_SETMASK, &saved_mask, NULL);
   /* If rlock dies (even by SIGKILL), the lock stops being renewed: the
@@ -472,12 +473,9 @@ static const struct option exec_long_options[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"sem", required_argument, NULL, OPT_SEM},
     {"permits", required_argument, NULL, OPT_PERMITS},
-    {"masters", required_argument, NULL, RT_OPT_MASTERS},
-    {"prefix", required_argument, NULL, RT_OPT_PREFIX},
     RT_KIND_LONG_OPTIONS,
-    RT_TLS_LONG_OPTIONS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+    RT_GLOBAL_LONG_OPTIONS,
+    RT_HELP_LONG_OPTION_AND_END};
 
 /* What exec's command line says. */
 typedef struct exec_cmdline {
@@ -488,55 +486,48 @@ typedef struct exec_cmdline {
   char **cmd;        /* the command and its arguments */
 } exec_cmdline;
 
-/* What exec_take_option made of one option. */
-enum { TAKE_OK, TAKE_BAD_VALUE, TAKE_HELP, TAKE_UNKNOWN };
-
 /* Takes the option c (its value in optarg) into cl, or the global one
- * into g. */
-static int exec_take_option(rt_global *g, exec_cmdline *cl, int c) {
+ * into g; one of the RT_TAKE_ results. */
+static int exec_option(rt_global *g, exec_cmdline *cl, int c) {
   exec_opts *o = &cl->o;
   long long v;
   switch (c) {
   case 'w':
-    return rt_parse_seconds(optarg, &o->wait_ms) ? TAKE_BAD_VALUE : TAKE_OK;
-  case 'n': o->nowait = 1; return TAKE_OK;
+    return rt_parse_seconds(optarg, &o->wait_ms) ? RT_TAKE_BAD : RT_TAKE_OK;
+  case 'n': o->nowait = 1; return RT_TAKE_OK;
   case 'E':
-    if (rt_parse_ll(optarg, 0, 255, &v) != 0) return TAKE_BAD_VALUE;
+    if (rt_parse_ll(optarg, 0, 255, &v) != 0) return RT_TAKE_BAD;
     o->conflict_code = (int)v;
-    return TAKE_OK;
+    return RT_TAKE_OK;
   case OPT_LEASE:
     return rt_parse_ll(optarg, 1, (long long)1 << 40, &o->lease_ms)
-               ? TAKE_BAD_VALUE : TAKE_OK;
+               ? RT_TAKE_BAD : RT_TAKE_OK;
   case OPT_GRACE:
-    return rt_parse_seconds(optarg, &o->grace_ms) ? TAKE_BAD_VALUE : TAKE_OK;
+    return rt_parse_seconds(optarg, &o->grace_ms) ? RT_TAKE_BAD : RT_TAKE_OK;
   case OPT_WATCHDOG:
     return rt_parse_ll(optarg, 3, (long long)1 << 40, &o->watchdog_ms)
-               ? TAKE_BAD_VALUE : TAKE_OK;
+               ? RT_TAKE_BAD : RT_TAKE_OK;
   case OPT_CONNECT:
     return rt_parse_ll(optarg, 0, (long long)1 << 40, &o->connect_ms)
-               ? TAKE_BAD_VALUE : TAKE_OK;
+               ? RT_TAKE_BAD : RT_TAKE_OK;
   case OPT_MAX_LEASE:
     return rt_parse_ll(optarg, 1, 30LL * 86400000, &o->max_lease_ms)
-               ? TAKE_BAD_VALUE : TAKE_OK;
-  case 'v': o->verbose = 1; return TAKE_OK;
+               ? RT_TAKE_BAD : RT_TAKE_OK;
+  case 'v': o->verbose = 1; return RT_TAKE_OK;
   case OPT_SEM:
     free(cl->sem_name);
     cl->sem_name = NULL;
-    return parse_sem(optarg, &cl->sem_name, &o->sem_limit) ? TAKE_BAD_VALUE
-                                                           : TAKE_OK;
+    return parse_sem(optarg, &cl->sem_name, &o->sem_limit) ? RT_TAKE_BAD
+                                                           : RT_TAKE_OK;
   case OPT_PERMITS:
     if (rt_parse_ll(optarg, 1, 100000, &o->permits) != 0)
-      return TAKE_BAD_VALUE;
+      return RT_TAKE_BAD;
     cl->permits_given = 1;
-    return TAKE_OK;
-  case RT_OPT_MASTERS:
-    return rt_set_masters(g, optarg) ? TAKE_BAD_VALUE : TAKE_OK;
-  case RT_OPT_PREFIX: g->prefix = optarg; return TAKE_OK;
-  case 'h': return TAKE_HELP;
+    return RT_TAKE_OK;
   default:
     if (rt_kind_option(c, optarg, &o->kind))
-      return o->kind < 0 ? TAKE_BAD_VALUE : TAKE_OK;
-    return rt_tls_option(g, c, optarg) ? TAKE_OK : TAKE_UNKNOWN;
+      return o->kind < 0 ? RT_TAKE_BAD : RT_TAKE_OK;
+    return rt_global_option(g, c, optarg);
   }
 }
 
@@ -570,28 +561,25 @@ usage:
   return RT_EXIT_USAGE;
 }
 
+/* exec_option as an rt_cmdline's taker: says what a bad value was. */
+static int exec_take_option(rt_global *g, int opt, const char *longname,
+                            void *arg) {
+  int taken = exec_option(g, arg, opt);
+  if (taken == RT_TAKE_BAD) bad_value("rlock exec", opt, longname, optarg);
+  return taken;
+}
+
 /* Parses exec's command line into cl. -1 to go on, or the exit code. */
 static int exec_parse(rt_global *g, int argc, char **argv, exec_cmdline *cl) {
+  /* '+': stop at NAME, so the command's own options are left alone. */
+  rt_cmdline line = {"+w:nE:vh", exec_long_options, exec_usage,
+                     exec_take_option, cl, RT_ANY_OPERANDS};
   memset(cl, 0, sizeof *cl);
   cl->o = (exec_opts){.wait_ms = -1, .conflict_code = RT_EXIT_CONFLICT,
                       .lease_ms = -1, .grace_ms = 5000, .connect_ms = 2000,
                       .permits = 1};
-  int c, li;
-  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
-  /* '+': stop at NAME, so the command's own options are left alone. */
-  while ((li = -1, c = getopt_long(argc, argv, "+w:nE:vh", exec_long_options,
-                                   &li)) != -1) {
-    switch (exec_take_option(g, cl, c)) {
-    case TAKE_OK: break;
-    case TAKE_HELP: fputs(exec_usage, stdout); return RT_EXIT_OK;
-    case TAKE_BAD_VALUE:
-      bad_value("rlock exec", c, li >= 0 ? exec_long_options[li].name : NULL,
-                optarg);
-      return RT_EXIT_USAGE;
-    default: fputs(exec_usage, stderr); return RT_EXIT_USAGE;
-    }
-  }
-  return exec_check_args(cl, argc, argv);
+  int code = rt_parse_options(g, argc, argv, &line);
+  return code >= 0 ? code : exec_check_args(cl, argc, argv);
 }
 
 /* Opens the client and the handle on NAME (a lock of the kind asked for,

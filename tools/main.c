@@ -44,14 +44,51 @@ static const char main_usage[] =
     RT_TLS_USAGE
     "'rlock COMMAND --help' shows a command's options; see rlock(1).\n";
 
+/* Runs the subcommand argv[0] with the global options g. Returns the
+ * exit code. */
+static int run_subcommand(rt_global *g, int argc, char **argv) {
+  const char *cmd = argv[0];
+  if (strcmp(cmd, "exec") == 0) return rt_cmd_exec(g, argc, argv);
+  if (strcmp(cmd, "unlock") == 0) return rt_cmd_unlock(g, argc, argv);
+  if (strcmp(cmd, "status") == 0 || strcmp(cmd, "scan") == 0) {
+    /* A master that hangs up must give an error, not kill with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    return cmd[1] == 't' ? rt_cmd_status(g, argc, argv)
+                         : rt_cmd_scan(g, argc, argv);
+  }
+  if (strcmp(cmd, "help") == 0) {
+    fputs(main_usage, stdout);
+    return RT_EXIT_OK;
+  }
+  fprintf(stderr, "rlock: unknown command '%s'\n", cmd);
+  fputs(main_usage, stderr);
+  return RT_EXIT_USAGE;
+}
+
+/* Takes one of the global options before the subcommand into g, or
+ * answers --version. */
+static int main_take_option(rt_global *g, int opt, const char *longname,
+                            void *arg) {
+  (void)longname;
+  (void)arg;
+  if (opt == 'V') {
+    printf("rlock %d.%d.%d\n", RLOCK_VERSION_MAJOR, RLOCK_VERSION_MINOR,
+           RLOCK_VERSION_PATCH);
+    return RT_TAKE_DONE;
+  }
+  int taken = rt_global_option(g, opt, optarg);
+  if (taken == RT_TAKE_BAD)
+    fprintf(stderr, "rlock: bad --masters (a comma-separated list of "
+                    "master URLs, none empty)\n");
+  return taken;
+}
+
+static const struct option main_long_options[] = {
+    {"version", no_argument, NULL, 'V'},
+    RT_GLOBAL_LONG_OPTIONS,
+    RT_HELP_LONG_OPTION_AND_END};
+
 int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"masters", required_argument, NULL, RT_OPT_MASTERS},
-      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
-      RT_TLS_LONG_OPTIONS,
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0}};
   rt_global g = {.prefix = RT_DEFAULT_PREFIX};
   rt_tls_from_env(&g);
   const char *env = getenv("RLOCK_MASTERS");
@@ -60,56 +97,11 @@ int main(int argc, char **argv) {
                     "master URLs, none empty)\n");
     return RT_EXIT_USAGE;
   }
-  int c, rc = RT_EXIT_USAGE;
-  while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
-    switch (c) {
-    case RT_OPT_MASTERS:
-      if (rt_set_masters(&g, optarg) != 0) {
-        fprintf(stderr, "rlock: bad --masters (a comma-separated list of "
-                        "master URLs, none empty)\n");
-        goto out;
-      }
-      break;
-    case RT_OPT_PREFIX: g.prefix = optarg; break;
-    case 'h':
-      fputs(main_usage, stdout);
-      rc = RT_EXIT_OK;
-      goto out;
-    case 'V':
-      printf("rlock %d.%d.%d\n", RLOCK_VERSION_MAJOR, RLOCK_VERSION_MINOR,
-             RLOCK_VERSION_PATCH);
-      rc = RT_EXIT_OK;
-      goto out;
-    default:
-      if (rt_tls_option(&g, c, optarg)) break;
-      fputs(main_usage, stderr);
-      goto out;
-    }
-  }
-  if (optind >= argc) {
-    fputs(main_usage, stderr);
-    goto out;
-  }
-  const char *cmd = argv[optind];
-  int sub_argc = argc - optind;
-  char **sub_argv = argv + optind;
-  if (strcmp(cmd, "exec") == 0) {
-    rc = rt_cmd_exec(&g, sub_argc, sub_argv);
-  } else if (strcmp(cmd, "unlock") == 0) {
-    rc = rt_cmd_unlock(&g, sub_argc, sub_argv);
-  } else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "scan") == 0) {
-    /* A master that hangs up must give an error, not kill with SIGPIPE. */
-    signal(SIGPIPE, SIG_IGN);
-    rc = cmd[1] == 't' ? rt_cmd_status(&g, sub_argc, sub_argv)
-                       : rt_cmd_scan(&g, sub_argc, sub_argv);
-  } else if (strcmp(cmd, "help") == 0) {
-    fputs(main_usage, stdout);
-    rc = RT_EXIT_OK;
-  } else {
-    fprintf(stderr, "rlock: unknown command '%s'\n", cmd);
-    fputs(main_usage, stderr);
-  }
-out:
+  /* '+': stop at the subcommand, whose options are its own. */
+  rt_cmdline line = {"+hV", main_long_options, main_usage, main_take_option,
+                     NULL, 1, INT_MAX};
+  int rc = rt_parse_options(&g, argc, argv, &line);
+  if (rc < 0) rc = run_subcommand(&g, argc - optind, argv + optind);
   rt_global_free(&g);
   return rc;
 }

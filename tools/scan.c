@@ -14,10 +14,9 @@
 #include "master.h"
 #include "tool.h"
 
-enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_PATTERN, OPT_OLDER, OPT_LEASE_OVER,
-       OPT_ALL };
+enum { OPT_PATTERN = 256, OPT_OLDER, OPT_LEASE_OVER, OPT_ALL };
 
-/* --- scan ----------------------------------------------------------------- */
+/* --- scan ---------------------------------------------------------------- */
 
 static const char scan_usage[] =
     "usage: rlock scan [--json] [--all] [--pattern P] [--lease-over SECONDS]\n"
@@ -82,7 +81,8 @@ typedef struct key_set {
 
 static size_t key_hash(const char *s, size_t n) {
   size_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
   return h;
 }
 
@@ -488,82 +488,61 @@ static const char older_than_refused[] =
     "from Redis. Use --lease-over SECONDS to find locks whose\n"
     "remaining lease is longer than SECONDS.\n";
 
-/* Parses scan's options into g, run and *timeout_ms (*pattern: --pattern,
- * or NULL). -1 to go on, or the exit code. */
-static int scan_parse(rt_global *g, int argc, char **argv, scan_run *run,
-                      const char **pattern, long long *timeout_ms) {
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, OPT_JSON},
-      {"all", no_argument, NULL, OPT_ALL},
-      {"pattern", required_argument, NULL, OPT_PATTERN},
-      {"older-than", required_argument, NULL, OPT_OLDER},
-      {"lease-over", required_argument, NULL, OPT_LEASE_OVER},
-      {"timeout", required_argument, NULL, OPT_TIMEOUT},
-      {"masters", required_argument, NULL, RT_OPT_MASTERS},
-      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
-      RT_TLS_LONG_OPTIONS,
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  int c;
-  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_JSON: run->json = 1; break;
-    case OPT_ALL: run->all = 1; break;
-    case OPT_PATTERN: *pattern = optarg; break;
-    case OPT_OLDER: fputs(older_than_refused, stderr); return RT_EXIT_USAGE;
-    case OPT_LEASE_OVER:
-      if (rt_parse_seconds(optarg, &run->lease_over_ms) != 0) {
-        fprintf(stderr, "rlock scan: bad --lease-over '%s'\n", optarg);
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case OPT_TIMEOUT:
-      if (rt_parse_ll(optarg, 1, 600000, timeout_ms) != 0) {
-        fprintf(stderr, "rlock scan: bad --timeout '%s'\n", optarg);
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case RT_OPT_MASTERS:
-      if (rt_set_masters(g, optarg) != 0) {
-        fprintf(stderr, "rlock scan: bad --masters '%s'\n", optarg);
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case RT_OPT_PREFIX: g->prefix = optarg; break;
-    case 'h': fputs(scan_usage, stdout); return RT_EXIT_OK;
-    default:
-      if (rt_tls_option(g, c, optarg)) break;
-      fputs(scan_usage, stderr);
-      return RT_EXIT_USAGE;
-    }
+/* What scan's command line says besides the scan_run. */
+typedef struct scan_args {
+  scan_run *run;
+  const char *pattern; /* --pattern, or NULL */
+  rt_read_args ra;
+} scan_args;
+
+/* Takes one of scan's options into g and arg, a scan_args. */
+static int scan_take_option(rt_global *g, int opt, const char *longname,
+                            void *arg) {
+  scan_args *a = arg;
+  (void)longname;
+  switch (opt) {
+  case OPT_ALL: a->run->all = 1; return RT_TAKE_OK;
+  case OPT_PATTERN: a->pattern = optarg; return RT_TAKE_OK;
+  case OPT_OLDER: fputs(older_than_refused, stderr); return RT_TAKE_BAD;
+  case OPT_LEASE_OVER:
+    if (rt_parse_seconds(optarg, &a->run->lease_over_ms) == 0)
+      return RT_TAKE_OK;
+    fprintf(stderr, "rlock scan: bad --lease-over '%s'\n", optarg);
+    return RT_TAKE_BAD;
+  default: return rt_read_option(g, "rlock scan", opt, &a->ra);
   }
-  if (optind != argc) {
-    fputs(scan_usage, stderr);
-    return RT_EXIT_USAGE;
-  }
-  return -1;
 }
+
+static const struct option scan_long_options[] = {
+    {"all", no_argument, NULL, OPT_ALL},
+    {"pattern", required_argument, NULL, OPT_PATTERN},
+    {"older-than", required_argument, NULL, OPT_OLDER},
+    {"lease-over", required_argument, NULL, OPT_LEASE_OVER},
+    RT_READ_LONG_OPTIONS,
+    RT_GLOBAL_LONG_OPTIONS,
+    RT_HELP_LONG_OPTION_AND_END};
 
 int rt_cmd_scan(rt_global *g, int argc, char **argv) {
   scan_run run = {.lease_over_ms = -1};
-  const char *pattern_opt = NULL;
-  long long timeout_ms = 1000;
-  int code = scan_parse(g, argc, argv, &run, &pattern_opt, &timeout_ms);
+  scan_args a = {.run = &run, .ra = {.timeout_ms = 1000}};
+  rt_cmdline line = {"h", scan_long_options, scan_usage, scan_take_option,
+                     &a, 0, 0};
+  int code = rt_parse_options(g, argc, argv, &line);
   if (code >= 0) return code;
+  run.json = a.ra.json;
   if (!rt_prefix_ok(g->prefix)) {
     fprintf(stderr, "rlock scan: bad --prefix\n");
     return RT_EXIT_USAGE;
   }
   rt_master_url *us;
   if (rt_parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
-  char *pattern = pattern_opt ? strdup(pattern_opt) : glob_prefix(g->prefix);
+  char *pattern = a.pattern ? strdup(a.pattern) : glob_prefix(g->prefix);
   if (pattern == NULL) {
     free(us);
     return RT_EXIT_OSERR;
   }
   run.pattern = pattern;
-  code = scan_all(&run, g, us, timeout_ms);
+  code = scan_all(&run, g, us, a.ra.timeout_ms);
   free(pattern);
   free(us);
   return code;

@@ -15,8 +15,6 @@
 #include "slot.h"
 #include "tool.h"
 
-enum { OPT_JSON = 256, OPT_TIMEOUT };
-
 /* Reads one string reply that is a decimal integer, or reports it absent. */
 static int reply_ll(const redisReply *r, long long *out) {
   if (r == NULL) return -1;
@@ -124,6 +122,23 @@ static const char *field_of(const redisReply *h, const char *m, size_t len) {
   return NULL;
 }
 
+/* No member left (next_live). */
+#define NO_MEMBER ((size_t)-1)
+
+/* The index, from k on, of the next member of a WITHSCORES reply whose
+ * score (a time in the master's clock) is after now, with that score in
+ * *until; NO_MEMBER when there is none. Members whose time ran out are
+ * gone as far as the library is concerned, so status leaves them out. */
+static size_t next_live(const redisReply *z, size_t k, long long now,
+                        long long *until) {
+  for (; is_array(z) && k + 1 < z->elements; k += 2) {
+    *until = 0;
+    reply_ll(z->element[k + 1], until);
+    if (*until > now) return k;
+  }
+  return NO_MEMBER;
+}
+
 /* Bit 0: a fair queue; bit 1: anything of a read-write lock. */
 static int family_kinds(redisReply *const *r) {
   int k = 0;
@@ -160,11 +175,11 @@ static void status_family_json(FILE *f, redisReply *const *r, long long now) {
   reply_ll(r[RW_WPTTL], &wpttl);
   fprintf(f, "],\"write_pttl_ms\":%lld,\"readers\":[", wpttl);
   int first = 1;
-  for (size_t k = 0; is_array(r[RW_R]) && k + 1 < r[RW_R]->elements; k += 2) {
+  long long exp, until;
+  for (size_t k = 0; (k = next_live(r[RW_R], k, now, &exp)) != NO_MEMBER;
+       k += 2) {
     const redisReply *m = r[RW_R]->element[k];
-    long long exp = 0, cnt = 0;
-    reply_ll(r[RW_R]->element[k + 1], &exp);
-    if (exp <= now) continue; /* ran out: no longer a reader */
+    long long cnt = 0;
     const char *c = field_of(r[RW_RC], m->str, m->len);
     if (c != NULL) rt_parse_ll(c, 0, 1LL << 62, &cnt);
     fputs(first ? "{\"owner\":" : ",{\"owner\":", f);
@@ -174,11 +189,8 @@ static void status_family_json(FILE *f, redisReply *const *r, long long now) {
   }
   fputs("],\"waiting_writers\":[", f);
   first = 1;
-  for (size_t k = 0; is_array(r[RW_WQ]) && k + 1 < r[RW_WQ]->elements;
+  for (size_t k = 0; (k = next_live(r[RW_WQ], k, now, &until)) != NO_MEMBER;
        k += 2) {
-    long long until = 0;
-    reply_ll(r[RW_WQ]->element[k + 1], &until);
-    if (until <= now) continue;
     fputs(first ? "{\"owner\":" : ",{\"owner\":", f);
     first = 0;
     rt_json_str(f, r[RW_WQ]->element[k]->str, r[RW_WQ]->element[k]->len);
@@ -219,11 +231,10 @@ static void status_family_human(FILE *f, redisReply *const *r,
     fputs(" no writer", f);
   }
   int n = 0;
-  for (size_t k = 0; is_array(r[RW_R]) && k + 1 < r[RW_R]->elements; k += 2) {
+  long long exp, until;
+  for (size_t k = 0; (k = next_live(r[RW_R], k, now, &exp)) != NO_MEMBER;
+       k += 2) {
     const redisReply *m = r[RW_R]->element[k];
-    long long exp = 0;
-    reply_ll(r[RW_R]->element[k + 1], &exp);
-    if (exp <= now) continue;
     const char *c = field_of(r[RW_RC], m->str, m->len);
     fputs(n++ ? ", " : "; readers ", f);
     rt_human_str(f, m->str, m->len);
@@ -231,11 +242,8 @@ static void status_family_human(FILE *f, redisReply *const *r,
   }
   if (n == 0) fputs("; no reader", f);
   n = 0;
-  for (size_t k = 0; is_array(r[RW_WQ]) && k + 1 < r[RW_WQ]->elements;
+  for (size_t k = 0; (k = next_live(r[RW_WQ], k, now, &until)) != NO_MEMBER;
        k += 2) {
-    long long until = 0;
-    reply_ll(r[RW_WQ]->element[k + 1], &until);
-    if (until <= now) continue;
     fputs(n++ ? ", " : "; waiting writers ", f);
     rt_human_str(f, r[RW_WQ]->element[k]->str, r[RW_WQ]->element[k]->len);
     fprintf(f, " (skipped in %lld ms)", until - now);
@@ -412,49 +420,16 @@ static void semlatch_human(FILE *f, const semlatch_view *v) {
   }
 }
 
-/* Parses status's options into g, *json and *timeout_ms. -1 to go on
- * (NAME is argv[optind]), or the exit code. */
-static int status_parse(rt_global *g, int argc, char **argv, int *json,
-                        long long *timeout_ms) {
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, OPT_JSON},
-      {"timeout", required_argument, NULL, OPT_TIMEOUT},
-      {"masters", required_argument, NULL, RT_OPT_MASTERS},
-      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
-      RT_TLS_LONG_OPTIONS,
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  int c;
-  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_JSON: *json = 1; break;
-    case OPT_TIMEOUT:
-      if (rt_parse_ll(optarg, 1, 600000, timeout_ms) != 0) {
-        fprintf(stderr, "rlock status: bad --timeout '%s'\n", optarg);
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case RT_OPT_MASTERS:
-      if (rt_set_masters(g, optarg) != 0) {
-        fprintf(stderr, "rlock status: bad --masters '%s'\n", optarg);
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case RT_OPT_PREFIX: g->prefix = optarg; break;
-    case 'h': fputs(status_usage, stdout); return RT_EXIT_OK;
-    default:
-      if (rt_tls_option(g, c, optarg)) break;
-      fputs(status_usage, stderr);
-      return RT_EXIT_USAGE;
-    }
-  }
-  if (optind != argc - 1) {
-    fputs(status_usage, stderr);
-    return RT_EXIT_USAGE;
-  }
-  return -1;
+/* Takes one of status's options (all of them shared) into g and arg, an
+ * rt_read_args. */
+static int status_take_option(rt_global *g, int opt, const char *longname,
+                              void *arg) {
+  (void)longname;
+  return rt_read_option(g, "rlock status", opt, arg);
 }
+
+static const struct option status_long_options[] = {
+    RT_READ_LONG_OPTIONS, RT_GLOBAL_LONG_OPTIONS, RT_HELP_LONG_OPTION_AND_END};
 
 /* What one master says of NAME. */
 typedef struct master_view {
@@ -681,9 +656,10 @@ static int status_report(const rt_global *g, const rt_master_url *us,
 }
 
 int rt_cmd_status(rt_global *g, int argc, char **argv) {
-  int json = 0;
-  long long timeout_ms = 1000;
-  int code = status_parse(g, argc, argv, &json, &timeout_ms);
+  rt_read_args ra = {.timeout_ms = 1000};
+  rt_cmdline line = {"h", status_long_options, status_usage,
+                     status_take_option, &ra, 1, 1};
+  int code = rt_parse_options(g, argc, argv, &line);
   if (code >= 0) return code;
   const char *name = argv[optind];
   /* The library's own rule for a lock name, as rlock_get applies it. */
@@ -703,7 +679,7 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
   if (key != NULL && fkey != NULL) {
     snprintf(key, klen, "%s{%s}", g->prefix, name);
     snprintf(fkey, klen + 6, "%s:fence", key);
-    code = status_report(g, us, json, timeout_ms, name, key, fkey);
+    code = status_report(g, us, ra.json, ra.timeout_ms, name, key, fkey);
   }
   free(key);
   free(fkey);

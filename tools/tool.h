@@ -9,6 +9,8 @@
 #ifndef RLOCK_TOOL_H
 #define RLOCK_TOOL_H
 
+#include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -51,7 +53,9 @@ enum {
   RT_OPT_KIND,
   RT_OPT_FAIR,
   RT_OPT_READ,
-  RT_OPT_WRITE
+  RT_OPT_WRITE,
+  RT_OPT_JSON,
+  RT_OPT_TIMEOUT
 };
 #define RT_TLS_LONG_OPTIONS                                    \
   {"cacert", required_argument, NULL, RT_OPT_CACERT},          \
@@ -70,8 +74,65 @@ enum {
   "  --insecure         do not verify masters' certificates (encrypted but\n" \
   "                     not authenticated; $RLOCK_INSECURE=1)\n"
 
+/* The options every subcommand takes: the masters, the prefix, TLS. */
+#define RT_GLOBAL_LONG_OPTIONS                                 \
+  {"masters", required_argument, NULL, RT_OPT_MASTERS},        \
+      {"prefix", required_argument, NULL, RT_OPT_PREFIX},      \
+      RT_TLS_LONG_OPTIONS
+/* The end of every subcommand's table: --help, then the terminator. */
+#define RT_HELP_LONG_OPTION_AND_END \
+  {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+/* And those the read-only subcommands (status, scan) add. */
+#define RT_READ_LONG_OPTIONS                                   \
+  {"json", no_argument, NULL, RT_OPT_JSON},                    \
+      {"timeout", required_argument, NULL, RT_OPT_TIMEOUT}
+
 /* Takes one of the TLS options into g: 1 if opt was one, else 0. */
 int rt_tls_option(rt_global *g, int opt, const char *arg);
+/* Takes one of RT_GLOBAL_LONG_OPTIONS into g: RT_TAKE_OK,
+ * RT_TAKE_NOT_MINE, or RT_TAKE_BAD for a bad --masters (the caller says
+ * so, in its own words). */
+int rt_global_option(rt_global *g, int opt, const char *arg);
+
+/* What an option taker made of one option. */
+enum {
+  RT_TAKE_BAD = -1, /* a bad value: the taker said why */
+  RT_TAKE_NOT_MINE, /* not an option of this subcommand */
+  RT_TAKE_OK,
+  RT_TAKE_DONE      /* answered (--version): exit 0 */
+};
+
+/* A subcommand's command line: its getopt_long options ("+" first to
+ * stop at the first operand), its usage (printed on stdout for -h, on
+ * stderr after an unknown option or a wrong number of operands), the
+ * function that takes each of its options (optarg holding the value;
+ * longname the long option's name, NULL for a short one), returning one
+ * of the RT_TAKE_ results, and how many operands may follow. */
+typedef struct rt_cmdline {
+  const char *shortopts;
+  const struct option *longopts;
+  const char *usage;
+  int (*take)(rt_global *g, int opt, const char *longname, void *arg);
+  void *arg;
+  int min_operands, max_operands;
+} rt_cmdline;
+#define RT_ANY_OPERANDS 0, INT_MAX
+
+/* Reads the options of argv (argv[0] is the command's name) with cl, and
+ * checks the number of operands. Returns -1 to go on (the operands start
+ * at optind), or the exit code. */
+int rt_parse_options(rt_global *g, int argc, char **argv,
+                     const rt_cmdline *cl);
+
+/* The values of RT_READ_LONG_OPTIONS. */
+typedef struct rt_read_args {
+  int json;
+  long long timeout_ms;
+} rt_read_args;
+
+/* Takes one of RT_GLOBAL_LONG_OPTIONS or RT_READ_LONG_OPTIONS into g and
+ * ra, saying as who why a value is bad. */
+int rt_read_option(rt_global *g, const char *who, int opt, rt_read_args *ra);
 /* Takes the TLS settings of the environment into g (before options). */
 void rt_tls_from_env(rt_global *g);
 

@@ -24,65 +24,62 @@ static const char unlock_usage[] =
     "rlock exec holder). Exit 0 when done, 1 if no quorum could be reached,\n"
     "64 on bad usage (including a missing --force).\n";
 
+/* What unlock's command line says. */
+typedef struct unlock_args {
+  int force;
+  int kind; /* an index into rt_kind_names */
+  long long connect_ms;
+} unlock_args;
+
+/* Takes one of unlock's options into g and arg, an unlock_args. */
+static int unlock_take_option(rt_global *g, int opt, const char *longname,
+                              void *arg) {
+  unlock_args *a = arg;
+  (void)longname;
+  if (opt == 'f' || opt == OPT_FORCE) {
+    a->force = 1;
+    return RT_TAKE_OK;
+  }
+  if (opt == OPT_CONNECT) {
+    if (rt_parse_ll(optarg, 0, (long long)1 << 40, &a->connect_ms) == 0)
+      return RT_TAKE_OK;
+    fprintf(stderr, "rlock unlock: bad --connect-timeout\n");
+    return RT_TAKE_BAD;
+  }
+  if (rt_kind_option(opt, optarg, &a->kind)) {
+    if (a->kind >= 0) return RT_TAKE_OK;
+    fprintf(stderr, "rlock unlock: bad --kind (lock, fair, read or "
+                    "write)\n");
+    return RT_TAKE_BAD;
+  }
+  int taken = rt_global_option(g, opt, optarg);
+  if (taken == RT_TAKE_BAD) fprintf(stderr, "rlock unlock: bad --masters\n");
+  return taken;
+}
+
+static const struct option unlock_long_options[] = {
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"connect-timeout", required_argument, NULL, OPT_CONNECT},
+    RT_KIND_LONG_OPTIONS,
+    RT_GLOBAL_LONG_OPTIONS,
+    RT_HELP_LONG_OPTION_AND_END};
+
 int rt_cmd_unlock(rt_global *g, int argc, char **argv) {
-  static const struct option opts[] = {
-      {"force", no_argument, NULL, OPT_FORCE},
-      {"connect-timeout", required_argument, NULL, OPT_CONNECT},
-      {"masters", required_argument, NULL, RT_OPT_MASTERS},
-      {"prefix", required_argument, NULL, RT_OPT_PREFIX},
-      RT_KIND_LONG_OPTIONS,
-      RT_TLS_LONG_OPTIONS,
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  int force = 0, c, kind = 0;
-  long long connect_ms = 2000;
-  optind = 0; /* 0: glibc reinitializes, dropping the earlier "+" mode */
-  while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
-    switch (c) {
-    case 'f':
-    case OPT_FORCE: force = 1; break;
-    case OPT_CONNECT:
-      if (rt_parse_ll(optarg, 0, (long long)1 << 40, &connect_ms) != 0) {
-        fprintf(stderr, "rlock unlock: bad --connect-timeout\n");
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case RT_OPT_MASTERS:
-      if (rt_set_masters(g, optarg) != 0) {
-        fprintf(stderr, "rlock unlock: bad --masters\n");
-        return RT_EXIT_USAGE;
-      }
-      break;
-    case RT_OPT_PREFIX: g->prefix = optarg; break;
-    case 'h': fputs(unlock_usage, stdout); return RT_EXIT_OK;
-    default:
-      if (rt_kind_option(c, optarg, &kind)) {
-        if (kind < 0) {
-          fprintf(stderr, "rlock unlock: bad --kind (lock, fair, read or "
-                          "write)\n");
-          return RT_EXIT_USAGE;
-        }
-        break;
-      }
-      if (rt_tls_option(g, c, optarg)) break;
-      fputs(unlock_usage, stderr);
-      return RT_EXIT_USAGE;
-    }
-  }
-  if (optind != argc - 1) {
-    fputs(unlock_usage, stderr);
-    return RT_EXIT_USAGE;
-  }
-  if (!force) {
+  unlock_args a = {.connect_ms = 2000};
+  rt_cmdline line = {"fh", unlock_long_options, unlock_usage,
+                     unlock_take_option, &a, 1, 1};
+  int rc = rt_parse_options(g, argc, argv, &line);
+  if (rc >= 0) return rc;
+  if (!a.force) {
     fprintf(stderr, "rlock unlock: only --force is supported: a lock is "
                     "released by the process that holds it\n");
     return RT_EXIT_USAGE;
   }
   rlock_client *client;
-  int rc = rt_open_client(g, 0, 0, connect_ms, &client);
+  rc = rt_open_client(g, 0, 0, a.connect_ms, &client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
   rlock *lock;
-  rc = rt_get_handle(client, kind, argv[optind], &lock);
+  rc = rt_get_handle(client, a.kind, argv[optind], &lock);
   if (rc != 0) {
     fprintf(stderr, "rlock: bad lock name '%s': %s\n", argv[optind],
             rlock_strerror(rc));
