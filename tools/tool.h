@@ -26,6 +26,8 @@
 #define RT_DEFAULT_MASTERS "redis://127.0.0.1:6379"
 #define RT_DEFAULT_PREFIX "rlock:"
 
+/* --- the command line (args.c) ---------------------------------------- */
+
 /* Options every subcommand accepts. */
 typedef struct rt_global {
   const char **masters; /* split from the comma-separated list */
@@ -79,13 +81,13 @@ enum {
   {"masters", required_argument, NULL, RT_OPT_MASTERS},        \
       {"prefix", required_argument, NULL, RT_OPT_PREFIX},      \
       RT_TLS_LONG_OPTIONS
-/* The end of every subcommand's table: --help, then the terminator. */
-#define RT_HELP_LONG_OPTION_AND_END \
-  {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
 /* And those the read-only subcommands (status, scan) add. */
 #define RT_READ_LONG_OPTIONS                                   \
   {"json", no_argument, NULL, RT_OPT_JSON},                    \
       {"timeout", required_argument, NULL, RT_OPT_TIMEOUT}
+/* The end of every subcommand's table: --help, then the terminator. */
+#define RT_HELP_LONG_OPTION_AND_END \
+  {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
 
 /* Takes one of the TLS options into g: 1 if opt was one, else 0. */
 int rt_tls_option(rt_global *g, int opt, const char *arg);
@@ -145,6 +147,12 @@ void rt_global_free(rt_global *g);
 
 /* 1 if p is a key prefix the library accepts, else 0. */
 int rt_prefix_ok(const char *p);
+
+/* Parses a non-negative decimal number of seconds (fractions allowed)
+ * into milliseconds. Returns 0, or -1 if s is not such a number. */
+int rt_parse_seconds(const char *s, long long *ms);
+/* Parses a decimal integer in [lo, hi]. Returns 0 or -1. */
+int rt_parse_ll(const char *s, long long lo, long long hi, long long *out);
 
 /* The subcommands, each in its own file. argv[0] is the subcommand's
  * name; each returns the tool's exit code. */
@@ -233,11 +241,5 @@ int rt_master_nodes(rt_master *c, struct rl_conn **out, int cap);
 int rt_master_is_cluster(const rt_master *c);
 const char *rt_master_errstr(const rt_master *c);
 void rt_master_free(rt_master *c);
-
-/* Parses a non-negative decimal number of seconds (fractions allowed)
- * into milliseconds. Returns 0, or -1 if s is not such a number. */
-int rt_parse_seconds(const char *s, long long *ms);
-/* Parses a decimal integer in [lo, hi]. Returns 0 or -1. */
-int rt_parse_ll(const char *s, long long lo, long long hi, long long *out);
 
 #endif
