@@ -226,7 +226,7 @@ static int acquire_once(exec_state *st, long long wait_ms) {
  * waiting attempt for what is left of the wait: the library retries both
  * within it, and at its end says which it was. Returns its status.
  */
-static int acquire(exec_state *st) {
+static int acquire_hold(exec_state *st) {
   long long start = now_ms();
   int rc = acquire_once(st, 0);
   if ((rc != RLOCK_ETIMEDOUT && rc != RLOCK_ENOQUORUM) || st->o->nowait ||
@@ -247,7 +247,7 @@ static int acquire(exec_state *st) {
 
 /* Waits for the release callback; bounded, since rlock_client_close
  * releases whatever is still held anyway. Returns its status. */
-static int release(exec_state *st) {
+static int release_hold(exec_state *st) {
   int rc = st->sem != NULL
                ? rlock_sem_release_async(st->sem, EXEC_OWNER, st->o->permits,
                                          on_sem_released, NULL)
@@ -297,7 +297,7 @@ static void free_env(char **env) {
   free(env);
 }
 
-static void put(const char *s) {
+static void write_stderr(const char *s) {
   ssize_t w = write(STDERR_FILENO, s, strlen(s));
   (void)w;
 }
@@ -315,9 +315,9 @@ static void run_child(char **argv, char **env, pid_t parent) {
   if (getppid() != parent) _exit(RT_EXIT_LOST);
   execvpe(argv[0], argv, env);
   int e = errno;
-  put("rlock: cannot execute ");
-  put(argv[0]);
-  put(e == ENOENT ? ": not found\n"
+  write_stderr("rlock: cannot execute ");
+  write_stderr(argv[0]);
+  write_stderr(e == ENOENT ? ": not found\n"
                   : e == EACCES ? ": permission denied\n" : ": exec failed\n");
   _exit(e == ENOENT ? 127 : 126);
 }
@@ -616,7 +616,7 @@ static int exec_open(const rt_global *g, const exec_cmdline *cl,
  * attempt that a signal interrupted got after all. Returns the exit code. */
 static int exec_not_acquired(exec_state *st, rlock_client *client, int rc) {
   const exec_opts *o = st->o;
-  if (rc == RLOCK_OK) release(st); /* acquired just as the signal came */
+  if (rc == RLOCK_OK) release_hold(st); /* acquired just as the signal came */
   if (st->pending_signal) return 128 + st->pending_signal;
   if (rc == RLOCK_ETIMEDOUT && st->sem != NULL)
     fprintf(stderr, "rlock: semaphore %s has no %lld permit(s) free%s\n",
@@ -710,7 +710,7 @@ static int exec_run_command(exec_state *st, rlock_client *client,
  * code, or 75 when the release finds the hold was lost meanwhile. */
 static int release_and_report(exec_state *st, rlock_client *client,
                               int code) {
-  int rc = release(st);
+  int rc = release_hold(st);
   if (rc == RLOCK_OK) {
     VERBOSE(st, "released %s\n", st->name);
   } else if (!st->lost && rc != RLOCK_ELOST) {
@@ -741,7 +741,7 @@ static int exec_run(const rt_global *g, const exec_cmdline *cl) {
   int code = exec_open(g, cl, &st, &client);
   if (code >= 0) return code;
   long long t0 = now_ms();
-  int rc = acquire(&st);
+  int rc = acquire_hold(&st);
   if (rc != RLOCK_OK || st.pending_signal)
     code = exec_not_acquired(&st, client, rc);
   else
