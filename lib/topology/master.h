@@ -188,11 +188,15 @@ struct rl_master {
    * failovers followed (a Sentinel group's master moved). */
   int acks;
   uint64_t ack_timeout_ms;
-  /* Loop thread: the replicas the serving node listed when the master
-   * kind confirmed it (a Sentinel master's ROLE), or -1 when not known.
-   * A write then needs min(acks, max(1, acks_have)) acknowledgements
-   * (rl_ack_need): a master promoted by a failover has one replica
-   * fewer than before, and every replica it has is what can be had. */
+  /* Loop thread: the most replicas the serving node has listed since the
+   * master kind confirmed it (a Sentinel master's ROLE, asked again while
+   * fewer than acks), or -1 when not known. A write then needs
+   * min(acks, acks_have) acknowledgements (rl_ack_need): a master
+   * promoted by a failover has fewer replicas than before, and every
+   * replica it has is what can be had. 0 (no replica) only for a master
+   * known to have taken over from the one in use (master_sentinel.c):
+   * no replica a failover could promote lacks the write, and a replica
+   * that joins copies its data; any other with none is counted 1. */
   int acks_have;
   atomic_uint_fast64_t unacked;
   atomic_uint_fast64_t failovers;
@@ -237,7 +241,7 @@ rl_mcmd *rl_master_single_mcmd(const rl_cmd *cmd);
 /* The acknowledgements a durable write on m needs now (see acks_have). */
 static inline int rl_ack_need(const rl_master *m) {
   if (m->acks_have < 0 || m->acks_have >= m->acks) return m->acks;
-  return m->acks_have > 1 ? m->acks_have : 1;
+  return m->acks_have;
 }
 
 /* The connection a master's node connections all point back from:

@@ -62,6 +62,7 @@
 #define ASK_SPACING_MS 100 /* between asks prompted by command timeouts */
 #define SSUB_BACKOFF_MIN_MS 100
 #define SSUB_BACKOFF_MAX_MS 2000
+#define RECOUNT_MS 250 /* ROLE again while fewer replicas than acks */
 
 /* A connection's life as this file sees it. */
 enum { C_IDLE = 0, C_LIVE, C_CLOSING };
@@ -77,6 +78,9 @@ typedef struct dnode {
   rl_conn *cmd, *sub; /* the connections' current lives, or NULL */
   int cmd_state, sub_state;
   int cmd_again, sub_again; /* start a new one once this one closed */
+  /* INFO replication on the current life, before its ROLE: the node's
+   * replication ID and the one it had before ("" when not known). */
+  char replid[41], replid2[41];
 } dnode;
 
 /* A command waiting for the first master. */
@@ -103,13 +107,15 @@ struct sentinel {
   int confirmed; /* cur->cmd is ready and its ROLE said master */
   char last_host[RL_URL_HOST_MAX]; /* the last confirmed master */
   int last_port;
+  char last_replid[41]; /* its replication ID when confirmed, or "" */
   int first;     /* the first master is still being found */
   rl_list waiting;
   int asking, ask_again;
   uint64_t gen;  /* counts +switch-master messages: an answer asked for
                     before one is stale */
   uint64_t backoff_ms, last_ask_ms;
-  uv_timer_t ask_timer, check_timer, first_timer, ssub_timer;
+  uv_timer_t ask_timer, check_timer, first_timer, ssub_timer, recount_timer;
+  rl_conn *recounting; /* the connection a recount's ROLE is out on */
   int open;      /* connections and timers not yet closed */
   int closing;
   int sub_started, sub_close_asked, sub_closed_told, subs_open;
@@ -300,6 +306,7 @@ static void confirm(sentinel *s, dnode *n) {
   }
   snprintf(s->last_host, sizeof s->last_host, "%s", n->host);
   s->last_port = n->port;
+  snprintf(s->last_replid, sizeof s->last_replid, "%s", n->replid);
   if (s->m.on_node_state) s->m.on_node_state(&s->m, n->cmd, RL_CONN_READY);
   if (!s->confirmed || s->cur != n) return; /* a hook changed it */
   end_first(s, -1);
@@ -331,22 +338,105 @@ static void lost(sentinel *s, dnode *n, const char *why) {
 
 /* --- data connections -------------------------------------------------- */
 
-/* The replicas a master listed in its ROLE when it was confirmed: what
- * replica acknowledgement can ask of it (master.h, rl_ack_need). A master
- * promoted by a failover has lost the replica it was; asking it for more
- * acknowledgements than it has replicas would make every renewal of a
- * lock held across the failover fall short. Replicas that detach later
- * still count, so a lost replica is noticed as before. */
-static void note_replicas(sentinel *s, dnode *n, int nreplicas) {
-  s->m.acks_have = nreplicas;
-  if (s->m.acks <= 0 || nreplicas >= s->m.acks) return;
+/* The replicas a master listed in its ROLE: what replica acknowledgement
+ * can ask of it (master.h, rl_ack_need). confirming: the ROLE that
+ * confirms it, which sets the count; afterwards (recount) a ROLE only
+ * raises it. A master promoted by a failover has lost the replica it was,
+ * and one promoted by a second failover soon after may have none at all
+ * for a while (Sentinel turns the demoted master, still up, into its
+ * replica only seconds later): asking it for more acknowledgements than
+ * it has replicas would make every renewal of a lock held across the
+ * failover fall short until the lock is lost. Replicas that join later
+ * are counted by the recount; replicas that detach still count, so a
+ * lost replica is noticed as before. */
+static void note_replicas(sentinel *s, dnode *n, int nreplicas,
+                          int confirming) {
+  if (!confirming && nreplicas <= s->m.acks_have) return;
+  int had = s->m.acks_have;
+  /* No replica at all: a master that took over from the one this client
+   * was using (it was that master's replica: its previous replication
+   * ID is that master's) asks for none; any other asks for one, since a
+   * stale master that a stale sentinel names (its replicas follow the
+   * new one) must acknowledge nothing. */
+  int successor = s->last_replid[0] != '\0' &&
+                  strcmp(n->replid2, s->last_replid) == 0;
+  s->m.acks_have = confirming && nreplicas == 0 && !successor ? 1 : nreplicas;
+  if (s->m.acks <= 0 || (!confirming && had >= s->m.acks)) return;
+  if (confirming && nreplicas >= s->m.acks) return;
   char a[300];
   fmt_addr(a, sizeof a, n->host, n->port);
   slog(s, RLOCK_LOG_WARN,
        "the master %s has %d replica%s: replica_acks %d asks for %d "
-       "acknowledgement%s while it serves", a, nreplicas,
+       "acknowledgement%s while it serves%s", a, nreplicas,
        nreplicas == 1 ? "" : "s", s->m.acks, rl_ack_need(&s->m),
-       rl_ack_need(&s->m) == 1 ? "" : "s");
+       rl_ack_need(&s->m) == 1 ? "" : "s",
+       nreplicas > 0 ? ""
+       : successor   ? " (it took over from the master used until now)"
+                     : " (not known to have taken over from the master "
+                       "used until now)");
+}
+
+/* A recount's ROLE: replicas that joined since the master was confirmed
+ * raise what a write needs. */
+static void on_recount(rl_cmd *cmd, redisReply *reply, int status) {
+  dnode *n = cmd->data;
+  sentinel *s = n->s;
+  if (status == RL_CMD_TIMEOUT) return; /* the final status follows */
+  if (s->recounting == cmd->conn) s->recounting = NULL;
+  if (reply == NULL || s->closing || !s->confirmed || n != s->cur ||
+      cmd->conn != n->cmd)
+    return;
+  rl_role *role = malloc(sizeof *role); /* large: not on the stack */
+  if (role != NULL && rl_role_parse(reply, role) == 0 &&
+      role->role == RL_ROLE_MASTER)
+    note_replicas(s, n, role->nreplicas, 0);
+  free(role);
+}
+
+/* While the confirmed master has listed fewer replicas than replica_acks,
+ * it is asked for ROLE every RECOUNT_MS, so that a replica that joins is
+ * waited for within that time rather than from the next failover. */
+static void on_recount_timer(uv_timer_t *t) {
+  sentinel *s = t->data;
+  if (s->closing || !s->confirmed || s->m.acks <= 0 ||
+      s->m.acks_have >= s->m.acks || s->cur == NULL || s->cur->cmd == NULL)
+    return;
+  rl_conn *c = s->cur->cmd;
+  if (s->recounting == c) return; /* one out already */
+  static char role_bytes[] = "*1\r\n$4\r\nROLE\r\n";
+  static uv_buf_t role_buf = {role_bytes, sizeof role_bytes - 1};
+  if (rl_conn_send(c, &role_buf, 1, -1, 0, on_recount, s->cur, s->m.idx) == 0)
+    s->recounting = c;
+}
+
+/* The value of field name (with its colon) in an INFO text, into out. */
+static void info_field(const redisReply *r, const char *name, char *out,
+                       size_t size) {
+  out[0] = '\0';
+  size_t nl = strlen(name);
+  for (size_t i = 0; i + nl <= (size_t)r->len; i++) {
+    if ((i > 0 && r->str[i - 1] != '\n') || memcmp(r->str + i, name, nl) != 0)
+      continue;
+    size_t k = 0;
+    for (i += nl; i < (size_t)r->len && k + 1 < size && r->str[i] != '\r' &&
+                  r->str[i] != '\n';
+         i++)
+      out[k++] = r->str[i];
+    out[k] = '\0';
+    return;
+  }
+}
+
+/* INFO replication, asked just before the confirming ROLE (only with
+ * replica_acks): the replication IDs note_replicas compares. A user
+ * without INFO is answered an error: the IDs stay unknown. */
+static void on_info(rl_cmd *cmd, redisReply *reply, int status) {
+  dnode *n = cmd->data;
+  if (status != RL_CMD_REPLY || reply == NULL || cmd->conn != n->cmd ||
+      reply->type != REDIS_REPLY_STRING)
+    return;
+  info_field(reply, "master_replid:", n->replid, sizeof n->replid);
+  info_field(reply, "master_replid2:", n->replid2, sizeof n->replid2);
 }
 
 static void on_role(rl_cmd *cmd, redisReply *reply, int status) {
@@ -361,7 +451,7 @@ static void on_role(rl_cmd *cmd, redisReply *reply, int status) {
   char a[300];
   fmt_addr(a, sizeof a, n->host, n->port);
   if (rc == 0 && role->role == RL_ROLE_MASTER) {
-    note_replicas(s, n, role->nreplicas);
+    note_replicas(s, n, role->nreplicas, 1);
     free(role);
     confirm(s, n);
     return;
@@ -401,8 +491,13 @@ static void on_cmd_state(rl_conn *c, int state) {
       close_cmd(n);
       return;
     }
+    static char info_bytes[] = "*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n";
+    static uv_buf_t info_buf = {info_bytes, sizeof info_bytes - 1};
     static char role_bytes[] = "*1\r\n$4\r\nROLE\r\n";
     static uv_buf_t role_buf = {role_bytes, sizeof role_bytes - 1};
+    n->replid[0] = n->replid2[0] = '\0';
+    if (s->m.acks > 0)
+      (void)rl_conn_send(c, &info_buf, 1, -1, 0, on_info, n, s->m.idx);
     if (rl_conn_send(c, &role_buf, 1, -1, 0, on_role, n, s->m.idx) != 0)
       close_cmd(n);
   } else if (state == RL_CONN_DOWN) {
@@ -1109,6 +1204,7 @@ static int sen_start(rl_master *m) {
   init_timer(s, &s->check_timer);
   init_timer(s, &s->first_timer);
   init_timer(s, &s->ssub_timer);
+  init_timer(s, &s->recount_timer);
   for (int k = 0; k < s->nsen; k++) {
     rl_conn *c = &s->sen[k];
     c->master = m;
@@ -1125,6 +1221,9 @@ static int sen_start(rl_master *m) {
                  0);
   uv_timer_start(&s->check_timer, on_check_timer, RL_SENTINEL_RECHECK_MS,
                  RL_SENTINEL_RECHECK_MS);
+  if (m->acks > 0)
+    uv_timer_start(&s->recount_timer, on_recount_timer, RECOUNT_MS,
+                   RECOUNT_MS);
   send_ask(s);
   start_ssub(s);
   return 0;
@@ -1140,8 +1239,8 @@ static void sen_close(rl_master *m) {
   atomic_store(&s->live, NULL);
   if (s->sen_started) {
     uv_timer_t *timers[] = {&s->ask_timer, &s->check_timer, &s->first_timer,
-                            &s->ssub_timer};
-    for (size_t i = 0; i < 4; i++)
+                            &s->ssub_timer, &s->recount_timer};
+    for (size_t i = 0; i < 5; i++)
       uv_close((uv_handle_t *)timers[i], on_handle_closed);
     for (int k = 0; k < s->nsen; k++) rl_conn_close(&s->sen[k]);
   }
