@@ -171,10 +171,11 @@ typedef struct rlock_options {
    * is one master with one vote: each lock goes to the primary that
    * serves its slot, redirects (MOVED, ASK), TRYAGAIN and CLUSTERDOWN are
    * followed within master_timeout_ms, waiters listen on the slot's shard
-   * channel, and the watchdog batches renewals per node. README,
-   * "Redis Cluster", says what a failover or a migration may cost. The
-   * lock family is not yet supported on a cluster master: while any
-   * master of a client is a cluster, rlock_get_fair, rlock_get_read,
+   * channel, and the watchdog batches renewals per node.
+   * docs/deployment.md, "Redis Cluster", says what a failover or a
+   * migration may cost. The lock family is not yet supported on a
+   * cluster master: while any master of a client is a cluster,
+   * rlock_get_fair, rlock_get_read,
    * rlock_get_write, rlock_sem_get, rlock_latch_get, rlock_lock_all and
    * rlock_unlock_all (and their _async forms) return RLOCK_EINVAL and
    * rlock_client_last_error says so (for example "fair locks are not yet
@@ -264,7 +265,7 @@ typedef struct rlock_options {
    * <key_prefix>run_ids, written and read in each connection's handshake,
    * before any lock reply on it), so that a client opened after a restart
    * learns of it from the other masters; a master with no record anywhere
-   * (a new deployment) is trusted at once. README's "Guarantees" says which
+   * (a new deployment) is trusted at once. docs/guarantees.md says which
    * restarts are caught. RLOCK_QUARANTINE_AUTO (the default): the larger
    * of watchdog_timeout_ms and max_lease_ms; 0: off (right when every
    * master persists with appendfsync always); > 0: that many ms.
@@ -338,7 +339,10 @@ typedef struct rlock_options {
    * back); and a promoted replica expires the lock by its own wall clock
    * (expirations replicate as absolute times), so a replica whose clock
    * runs ahead shortens the lease. It narrows the failover window; it
-   * does not close it: fencing tokens still decide (README, "Sentinel").
+   * does not close it: fencing tokens still decide (docs/deployment.md,
+   * "Sentinel"). A master is asked for at most the replicas it lists in
+   * ROLE (at least one, and none for a Sentinel master that took over
+   * from the one in use: docs/deployment.md says when and why).
    * The masters' ACL rule needs +wait. 0 (the default): off. At most 64.
    * replica_ack_timeout_ms: 1 to 60000, default 100; used only when
    * replica_acks > 0. The masters' deadline for these commands is
@@ -395,8 +399,8 @@ RLOCK_EXTERN const char *rlock_strerror(int err);
  * error here: it counts as a master that is down (its metrics' error says
  * so, and the log at RLOCK_LOG_WARN), and its name is resolved again, off
  * the loop, with the reconnect backoff until it does, so a majority of
- * the others serves meanwhile. A malformed address is refused. It does not wait for the masters, but the client is usable
- * at once: an operation made while a master's first connection attempt is
+ * the others serves meanwhile. A malformed address is refused. It does
+ * not wait for the masters, but the client is usable at once: an operation made while a master's first connection attempt is
  * in progress waits for that attempt (at most connect_timeout_ms, then the
  * master timeout) instead of failing. Once an attempt has failed, a master
  * that is down fails operations at once (they count it as not answering).
@@ -499,7 +503,8 @@ RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
  * is free and nobody waits. A fair handle and a plain handle of one name
  * are the same lock (they exclude each other), but a plain acquisition
  * does not queue, and a plain unlock wakes no fair waiter: do not mix
- * them. README ("Fair lock") says what order holds with N > 1 masters.
+ * them. docs/guarantees.md ("Fair lock") says what order holds with N > 1
+ * masters.
  *
  * rlock_get_read, rlock_get_write: the two sides of one read-write lock
  * (the same name). Any number of owners may hold the read side at once;
@@ -513,9 +518,9 @@ RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
  * share frees within its lease, the others keep theirs. Fencing: every
  * first acquisition of either side gets a token larger than that of
  * every acquisition of the lock that ended before it began, read or
- * write (concurrent readers with N > 1 masters may share one); README
- * ("Read-write lock") gives a storage layer's two rules for using them.
- * For a read handle, rlock_is_locked answers whether
+ * write (concurrent readers with N > 1 masters may share one);
+ * docs/guarantees.md ("Read-write lock") gives a storage layer's two
+ * rules for using them. For a read handle, rlock_is_locked answers whether
  * any owner reads, rlock_remaining_lease the time until the last read
  * hold ends.
  */
@@ -697,8 +702,8 @@ RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);
 
 /*
  * Cancels owner's pending rlock_lock_async on lock (an owner has at most
- * one acquisition of a lock in flight): its callback runs with RLOCK_ECANCELED, and it leaves its wait
- * queue (the unlock channel is unsubscribed after the last waiter). A
+ * one acquisition of a lock in flight): its callback runs with
+ * RLOCK_ECANCELED, and it leaves its wait queue (the unlock channel is unsubscribed after the last waiter). A
  * grant the acquisition already had is given back. Returns 0 if one was
  * cancelled, RLOCK_ENOTOWNER if owner has no acquisition pending on lock
  * (it may have just completed: its callback then has run or will run with
@@ -728,7 +733,7 @@ RLOCK_EXTERN int rlock_cancel_async(rlock *lock, uint64_t owner);
  * owner when a majority of masters granted it that slot (two majorities
  * share a master, which never gives a slot to two owners): so at no
  * moment do more than K permits have holders, under the same conditions
- * as a lock's safety (README, "Guarantees"). Every client of one
+ * as a lock's safety (docs/guarantees.md). Every client of one
  * semaphore must use the same K: the masters remember it (see
  * rlock_options.sem_limit_ttl_ms) and refuse another with
  * RLOCK_ECONFLICT. The handle may be shared by threads.
