@@ -400,8 +400,9 @@ RLOCK_EXTERN const char *rlock_strerror(int err);
  * so, and the log at RLOCK_LOG_WARN), and its name is resolved again, off
  * the loop, with the reconnect backoff until it does, so a majority of
  * the others serves meanwhile. A malformed address is refused. It does
- * not wait for the masters, but the client is usable at once: an operation made while a master's first connection attempt is
- * in progress waits for that attempt (at most connect_timeout_ms, then the
+ * not wait for the masters, but the client is usable at once: an
+ * operation made while a master's first connection attempt is in
+ * progress waits for that attempt (at most connect_timeout_ms, then the
  * master timeout) instead of failing. Once an attempt has failed, a master
  * that is down fails operations at once (they count it as not answering).
  * rlock_client_wait_ready waits for a majority. On success *out is the
