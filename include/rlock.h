@@ -704,8 +704,9 @@ RLOCK_EXTERN int rlock_owner_hold_count(rlock *lock, uint64_t owner);
 /*
  * Cancels owner's pending rlock_lock_async on lock (an owner has at most
  * one acquisition of a lock in flight): its callback runs with
- * RLOCK_ECANCELED, and it leaves its wait queue (the unlock channel is unsubscribed after the last waiter). A
- * grant the acquisition already had is given back. Returns 0 if one was
+ * RLOCK_ECANCELED, and it leaves its wait queue (the unlock channel is
+ * unsubscribed after the last waiter). A grant the acquisition already
+ * had is given back. Returns 0 if one was
  * cancelled, RLOCK_ENOTOWNER if owner has no acquisition pending on lock
  * (it may have just completed: its callback then has run or will run with
  * its own status), RLOCK_ECLOSED if the client is closed.
