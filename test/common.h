@@ -1,6 +1,7 @@
 /*
  * Helpers shared by the integration tests: open a client on test masters
- * with test-friendly options, and count keys on a master.
+ * with test-friendly options, run a command on a master, and wait for a
+ * master to be up.
  */
 #ifndef RT_COMMON_H
 #define RT_COMMON_H
@@ -44,6 +45,13 @@ static inline rlock_client *rt_client_opts(rt_redis *rs, int n,
   o->masters = NULL;
   free(m);
   return c;
+}
+
+/* Runs the command s on r and drops its reply (a fault or a cleanup
+ * whose answer the test does not read). */
+static inline void rt_redis_run(rt_redis *r, const char *s) {
+  redisReply *x = rt_redis_cmd(r, s);
+  if (x) freeReplyObject(x);
 }
 
 /* Whether master idx of c has completed its handshake (its metrics say

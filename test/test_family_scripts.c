@@ -1825,7 +1825,7 @@ static void test_multi_deadline_floor_xslot(void) {
  * release landing takes a new token, above the one that hold had; a
  * re-entry (count 2) keeps the token. The fair lock, both sides of the
  * read-write lock and lock_all; the reentrant lock's own script:
- * test_regress2 leftover_field_reuses_token, which found the defect. */
+ * test_leftover_field.c leftover_field_new_token. */
 static void test_leftover_field_new_token(void) {
   flush_all();
   keyset k;
