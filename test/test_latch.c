@@ -29,27 +29,14 @@ static uint64_t now_us(void) {
 }
 
 static rlock_client *open_client(int n, int64_t ttl_ms, int64_t linger_ms) {
-  const char *m[3];
   rlock_options o;
   rlock_options_init(&o);
-  for (int i = 0; i < n; i++) m[i] = srv[i].url;
-  if (rt_tls_mode()) o.tls_ca_file = rt_tls()->ca;
-  o.masters = m;
-  o.nmasters = (size_t)n;
   o.master_timeout_ms = 1000;
   o.retry_delay_ms = 20000; /* no retry comes soon: wakes are messages */
   o.retry_jitter_ms = 0;
   if (ttl_ms > 0) o.latch_ttl_ms = ttl_ms;
   if (linger_ms > 0) o.latch_linger_ms = linger_ms;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
-}
-
-static void flush_all(void) {
-  for (int i = 0; i < 3; i++) {
-    redisReply *r = rt_redis_cmd(&srv[i], "FLUSHALL");
-    if (r) freeReplyObject(r);
-  }
+  return rt_client_opts(srv, n, &o);
 }
 
 static int keys_with(int n, const char *pattern) {
@@ -70,23 +57,6 @@ static int keys_with_after(int n, const char *pattern, int ms) {
   int k;
   while ((k = keys_with(n, pattern)) != 0 && now_us() < end) rt_sleep_ms(10);
   return k;
-}
-
-static int all_keys_have_ttl(int n) {
-  int ok = 1;
-  for (int i = 0; i < n; i++) {
-    redisReply *ks = rt_redis_cmd(&srv[i], "KEYS *");
-    for (size_t k = 0; ks && k < ks->elements; k++) {
-      long long p = rt_redis_int(&srv[i], "PTTL %s", ks->element[k]->str);
-      if (p <= 0 && p != -2) {
-        fprintf(stderr, "  key %s on master %d: PTTL %lld\n",
-                ks->element[k]->str, i, p);
-        ok = 0;
-      }
-    }
-    if (ks) freeReplyObject(ks);
-  }
-  return ok;
 }
 
 static long long numsub(rt_redis *r, const char *channel) {
@@ -138,7 +108,7 @@ static void *awaiter(void *p) {
  * loop): forking a threaded process is what ThreadSanitizer cannot
  * follow, and the children need nothing of the parent's. */
 static void many_awaiters(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   RT_REQUIRE(sh != MAP_FAILED);
@@ -228,7 +198,7 @@ static void many_awaiters(int n) {
   RT_CHECK_EQ_INT(m->latch_opened, 6);
   RT_CHECK_EQ_INT(m->latch_waiters, 0);
   free(m);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   rlock_latch_free(la);
   rlock_latch_free(lb);
   rlock_client_close(a);
@@ -242,7 +212,7 @@ static void many_awaiters_3(void) { many_awaiters(3); }
 /* --- await timing out, states ---------------------------------------------- */
 
 static void await_timeout(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(n, 0, 0);
   RT_REQUIRE(c != NULL);
   rlock_latch *l;
@@ -260,7 +230,7 @@ static void await_timeout(int n) {
   int64_t v = -1;
   RT_CHECK_EQ_INT(rlock_latch_count(l, &v), 0);
   RT_CHECK_EQ_INT(v, 1);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   rlock_latch_free(l);
   rlock_client_close(c);
 }
@@ -269,7 +239,7 @@ static void await_timeout_1(void) { await_timeout(1); }
 static void await_timeout_3(void) { await_timeout(3); }
 
 static void states(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(n, 0, 0);
   RT_REQUIRE(c != NULL);
   rlock_latch *l;
@@ -290,7 +260,7 @@ static void states(int n) {
   RT_CHECK_EQ_INT(v, 0);
   RT_CHECK_EQ_INT(rlock_latch_count_down(l), 0); /* open: nothing to do */
   RT_CHECK_EQ_INT(rlock_latch_await(l, 0), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   /* Set again: a new round, which an await of now waits for. */
   RT_CHECK_EQ_INT(rlock_latch_set(l, 1), 1);
   RT_CHECK_EQ_INT(rlock_latch_await(l, 0), RLOCK_ETIMEDOUT);
@@ -327,7 +297,7 @@ static void *await_long(void *p) {
 }
 
 static void deleted_under_awaiter(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 0, 0);
   RT_REQUIRE(c != NULL);
   rlock_latch *l;
@@ -356,14 +326,14 @@ static void deleted_under_awaiter(void) {
  * is bounded by the latch's own life). An open latch goes after 0.8 s.
  */
 static void ttl_rules(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(n, 1200, 800);
   RT_REQUIRE(c != NULL);
   rlock_latch *l;
   RT_REQUIRE(rlock_latch_get(c, "ttl", &l) == 0);
   RT_CHECK_EQ_INT(rlock_latch_set(l, 3), 1);
   RT_CHECK_EQ_INT(rlock_latch_count_down(l), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   RT_CHECK_EQ_INT(keys_with(n, "rlock:{ttl}:l*"), 2 * n); /* :l and :l:d */
   uint64_t t0 = now_us();
   RT_CHECK_EQ_INT(rlock_latch_await(l, 10000), RLOCK_ELOST);
@@ -378,7 +348,7 @@ static void ttl_rules(int n) {
   RT_CHECK_EQ_INT(rlock_latch_set(l, 1), 1);
   RT_CHECK_EQ_INT(rlock_latch_count_down(l), 0);
   RT_CHECK_EQ_INT(keys_with(n, "rlock:{ttl}:l:d"), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   RT_CHECK_EQ_INT(rlock_latch_await(l, 0), 0);
   rt_sleep_ms(1300);
   RT_CHECK_EQ_INT(keys_with(n, "rlock:{ttl}*"), 0);
@@ -399,7 +369,7 @@ static void on_async(rlock_latch *latch, int status, void *arg) {
 }
 
 static void async_await_cancel(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 0, 0);
   RT_REQUIRE(c != NULL);
   rlock_latch *l;

@@ -29,26 +29,13 @@ static uint64_t now_us(void) {
 }
 
 static rlock_client *open_client(int n, int64_t watchdog_ms) {
-  const char *m[3];
   rlock_options o;
   rlock_options_init(&o);
-  for (int i = 0; i < n; i++) m[i] = srv[i].url;
-  if (rt_tls_mode()) o.tls_ca_file = rt_tls()->ca;
-  o.masters = m;
-  o.nmasters = (size_t)n;
   o.master_timeout_ms = 1000;
   o.retry_delay_ms = 20;
   o.retry_jitter_ms = 20;
   if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
-}
-
-static void flush_all(void) {
-  for (int i = 0; i < 3; i++) {
-    redisReply *r = rt_redis_cmd(&srv[i], "FLUSHALL");
-    if (r) freeReplyObject(r);
-  }
+  return rt_client_opts(srv, n, &o);
 }
 
 static long long exists_on(int i, const char *key) {
@@ -61,23 +48,6 @@ static long long exists_on(int i, const char *key) {
  * it). A release that never lands still fails the check. */
 static long long exists_settled(int i, const char *what, long long want) {
   return rt_settle(exists_on, i, what, want, 5000);
-}
-
-static int all_keys_have_ttl(int n) {
-  int ok = 1;
-  for (int i = 0; i < n; i++) {
-    redisReply *ks = rt_redis_cmd(&srv[i], "KEYS *");
-    for (size_t k = 0; ks && k < ks->elements; k++) {
-      long long p = rt_redis_int(&srv[i], "PTTL %s", ks->element[k]->str);
-      if (p <= 0 && p != -2) {
-        fprintf(stderr, "  key %s on master %d: PTTL %lld\n",
-                ks->element[k]->str, i, p);
-        ok = 0;
-      }
-    }
-    if (ks) freeReplyObject(ks);
-  }
-  return ok;
 }
 
 /* --- opposite orders, across processes ---------------------------------- */
@@ -165,7 +135,7 @@ static int exclusive(const lock_log *l, const char *name) {
 }
 
 static void opposite_orders(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   RT_REQUIRE(sh != MAP_FAILED);
@@ -197,7 +167,7 @@ static void opposite_orders(int n) {
     RT_CHECK(sh->log[k].n > 0);
     RT_CHECK(exclusive(&sh->log[k], names[k]));
   }
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   for (int i = 0; i < n; i++)
     for (int k = 0; k < NLOCKS; k++) {
       char key[32];
@@ -213,7 +183,7 @@ static void opposite_orders_3(void) { opposite_orders(3); }
 /* --- all or none -------------------------------------------------------------- */
 
 static void all_or_none(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(n, 0), *b = open_client(n, 0);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *la[3], *lb;
@@ -239,7 +209,7 @@ static void all_or_none(int n) {
   RT_CHECK_EQ_INT(rlock_unlock_all(la, 3), 0);
   RT_CHECK_EQ_INT(rlock_trylock(lb, 0, 10000), 0);
   RT_CHECK_EQ_INT(rlock_unlock(lb), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   for (int k = 0; k < 3; k++) rlock_free(la[k]);
   rlock_free(lb);
   rlock_client_close(a);
@@ -257,7 +227,7 @@ static void all_or_none_3(void) { all_or_none(3); }
  * 0 answers only after the round; its late grant is undone when it does.
  */
 static void partial_failure(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(3, 0);
   RT_REQUIRE(a != NULL);
   rlock *la[3];
@@ -289,7 +259,7 @@ static void partial_failure(void) {
     rt_sleep_ms(50);
   }
   RT_CHECK_EQ_INT(left, 0);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
   for (int k = 0; k < 3; k++) rlock_free(la[k]);
   rlock_client_close(a);
 }
@@ -297,7 +267,7 @@ static void partial_failure(void) {
 /* --- re-entry --------------------------------------------------------------- */
 
 static void reentrancy(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(n, 0);
   RT_REQUIRE(c != NULL);
   rlock *a, *b, *a2;
@@ -340,7 +310,7 @@ static void reentrancy(int n) {
     RT_CHECK_EQ_INT(exists_settled(i, "rlock:{ra}", 0), 0);
   /* Another thread of the process is another owner: it waits. */
   RT_CHECK_EQ_INT(rlock_lock_all(ab, 2, 0, 10000), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   RT_CHECK_EQ_INT(rlock_unlock_all(ab, 2), 0);
   /* Metrics: every lock of a set taken counts as an acquisition of a
    * plain lock (1 rlock_lock, then sets of 2, 2 and 2). */
@@ -361,7 +331,7 @@ static void reentrancy_3(void) { reentrancy(3); }
 /* --- loss, watchdog, async, bad input ------------------------------------- */
 
 static void unlock_all_lost(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 0), *o = open_client(3, 0);
   RT_REQUIRE(c != NULL && o != NULL);
   rlock *a, *b, *ob;
@@ -385,7 +355,7 @@ static void unlock_all_lost(void) {
 }
 
 static void watchdog_renews(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 900);
   RT_REQUIRE(c != NULL);
   rlock *a, *b;
@@ -416,7 +386,7 @@ static int wait_calls(int want) {
 }
 
 static void async_cancel(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 0);
   RT_REQUIRE(c != NULL);
   rlock *a, *b;
@@ -444,14 +414,14 @@ static void async_cancel(void) {
   RT_REQUIRE(wait_calls(3));
   RT_CHECK_EQ_INT(async_rc[2], 0);
   RT_CHECK_EQ_INT(rlock_owner_hold_count(a, 5), 0);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
   rlock_free(a);
   rlock_free(b);
   rlock_client_close(c);
 }
 
 static void bad_input(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(1, 0), *d = open_client(1, 0);
   RT_REQUIRE(c != NULL && d != NULL);
   rlock *a, *b;

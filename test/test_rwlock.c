@@ -552,43 +552,14 @@ static void async_n3(void) { async_calls(3); }
 
 /* --- rlock_extend and the lost-lock callback ------------------------------ */
 
-static atomic_int lost_calls;
-
-static void count_lost(rlock *l, uint64_t owner, int is_thread, void *arg) {
-  (void)l, (void)owner, (void)is_thread, (void)arg;
-  atomic_fetch_add(&lost_calls, 1);
-}
-
-/* On l: a fixed lease extended by rlock_extend; then a watchdog hold that
- * another client's force (through other, a handle of the same side) takes
- * away: l's lost-lock callback runs once, and its unlock says
- * RLOCK_ELOST. */
-static void extend_then_lost(rlock *l, rlock *other) {
-  int64_t ms = 0;
-  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 2000), 0);
-  RT_CHECK_EQ_INT(rlock_extend(l, 20000), 0);
-  RT_CHECK_EQ_INT(rlock_remaining_lease(l, &ms), 0);
-  RT_CHECK(ms > 10000);
-  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  atomic_store(&lost_calls, 0);
-  rlock_set_lost_cb(l, count_lost, NULL);
-  RT_CHECK_EQ_INT(rlock_lock(l, RLOCK_WATCHDOG), 0);
-  RT_CHECK_EQ_INT(rlock_force_unlock(other), 0);
-  uint64_t end = rt_now_ms() + 15000;
-  while (atomic_load(&lost_calls) == 0 && rt_now_ms() < end) rt_sleep_ms(20);
-  RT_CHECK_EQ_INT(atomic_load(&lost_calls), 1);
-  RT_CHECK_EQ_INT(rlock_unlock(l), RLOCK_ELOST);
-  rlock_set_lost_cb(l, NULL, NULL);
-}
-
 static void extend_and_lost(int n) {
   rlock_client *c = rw_client(n, 1500), *d = rw_client(n, 0);
   RT_REQUIRE(c != NULL && d != NULL);
   rw x, y;
   RT_REQUIRE(rw_get(c, "extlost", &x) == 0);
   RT_REQUIRE(rw_get(d, "extlost", &y) == 0);
-  extend_then_lost(x.r, y.r);
-  extend_then_lost(x.w, y.w);
+  rt_extend_then_lost(x.r, y.r);
+  rt_extend_then_lost(x.w, y.w);
   for (int i = 0; i < n; i++) RT_CHECK(nothing_left(i, "extlost"));
   rw_free(&x);
   rw_free(&y);

@@ -33,44 +33,13 @@ static uint64_t now_us(void) {
 /* A client on the first n masters; watchdog_ms 0 keeps the default. */
 static rlock_client *open_client(int n, int64_t watchdog_ms,
                                  int64_t retry_delay_ms) {
-  const char *m[3];
   rlock_options o;
   rlock_options_init(&o);
-  for (int i = 0; i < n; i++) m[i] = srv[i].url;
-  if (rt_tls_mode()) o.tls_ca_file = rt_tls()->ca;
-  o.masters = m;
-  o.nmasters = (size_t)n;
   o.master_timeout_ms = 1000;
   o.retry_delay_ms = retry_delay_ms;
   o.retry_jitter_ms = retry_delay_ms / 4;
   if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
-}
-
-static void flush_all(void) {
-  for (int i = 0; i < 3; i++) {
-    redisReply *r = rt_redis_cmd(&srv[i], "FLUSHALL");
-    if (r) freeReplyObject(r);
-  }
-}
-
-/* Every key on every master has a TTL (a key without one is a bug). */
-static int all_keys_have_ttl(int n) {
-  int ok = 1;
-  for (int i = 0; i < n; i++) {
-    redisReply *ks = rt_redis_cmd(&srv[i], "KEYS *");
-    for (size_t k = 0; ks && k < ks->elements; k++) {
-      long long p = rt_redis_int(&srv[i], "PTTL %s", ks->element[k]->str);
-      if (p <= 0 && p != -2) { /* -2: it expired since KEYS */
-        fprintf(stderr, "  key %s on master %d: PTTL %lld\n",
-                ks->element[k]->str, i, p);
-        ok = 0;
-      }
-    }
-    if (ks) freeReplyObject(ks);
-  }
-  return ok;
+  return rt_client_opts(srv, n, &o);
 }
 
 /* --- the checker ------------------------------------------------------------ */
@@ -193,7 +162,7 @@ static void count_attempts(hold_log *log, rlock_sem *s) {
 
 /* 8 threads of two clients share a semaphore of 3 for a few seconds. */
 static void k_holders_threads(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(n, 0, 20), *b = open_client(n, 0, 20);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock_sem *sa, *sb;
@@ -221,7 +190,7 @@ static void k_holders_threads(int n) {
   int64_t avail = -1;
   RT_CHECK_EQ_INT(rlock_sem_available(sa, &avail), 0);
   RT_CHECK_EQ_INT(avail, K);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   free(log);
   rlock_sem_free(sa);
   rlock_sem_free(sb);
@@ -237,7 +206,7 @@ static void k_holders_threads_3(void) { k_holders_threads(3); }
  * and starts again: sem_acquire.c), so fewer holds there. */
 static void k_holders_processes(int n) {
   int iters = n == 1 ? 25 : 10;
-  flush_all();
+  rt_flush_all(srv, 3);
   hold_log *log = mmap(NULL, sizeof *log, PROT_READ | PROT_WRITE,
                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   RT_REQUIRE(log != MAP_FAILED);
@@ -271,7 +240,7 @@ static void k_holders_processes(int n) {
   RT_CHECK_EQ_INT(log->errors, 0);
   RT_CHECK_EQ_INT(log->n, 4 * 3 * iters);
   RT_CHECK(log->attempts <= (uint64_t)MAX_ATTEMPTS_PER_HOLD * 4 * 3 * iters);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   munmap(log, sizeof *log);
 }
 
@@ -285,7 +254,7 @@ static void k_holders_processes_3(void) { k_holders_processes(3); }
  * them after the kill, within the lease and a margin.
  */
 static void sigkill_holder(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   int ready[2];
   RT_REQUIRE(pipe(ready) == 0);
   pid_t pid = fork();
@@ -325,7 +294,7 @@ static void sigkill_holder(int n) {
   RT_CHECK_EQ_INT(rlock_sem_held(s, &held), 0);
   RT_CHECK_EQ_INT(held, K);
   RT_CHECK_EQ_INT(rlock_sem_release(s, K), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   rlock_sem_free(s);
   rlock_client_close(c);
 }
@@ -377,7 +346,7 @@ static int subscribed_everywhere(int n, const char *channel, int ms) {
  * two at once: one message wakes the first, which passes the wake on.
  */
 static void woken_by_release(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *h = open_client(n, 0, 20);
   rlock_client *w = open_client(n, 0, 20000);
   RT_REQUIRE(h != NULL && w != NULL);
@@ -424,7 +393,7 @@ static void woken_by_release(int n) {
   rlock_sem_free(sw);
   rlock_client_close(h);
   rlock_client_close(w); /* gives its two back */
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
 }
 
 /* A waiter that holds what it got for 20 ms and gives it back. */
@@ -449,7 +418,7 @@ static void *waiter_passing(void *p) {
  * (each holds 20 ms).
  */
 static void woken_by_release_clients_3(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *h = open_client(3, 0, 20);
   RT_REQUIRE(h != NULL);
   rlock_sem *sh;
@@ -497,7 +466,7 @@ static void woken_by_release_clients_3(void) {
   }
   rlock_sem_free(sh);
   rlock_client_close(h);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
 }
 
 /* A waiter with a wait of its own and when it started; what it got it
@@ -548,7 +517,7 @@ typedef struct wake_stage {
 } wake_stage;
 
 static void stage_open(wake_stage *st, int n, const char *name) {
-  flush_all();
+  rt_flush_all(srv, 3);
   st->h = open_client(n, 0, 20);
   st->x = open_client(n, 0, 20000);
   RT_REQUIRE(st->h != NULL && st->x != NULL);
@@ -563,7 +532,7 @@ static void stage_close(wake_stage *st, int n) {
   rlock_sem_free(st->sx);
   rlock_client_close(st->h);
   rlock_client_close(st->x);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
 }
 
 /*
@@ -789,7 +758,7 @@ static void woken_by_release_3(void) { woken_by_release(3); }
 /* --- refusals ------------------------------------------------------------- */
 
 static void over_release(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(n, 0, 20);
   RT_REQUIRE(c != NULL);
   rlock_sem *s;
@@ -826,7 +795,7 @@ static void over_release(int n) {
   RT_CHECK_EQ_INT(rlock_sem_get(c, "over", 0, &bad), RLOCK_EINVAL);
   RT_CHECK_EQ_INT(rlock_sem_get(c, "ov{er", 2, &bad), RLOCK_EINVAL);
   RT_CHECK(bad == NULL);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   rlock_sem_free(s);
   rlock_client_close(c);
 }
@@ -837,7 +806,7 @@ static void over_release_3(void) { over_release(3); }
 /* Two clients that disagree about K: the second is told the stored limit
  * and changes nothing, until an operator resets the semaphore. */
 static void k_disagreement(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(n, 0, 20), *b = open_client(n, 0, 20);
   RT_REQUIRE(a != NULL && b != NULL);
   /* Both clients' handshakes done first: had A's connection to one master
@@ -868,7 +837,7 @@ static void k_disagreement(int n) {
   RT_CHECK_EQ_INT(rlock_sem_acquire(s4, 4, 0, 10000), 0);
   RT_CHECK_EQ_INT(rlock_sem_release(s3, 2), RLOCK_ELOST);
   RT_CHECK_EQ_INT(rlock_sem_release(s4, 4), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   rlock_sem_free(s3);
   rlock_sem_free(s4);
   rlock_client_close(a);
@@ -898,7 +867,7 @@ static int wait_calls(int want, int ms) {
 }
 
 static void async_cancel(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 0, 20);
   RT_REQUIRE(c != NULL);
   rlock_sem *s;
@@ -932,7 +901,7 @@ static void async_cancel(void) {
   RT_CHECK_EQ_INT(v, 2);
   RT_CHECK_EQ_INT(rlock_sem_owner_held(s, 2, &v), 0);
   RT_CHECK_EQ_INT(v, 0);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
   rlock_sem_free(s);
   rlock_client_close(c);
 }
@@ -951,7 +920,7 @@ static void on_lost(rlock_sem *sem, uint64_t owner, int is_thread,
 /* A reset takes a watchdog holder's permits away: its next renewal finds
  * them gone, the owner is told once, and its release says RLOCK_ELOST. */
 static void lost_on_reset(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 900, 20);
   RT_REQUIRE(c != NULL);
   rlock_sem *s;
@@ -978,7 +947,7 @@ static void lost_on_reset(void) {
   RT_CHECK_EQ_INT(m->sem_permits_held, 0);
   free(m);
   RT_CHECK_EQ_INT(rlock_sem_acquire(s, 2, 0, 10000), 0);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
   rlock_sem_free(s);
   rlock_client_close(c);
 }
@@ -1040,7 +1009,7 @@ static long long slots_on(int i, const char *key) {
  * give-back's message: hundreds of attempts, RLOCK_ETIMEDOUT).
  */
 static void split_converges(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   static const char *const m0[] = {"1", "a", "2", "b"};
   static const char *const m1[] = {"1", "a"};
   static const char *const m2[] = {"2", "b"};
@@ -1068,7 +1037,7 @@ static void split_converges(void) {
   /* Nothing of this owner is left: a's and b's slots only. */
   for (int i = 0; i < 3; i++)
     RT_CHECK_EQ_INT(slots_on(i, "rlock:{seeded}:s"), i == 0 ? 2 : 1);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
   rlock_sem_free(s);
   rlock_client_close(c);
 }
@@ -1084,7 +1053,7 @@ static void split_converges(void) {
  * sent again and lands when the master resumes). Only those K may fail.
  */
 static void k_holders_master_paused(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(3, 0, 20);
   RT_REQUIRE(a != NULL);
   rlock_sem *s;
@@ -1123,7 +1092,7 @@ static void k_holders_master_paused(void) {
   /* What the paused master granted late was given back. */
   rt_sleep_ms(300);
   RT_CHECK_EQ_INT(slots_on(2, "rlock:{paused}:s"), 0);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
 }
 
 int main(int argc, char **argv) {

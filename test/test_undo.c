@@ -39,13 +39,6 @@ static rlock_client *open_client(int n, int64_t master_timeout_ms) {
   return rt_client_opts(srv, n, &o);
 }
 
-static void flush_all(void) {
-  for (int i = 0; i < 3; i++) {
-    redisReply *r = rt_redis_cmd(&srv[i], "FLUSHALL");
-    if (r) freeReplyObject(r);
-  }
-}
-
 static long long exists_on(int i, const char *key) {
   return rt_redis_int(&srv[i], "EXISTS %s", key);
 }
@@ -75,7 +68,7 @@ typedef int (*get_fn)(rlock_client *, const char *, rlock **);
  * read side: the write side), and A's unlock must release it. */
 static void reentry_stalled_n1(get_fn get, get_fn other, const char *name,
                                const char *key) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(1, 200), *b = open_client(1, 200);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *la, *lb;
@@ -129,7 +122,7 @@ static void reentry_stalled_write_n1(void) {
  * cannot reach a majority; they run it late (refused) and then its undo.
  * The hold must stay on every master, and B must not get the lock. */
 static void reentry_stalled_n3(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(3, 200), *b = open_client(3, 200);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *la, *lb;
@@ -168,7 +161,7 @@ static void reentry_stalled_n3(void) {
  * A's lock_all {x1, x2}, then refuses it (x2 is held, and the deadline
  * passed) and runs the undo. A's hold of x1 must stay. */
 static void lock_all_held_stalled_n1(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(1, 200), *b = open_client(1, 200);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *x[2], *bx1;
@@ -211,7 +204,7 @@ static void lock_all_held_stalled_n1(void) {
  * the undo behind the attempt, refuses the attempt when it resumes, and
  * must keep A's y1. */
 static void lock_all_held_refused_n3(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(3, 5000);
   RT_REQUIRE(a != NULL);
   rlock *y[2];
@@ -284,7 +277,7 @@ static void *tl_worker(void *arg) {
 }
 
 static void lock_all_held_threads_n3(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   for (int k = 0; k < TL_CLIENTS; k++) {
     tl_client[k] = open_client(3, 1000);
     RT_REQUIRE(tl_client[k] != NULL);
@@ -379,7 +372,7 @@ static long long lock_unlock(const char *owner, int lastone) {
 }
 
 static void undo_orders(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   const char *k = "rlock:{o}";
   /* Grant, then its undo: gone. */
   RT_CHECK_EQ_INT(lock_acquire("A", "1", 0), 1);
