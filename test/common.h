@@ -31,6 +31,19 @@ static inline rlock_client *rt_client(rt_redis *rs, int n,
   return rt_client_opts(rs, n, &o);
 }
 
+/* rt_client with a watchdog timeout (watchdog_ms 0: the default). */
+static inline rlock_client *rt_client_wd(rt_redis *rs, int n,
+                                         int64_t master_timeout_ms,
+                                         int64_t watchdog_ms) {
+  rlock_options o;
+  rlock_options_init(&o);
+  o.master_timeout_ms = master_timeout_ms;
+  o.retry_delay_ms = 20;
+  o.retry_jitter_ms = 20;
+  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
+  return rt_client_opts(rs, n, &o);
+}
+
 /* rt_client with the caller's options (from rlock_options_init, then
  * set): the masters (and the harness's CA for TLS ones) are filled in. */
 static inline rlock_client *rt_client_opts(rt_redis *rs, int n,

@@ -911,3 +911,14 @@ int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests) {
   fflush(stdout);
   return n_fail ? 1 : 0;
 }
+
+int rt_main_servers(int argc, char **argv, rt_redis *rs, int n,
+                    const rt_test *tests, size_t ntests) {
+  if (rt_redis_start_many(rs, n) != 0) {
+    fprintf(stderr, "cannot start redis-server\n");
+    return 1;
+  }
+  int rc = rt_main(argc, argv, tests, ntests);
+  rt_redis_stop_many(rs, n);
+  return rc;
+}

@@ -246,6 +246,11 @@ void rt__fail_eq(const char *file, int line, const char *expr, long long a,
  * RT_REQUIRE) are stopped after it, with a note on stderr.
  */
 int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests);
+/* The main of a program whose tests share n servers: starts them in rs
+ * (returns 1, with a diagnostic, if that fails), runs rt_main, stops
+ * them, and returns rt_main's result. */
+int rt_main_servers(int argc, char **argv, rt_redis *rs, int n,
+                    const rt_test *tests, size_t ntests);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t rt_now_ms(void);

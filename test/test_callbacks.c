@@ -126,13 +126,11 @@ static void lost_cb_cancels_its_acquisition(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"lost_cb_closes_client", lost_cb_closes_client},
       {"timeout_cb_closes_client", timeout_cb_closes_client},
       {"lost_cb_cancels_its_acquisition", lost_cb_cancels_its_acquisition},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -165,14 +165,12 @@ static void stalled_loop_serves_next(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"stalled_not_up", stalled_not_up},
       {"close_flushes_undo", close_flushes_undo},
       {"close_releases_inflight_grant", close_releases_inflight_grant},
       {"stalled_loop_serves_next", stalled_loop_serves_next},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -793,10 +793,6 @@ static void spread(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"basic", basic},
       {"fifo_threads_n1", fifo_threads_n1},
@@ -817,7 +813,6 @@ int main(int argc, char **argv) {
       {"extend_and_lost_n3", extend_and_lost_n3},
       {"no_herd", no_herd},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -135,13 +135,11 @@ static void partial_fresh_grant_new_token(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"reentry_after_expiry_new_token", reentry_after_expiry_new_token},
       {"same_owner_concurrent_refused", same_owner_concurrent_refused},
       {"partial_fresh_grant_new_token", partial_fresh_grant_new_token},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

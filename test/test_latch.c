@@ -393,7 +393,6 @@ static void async_await_cancel(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"many_awaiters_1", many_awaiters_1},
       {"many_awaiters_3", many_awaiters_3},
@@ -406,7 +405,6 @@ int main(int argc, char **argv) {
       {"ttl_rules_3", ttl_rules_3},
       {"async_await_cancel", async_await_cancel},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -93,12 +93,10 @@ static void leftover_read_field_write_granted(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"leftover_field_new_token", leftover_field_new_token},
       {"leftover_read_field_write_granted", leftover_read_field_write_granted},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -29,13 +29,7 @@ static uint64_t now_us(void) {
 }
 
 static rlock_client *open_client(int n, int64_t watchdog_ms) {
-  rlock_options o;
-  rlock_options_init(&o);
-  o.master_timeout_ms = 1000;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
-  return rt_client_opts(srv, n, &o);
+  return rt_client_wd(srv, n, 1000, watchdog_ms);
 }
 
 static long long exists_on(int i, const char *key) {
@@ -468,7 +462,6 @@ static void bad_input(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"opposite_orders_1", opposite_orders_1},
       {"opposite_orders_3", opposite_orders_3},
@@ -482,7 +475,6 @@ int main(int argc, char **argv) {
       {"async_cancel", async_cancel},
       {"bad_input", bad_input},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

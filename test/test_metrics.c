@@ -285,13 +285,11 @@ static void logging(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"exposition_parses", exposition_parses},
       {"counters_move", counters_move},
       {"logging", logging},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

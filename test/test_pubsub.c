@@ -539,10 +539,6 @@ static void poll_strategy(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"woken_not_expired_1", woken_not_expired_1},
       {"woken_not_expired_3", woken_not_expired_3},
@@ -555,7 +551,6 @@ int main(int argc, char **argv) {
       {"cancel_async_wait", cancel_async_wait},
       {"poll_strategy", poll_strategy},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -454,10 +454,6 @@ static void open_while_down(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 5) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"minority_down_3", minority_down_3},
       {"minority_down_5", minority_down_5},
@@ -469,7 +465,6 @@ int main(int argc, char **argv) {
       {"restart_quarantine", restart_quarantine},
       {"open_while_down", open_while_down},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 5);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 5, tests,
+                         sizeof tests / sizeof tests[0]);
 }

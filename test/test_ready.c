@@ -232,7 +232,6 @@ static void wait_ready_closed_and_deadlock(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"trylock_n1", trylock_n1},     {"trylock_n3", trylock_n3},
       {"force_n1", force_n1},         {"force_n3", force_n3},
@@ -242,7 +241,6 @@ int main(int argc, char **argv) {
       {"wait_ready_majority_down", wait_ready_majority_down},
       {"wait_ready_closed_and_deadlock", wait_ready_closed_and_deadlock},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -256,13 +256,11 @@ static void reconnect_after_kill(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"late_handshake_time", late_handshake_time},
       {"late_time_reply", late_time_reply},
       {"reconnect_after_kill", reconnect_after_kill},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

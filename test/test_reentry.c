@@ -111,13 +111,11 @@ static void unanswered_unlock_ends_hold(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"failed_reentry_keeps_ttl", failed_reentry_keeps_ttl},
       {"failed_extend_keeps_ttl", failed_extend_keeps_ttl},
       {"unanswered_unlock_ends_hold", unanswered_unlock_ends_hold},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

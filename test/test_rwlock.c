@@ -25,13 +25,7 @@ static rt_redis srv[3];
 /* --- helpers -------------------------------------------------------------- */
 
 static rlock_client *rw_client(int n, int64_t watchdog_ms) {
-  rlock_options o;
-  rlock_options_init(&o);
-  o.master_timeout_ms = 1000;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
-  return rt_client_opts(srv, n, &o);
+  return rt_client_wd(srv, n, 1000, watchdog_ms);
 }
 
 /* The two sides of one lock. */
@@ -597,10 +591,6 @@ static void watchdog_n1(void) { watchdog_both(1); }
 static void watchdog_n3(void) { watchdog_both(3); }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"basic", basic},
       {"checker_n1", checker_n1},
@@ -616,7 +606,6 @@ int main(int argc, char **argv) {
       {"extend_and_lost_n1", extend_and_lost_n1},
       {"extend_and_lost_n3", extend_and_lost_n3},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

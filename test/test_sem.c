@@ -1096,7 +1096,6 @@ static void k_holders_master_paused(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"k_holders_threads_1", k_holders_threads_1},
       {"k_holders_threads_3", k_holders_threads_3},
@@ -1124,7 +1123,6 @@ int main(int argc, char **argv) {
       {"k_holders_master_paused", k_holders_master_paused},
       {"split_converges", split_converges},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }
