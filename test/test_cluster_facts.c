@@ -2,8 +2,8 @@
  * The Redis Cluster facts of test/TOPOLOGY-FACTS.md, checked against a
  * real 7.0 cluster: reply shapes, error texts, scripts and slots, ASK and
  * ASKING, shard channels through migrations and failovers, WAIT. The
- * client code for issue 13 is being written on these facts; if a Redis
- * version behaves otherwise, this test fails and says where. Every
+ * client's cluster code rests on these facts; if a Redis version behaves
+ * otherwise, this test fails and says where. Every
  * command a check rests on is printed with its reply ("  | PORT> ...").
  *
  * The tests share one cluster and run in order: the first one needs a

@@ -711,8 +711,8 @@ static void *take_slow(void *p) {
  * the messages of 1 and 2 come within the event window of the first. The
  * waiter must hear them: it gets the lock in about 150 ms, not at its next
  * heartbeat (waiter_alive_ms / 3 = 20 s here, and the holder's lease is a
- * minute). Before the fix the second and third messages counted as the
- * same unlock as the first and were dropped: 20 s.
+ * minute). Were the second and third messages counted as the same
+ * unlock as the first and dropped, it would wait 20 s.
  */
 static void unlock_lands_late(void) {
   rt_proxy *px[2];

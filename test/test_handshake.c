@@ -1,9 +1,9 @@
 /*
- * Handshake failures are failures (issue 11, item 2): a SELECT of a
- * database the master does not have, or an AUTH it refuses, fails the
- * connection. Nothing is written, the caller gets RLOCK_EREDIS with the
- * server's own text, the master's error counter counts it, it is logged
- * once per change of text, and the client does not reconnect in a storm.
+ * Handshake failures are failures: a SELECT of a database the master does not
+ * have, or an AUTH it refuses, fails the connection. Nothing is written, the
+ * caller gets RLOCK_EREDIS with the server's own text, the master's error
+ * counter counts it, it is logged once per change of text, and the client
+ * does not reconnect in a storm.
  */
 #include <stdatomic.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /*
- * A client is usable the moment it is opened (issue 11, item 1): the first
- * call of a fresh client, made at once after rlock_client_open against
- * healthy masters, waits for the first connection attempt instead of
- * failing with RLOCK_ENOQUORUM. 100 fresh clients each make one first call,
- * at N = 1 and N = 3, for trylock(0), force_unlock, is_locked, and
- * lock_async(wait 0) on a caller's loop; every one must succeed. Then
- * rlock_client_wait_ready: ready, not ready (and why), closed, misuse.
+ * A client is usable the moment it is opened: the first call of a fresh
+ * client, made at once after rlock_client_open against healthy masters, waits
+ * for the first connection attempt instead of failing with RLOCK_ENOQUORUM.
+ * 100 fresh clients each make one first call, at N = 1 and N = 3, for
+ * trylock(0), force_unlock, is_locked, and lock_async(wait 0) on a caller's
+ * loop; every one must succeed. Then rlock_client_wait_ready: ready, not
+ * ready (and why), closed, misuse.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -156,8 +156,8 @@ static void count_attempts(hold_log *log, rlock_sem *s) {
 /* Attempts per hold under contention, with a generous bound: a few clients
  * that split the masters must converge (sem_acquire.c), not retry in
  * lockstep, each taking back on every master the slot it just gave back
- * (before the fix, at N = 3 with four clients: 44 to 258 attempts per hold
- * in 10 of 11 runs, 3.4 in the other). */
+ * (clients in lockstep, at N = 3 with four clients, make 44 to 258
+ * attempts per hold). */
 #define MAX_ATTEMPTS_PER_HOLD 20
 
 /* 8 threads of two clients share a semaphore of 3 for a few seconds. */
@@ -369,8 +369,9 @@ static void woken_by_release(int n) {
   /* A waiter tries again when a message says permits came back; while
    * the holder holds, none do. At N = 3 the hold lives on the two masters
    * that answered first and the third grants each waiter, which gives the
-   * grant back: before the fix that give-back's message woke the waiters
-   * at once, over and over (1003 and 1235 attempts in these 300 ms). */
+   * grant back: that give-back's message must not wake the waiters at
+   * once, over and over (which makes about a thousand attempts in these
+   * 300 ms). */
   fprintf(stderr, "  %" PRIu64 " attempts by the two waiters in 300 ms of "
                   "holding\n", held);
   RT_CHECK(held <= 20);
@@ -811,8 +812,8 @@ static void k_disagreement(int n) {
   RT_REQUIRE(a != NULL && b != NULL);
   /* Both clients' handshakes done first: had A's connection to one master
    * still been in its handshake, A's acquire could reach that master
-   * after B's, and B's limit would be the first stored there (once in CI
-   * under load: A's rlock_sem_available then said RLOCK_ECONFLICT). */
+   * after B's, and B's limit would be the first stored there (on a loaded
+   * machine: A's rlock_sem_available then says RLOCK_ECONFLICT). */
   for (int i = 0; i < n; i++)
     RT_REQUIRE(rt_up_within(a, i, 10000) && rt_up_within(b, i, 10000));
   rlock_sem *s3, *s4;
@@ -1003,10 +1004,10 @@ static long long slots_on(int i, const char *key) {
  * back. Slot 3 is free on masters 0 and 1, a majority, so a permit is
  * free. A lone acquirer that asks each master for its lowest free slot
  * gets 3, 2 and 1: a split. Its next attempt must not ask again in a way
- * that splits the same way each time (before the fix it hinted slot 1,
- * the lowest of three tied slots, taken on masters 0 and 1, and got 3, 2,
- * 1 again until its wait ran out, woken at once each time by its own
- * give-back's message: hundreds of attempts, RLOCK_ETIMEDOUT).
+ * that splits the same way each time (hinting slot 1, the lowest of three
+ * tied slots, taken on masters 0 and 1, it would get 3, 2, 1 again until
+ * its wait ran out, woken at once each time by its own give-back's
+ * message: hundreds of attempts, RLOCK_ETIMEDOUT).
  */
 static void split_converges(void) {
   rt_flush_all(srv, 3);
@@ -1047,7 +1048,7 @@ static void split_converges(void) {
  * others are a majority, so the threads go on, and the checker still sees
  * at most K holders; when it resumes, nothing it granted late is kept.
  * The pause comes once 20 holds were made, so that it lands mid-run (a
- * fixed 500 ms came after the last hold in most runs). A permit held
+ * fixed 500 ms would come after the last hold in most runs). A permit held
  * when the master stopped may have been granted by it and one other: its
  * release then cannot be confirmed by a majority (RLOCK_ENOQUORUM; it is
  * sent again and lands when the master resumes). Only those K may fail.
