@@ -15,23 +15,15 @@
 #include "harness.h"
 #include "rlock.h"
 
-/* Opens a client on the first n servers of rs; the master timeout is
- * generous because the suite also runs under sanitizers and valgrind.
- * TLS masters (rediss://) are verified against the harness's CA. */
+/* Opens a client on the first n servers of rs with the options in o
+ * (defined below). TLS masters (rediss://) are verified against the
+ * harness's CA. */
 static inline rlock_client *rt_client_opts(rt_redis *rs, int n,
                                            rlock_options *o);
 
-static inline rlock_client *rt_client(rt_redis *rs, int n,
-                                      int64_t master_timeout_ms) {
-  rlock_options o;
-  rlock_options_init(&o);
-  o.master_timeout_ms = master_timeout_ms;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  return rt_client_opts(rs, n, &o);
-}
-
-/* rt_client with a watchdog timeout (watchdog_ms 0: the default). */
+/* A client on the first n servers of rs with the given master timeout,
+ * retries every 20 ms (jitter 20 ms), and a watchdog timeout
+ * (watchdog_ms 0: the default). */
 static inline rlock_client *rt_client_wd(rt_redis *rs, int n,
                                          int64_t master_timeout_ms,
                                          int64_t watchdog_ms) {
@@ -42,6 +34,14 @@ static inline rlock_client *rt_client_wd(rt_redis *rs, int n,
   o.retry_jitter_ms = 20;
   if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
   return rt_client_opts(rs, n, &o);
+}
+
+/* rt_client_wd with the default watchdog timeout. Tests give a generous
+ * master timeout because the suite also runs under sanitizers and
+ * valgrind. */
+static inline rlock_client *rt_client(rt_redis *rs, int n,
+                                      int64_t master_timeout_ms) {
+  return rt_client_wd(rs, n, master_timeout_ms, 0);
 }
 
 /* rt_client with the caller's options (from rlock_options_init, then

@@ -19,17 +19,12 @@
 static rt_redis srv[3];
 
 static rlock_client *open_on(int n, uv_loop_t *loop) {
-  const char *m[3];
-  for (int i = 0; i < n; i++) m[i] = srv[i].url;
   rlock_options o;
   rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = (size_t)n;
   o.master_timeout_ms = 1000; /* sanitizers and valgrind are slow */
   o.connect_timeout_ms = 5000;
   o.loop = loop;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
+  return rt_client_opts(srv, n, &o);
 }
 
 enum { OP_TRYLOCK, OP_FORCE, OP_IS_LOCKED };
