@@ -254,6 +254,8 @@ int rt_main_servers(int argc, char **argv, rt_redis *rs, int n,
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t rt_now_ms(void);
+/* Microseconds on CLOCK_MONOTONIC (the same clock in every process). */
+uint64_t rt_now_us(void);
 /* Sleeps ms milliseconds, resuming after signals. */
 void rt_sleep_ms(int ms);
 

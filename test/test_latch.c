@@ -22,12 +22,6 @@
 
 static rt_redis srv[3];
 
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static rlock_client *open_client(int n, int64_t ttl_ms, int64_t linger_ms) {
   rlock_options o;
   rlock_options_init(&o);
@@ -53,9 +47,9 @@ static int keys_with(int n, const char *pattern) {
  * 0, or when ms have passed: keys that expire by a TTL set in one round
  * go from each master a few ms apart. */
 static int keys_with_after(int n, const char *pattern, int ms) {
-  uint64_t end = now_us() + (uint64_t)ms * 1000;
+  uint64_t end = rt_now_us() + (uint64_t)ms * 1000;
   int k;
-  while ((k = keys_with(n, pattern)) != 0 && now_us() < end) rt_sleep_ms(10);
+  while ((k = keys_with(n, pattern)) != 0 && rt_now_us() < end) rt_sleep_ms(10);
   return k;
 }
 
@@ -100,7 +94,7 @@ typedef struct await_arg {
 static void *awaiter(void *p) {
   await_arg *a = p;
   a->sh->rc[a->idx] = rlock_latch_await(a->latch, 30000);
-  a->sh->done_us[a->idx] = now_us();
+  a->sh->done_us[a->idx] = rt_now_us();
   return NULL;
 }
 
@@ -127,7 +121,7 @@ static void many_awaiters(int n) {
     rlock_latch *l;
     if (c == NULL || rlock_latch_get(c, "gate", &l) != 0) _exit(2);
     sh->rc[WAITERS] = rlock_latch_await(l, 30000);
-    sh->done_us[WAITERS] = now_us();
+    sh->done_us[WAITERS] = rt_now_us();
     rlock_latch_free(l);
     rlock_client_close(c);
     _exit(0);
@@ -144,7 +138,7 @@ static void many_awaiters(int n) {
     if (c == NULL || rlock_latch_get(c, "gate", &l) != 0) _exit(2);
     int64_t v = -1;
     for (int k = 0; k < 3; k++) {
-      if (k == 2) sh->last_down_us = now_us();
+      if (k == 2) sh->last_down_us = rt_now_us();
       if (rlock_latch_count_down(l) != 0) _exit(3);
       if (k < 2 && (rlock_latch_count(l, &v) != 0 || v != 2 - k)) _exit(4);
       if (k < 2) usleep(100000);
@@ -218,14 +212,14 @@ static void await_timeout(int n) {
   rlock_latch *l;
   RT_REQUIRE(rlock_latch_get(c, "slow", &l) == 0);
   /* Not set yet: waited for, until the wait ends. */
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_latch_await(l, 300), RLOCK_ETIMEDOUT);
-  RT_CHECK(now_us() - t0 >= 290000 && now_us() - t0 < 5000000);
+  RT_CHECK(rt_now_us() - t0 >= 290000 && rt_now_us() - t0 < 5000000);
   RT_CHECK_EQ_INT(rlock_latch_set(l, 2), 1);
   RT_CHECK_EQ_INT(rlock_latch_count_down(l), 0);
-  t0 = now_us();
+  t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_latch_await(l, 400), RLOCK_ETIMEDOUT);
-  RT_CHECK(now_us() - t0 >= 390000 && now_us() - t0 < 5000000);
+  RT_CHECK(rt_now_us() - t0 >= 390000 && rt_now_us() - t0 < 5000000);
   RT_CHECK_EQ_INT(rlock_latch_await(l, 0), RLOCK_ETIMEDOUT);
   int64_t v = -1;
   RT_CHECK_EQ_INT(rlock_latch_count(l, &v), 0);
@@ -292,7 +286,7 @@ typedef struct del_arg {
 static void *await_long(void *p) {
   del_arg *a = p;
   a->rc = rlock_latch_await(a->latch, 20000);
-  a->done_us = now_us();
+  a->done_us = rt_now_us();
   return NULL;
 }
 
@@ -308,7 +302,7 @@ static void deleted_under_awaiter(void) {
   pthread_create(&t, NULL, await_long, &a);
   RT_CHECK(subscribers_become(3, "rlock:{del}:l:ch", 1, 5000));
   rt_sleep_ms(100);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_latch_delete(l), 0);
   pthread_join(t, NULL);
   RT_CHECK_EQ_INT(a.rc, RLOCK_ELOST);
@@ -335,9 +329,9 @@ static void ttl_rules(int n) {
   RT_CHECK_EQ_INT(rlock_latch_count_down(l), 0);
   RT_CHECK(rt_all_keys_have_ttl(srv, n));
   RT_CHECK_EQ_INT(keys_with(n, "rlock:{ttl}:l*"), 2 * n); /* :l and :l:d */
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_latch_await(l, 10000), RLOCK_ELOST);
-  uint64_t waited = (now_us() - t0) / 1000;
+  uint64_t waited = (rt_now_us() - t0) / 1000;
   fprintf(stderr, "  abandoned latch gone, awaiter told after %" PRIu64
                   " ms (ttl 1200)\n", waited);
   RT_CHECK(waited < 6000);

@@ -22,12 +22,6 @@
 
 static rt_redis srv[3];
 
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static rlock_client *open_client(int n, int64_t watchdog_ms) {
   return rt_client_wd(srv, n, 1000, watchdog_ms);
 }
@@ -75,16 +69,16 @@ static int run_proc(int n, int p, shared *sh, uint64_t stop_us) {
   rlock *set[3];
   size_t m = 0;
   for (int k = 0; k < 3 && sets[p][k] >= 0; k++) set[m++] = all[sets[p][k]];
-  while (now_us() < stop_us) {
+  while (rt_now_us() < stop_us) {
     int rc = rlock_lock_all(set, m, 20000, RLOCK_WATCHDOG);
     if (rc != 0) {
       sh->errors[p]++;
       sh->last_error[p] = rc;
       continue;
     }
-    uint64_t t0 = now_us();
+    uint64_t t0 = rt_now_us();
     usleep(500 + (unsigned)(t0 % 1500));
-    uint64_t t1 = now_us();
+    uint64_t t1 = rt_now_us();
     for (size_t k = 0; k < m; k++) {
       int idx = p == 3 ? (k == 0 ? 1 : 3) : sets[p][k];
       lock_log *l = &sh->log[idx];
@@ -134,7 +128,7 @@ static void opposite_orders(int n) {
                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   RT_REQUIRE(sh != MAP_FAILED);
   memset((void *)sh, 0, sizeof *sh);
-  uint64_t stop = now_us() + 4000000u;
+  uint64_t stop = rt_now_us() + 4000000u;
   pid_t pids[4];
   for (int p = 0; p < 4; p++) {
     pids[p] = fork();
@@ -145,7 +139,7 @@ static void opposite_orders(int n) {
     RT_CHECK(waitpid(pids[p], &st, 0) == pids[p]);
     RT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
-  uint64_t took = (now_us() - stop) / 1000;
+  uint64_t took = (rt_now_us() - stop) / 1000;
   fprintf(stderr, "  sets taken: %d %d %d %d (errors %d %d %d %d, last %d), "
                   "done %" PRIu64 " ms after the stop\n",
           sh->done[0], sh->done[1], sh->done[2], sh->done[3], sh->errors[0],
@@ -185,9 +179,9 @@ static void all_or_none(int n) {
   for (int k = 0; k < 3; k++) RT_REQUIRE(rlock_get(a, nm[k], &la[k]) == 0);
   RT_REQUIRE(rlock_get(b, "xb", &lb) == 0);
   RT_REQUIRE(rlock_trylock(lb, 0, 10000) == 0);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_lock_all(la, 3, 300, 10000), RLOCK_ETIMEDOUT);
-  RT_CHECK(now_us() - t0 >= 290000);
+  RT_CHECK(rt_now_us() - t0 >= 290000);
   for (int k = 0; k < 3; k++) RT_CHECK_EQ_INT(rlock_hold_count(la[k]), 0);
   for (int i = 0; i < n; i++) {
     RT_CHECK_EQ_INT(exists_settled(i, "rlock:{xa}", 0), 0);

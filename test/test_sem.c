@@ -24,12 +24,6 @@
 
 static rt_redis srv[3];
 
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* A client on the first n masters; watchdog_ms 0 keeps the default. */
 static rlock_client *open_client(int n, int64_t watchdog_ms,
                                  int64_t retry_delay_ms) {
@@ -100,16 +94,16 @@ typedef struct worker {
 /* Takes one permit, holds it 1 to 4 ms, gives it back; logs the hold. */
 static void *work(void *p) {
   worker *w = p;
-  unsigned seed = (unsigned)(uintptr_t)pthread_self() ^ (unsigned)now_us();
-  for (int i = 0; i < w->iters && now_us() < w->stop_us; i++) {
+  unsigned seed = (unsigned)(uintptr_t)pthread_self() ^ (unsigned)rt_now_us();
+  for (int i = 0; i < w->iters && rt_now_us() < w->stop_us; i++) {
     int rc = rlock_sem_acquire(w->sem, 1, 20000, RLOCK_WATCHDOG);
     if (rc != 0) {
       log_error(w->log, rc);
       continue;
     }
-    uint64_t t0 = now_us();
+    uint64_t t0 = rt_now_us();
     usleep(1000 + (unsigned)(rand_r(&seed) % 3000));
-    uint64_t t1 = now_us();
+    uint64_t t1 = rt_now_us();
     int k = __atomic_fetch_add(&w->log->n, 1, __ATOMIC_SEQ_CST);
     if (k < MAX_HOLDS) {
       w->log->enter[k] = t0;
@@ -135,7 +129,7 @@ static void *work(void *p) {
 static void run_threads(rlock_sem *sem, hold_log *log, int nthreads,
                         int iters, int seconds) {
   pthread_t th[16];
-  worker w = {sem, log, iters, now_us() + (uint64_t)seconds * 1000000u};
+  worker w = {sem, log, iters, rt_now_us() + (uint64_t)seconds * 1000000u};
   for (int i = 0; i < nthreads; i++) pthread_create(&th[i], NULL, work, &w);
   for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
 }
@@ -170,7 +164,7 @@ static void k_holders_threads(int n) {
   RT_REQUIRE(rlock_sem_get(b, "pool", K, &sb) == 0);
   hold_log *log = calloc(1, sizeof *log);
   pthread_t t;
-  worker wb = {sb, log, 60, now_us() + HANG_S * 1000000u};
+  worker wb = {sb, log, 60, rt_now_us() + HANG_S * 1000000u};
   pthread_create(&t, NULL, work, &wb);
   run_threads(sa, log, 7, 60, HANG_S);
   pthread_join(t, NULL);
@@ -281,12 +275,12 @@ static void sigkill_holder(int n) {
   RT_CHECK_EQ_INT(rlock_sem_available(s, &avail), 0);
   RT_CHECK_EQ_INT(avail, 0); /* renewed past its first lease */
   RT_CHECK_EQ_INT(rlock_sem_acquire(s, 1, 0, 10000), RLOCK_ETIMEDOUT);
-  uint64_t t_kill = now_us();
+  uint64_t t_kill = rt_now_us();
   kill(pid, SIGKILL);
   int st;
   waitpid(pid, &st, 0);
   RT_CHECK_EQ_INT(rlock_sem_acquire(s, K, 10000, 10000), 0);
-  uint64_t waited_ms = (now_us() - t_kill) / 1000;
+  uint64_t waited_ms = (rt_now_us() - t_kill) / 1000;
   fprintf(stderr, "  permits back %" PRIu64 " ms after the kill (lease "
                   "1500 ms)\n", waited_ms);
   RT_CHECK(waited_ms <= 1500 + 3000);
@@ -314,7 +308,7 @@ typedef struct waiter_arg {
 static void *waiter(void *p) {
   waiter_arg *a = p;
   a->rc = rlock_sem_acquire(a->sem, a->n, 60000, RLOCK_WATCHDOG);
-  a->done_us = now_us();
+  a->done_us = rt_now_us();
   return NULL;
 }
 
@@ -375,7 +369,7 @@ static void woken_by_release(int n) {
   fprintf(stderr, "  %" PRIu64 " attempts by the two waiters in 300 ms of "
                   "holding\n", held);
   RT_CHECK(held <= 20);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_sem_release(sh, 2), 0);
   pthread_join(t1, NULL);
   pthread_join(t2, NULL);
@@ -401,7 +395,7 @@ static void woken_by_release(int n) {
 static void *waiter_passing(void *p) {
   waiter_arg *a = p;
   a->rc = rlock_sem_acquire(a->sem, a->n, 60000, RLOCK_WATCHDOG);
-  a->done_us = now_us();
+  a->done_us = rt_now_us();
   if (a->rc == 0) {
     rt_sleep_ms(20);
     RT_CHECK_EQ_INT(rlock_sem_release(a->sem, a->n), 0);
@@ -451,7 +445,7 @@ static void woken_by_release_clients_3(void) {
                   "ms of holding\n", held);
   RT_CHECK(held <= 20);
   for (int i = 0; i < 3; i++) RT_CHECK(a[i].done_us == 0);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_sem_release(sh, 2), 0);
   for (int i = 0; i < 3; i++) {
     pthread_join(t[i], NULL);
@@ -482,9 +476,9 @@ typedef struct timed_waiter {
 
 static void *timed_wait(void *p) {
   timed_waiter *a = p;
-  atomic_store(&a->start_us, now_us());
+  atomic_store(&a->start_us, rt_now_us());
   a->rc = rlock_sem_acquire(a->sem, a->n, a->wait_ms, RLOCK_WATCHDOG);
-  atomic_store(&a->done_us, now_us());
+  atomic_store(&a->done_us, rt_now_us());
   if (a->rc != 0) return NULL;
   uint64_t end = rt_now_ms() + 30000;
   while (!atomic_load(&a->give_back) && rt_now_ms() < end) rt_sleep_ms(2);
@@ -573,7 +567,7 @@ static void mixed_wants(int n, int same_client) {
   RT_CHECK(subscribed_everywhere(n, "rlock:{mixed}:s:ch", 5000));
   rt_sleep_ms(100);
   RT_CHECK(atomic_load(&w1.done_us) == 0 && atomic_load(&w2.done_us) == 0);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_sem_release(sh, 1), 0);
   uint64_t end = rt_now_ms() + 15000;
   while (atomic_load(&w1.done_us) == 0 && rt_now_ms() < end) rt_sleep_ms(1);
@@ -591,7 +585,7 @@ static void mixed_wants(int n, int same_client) {
   RT_CHECK(d1 < 3000);
   RT_CHECK(atomic_load(&w2.done_us) == 0); /* one is still the holder's */
   /* The holder's other permit and W1's come back: W2 gets both. */
-  uint64_t t3 = now_us();
+  uint64_t t3 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_sem_release(sh, 1), 0);
   atomic_store(&w1.give_back, 1);
   pthread_join(t1, NULL);
@@ -639,7 +633,7 @@ static void mixed_wants_no_loop(int n) {
   }
   RT_CHECK(subscribed_everywhere(n, "rlock:{mixedl}:s:ch", 5000));
   rt_sleep_ms(100);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_sem_release(sh, 1), 0);
   uint64_t end = rt_now_ms() + 5000;
   while (atomic_load(&w[2].done_us) == 0 && rt_now_ms() < end)
@@ -663,7 +657,7 @@ static void mixed_wants_no_loop(int n) {
   /* W1 gives back: one of the W2s gets both (which one depends on the
    * order the wakes left them in), holds them until told and gives them
    * back: the other gets both. */
-  uint64_t t1 = now_us();
+  uint64_t t1 = rt_now_us();
   atomic_store(&w[2].give_back, 1);
   pthread_join(t[2], NULL);
   if (w[2].rc == 0) RT_CHECK_EQ_INT(w[2].release_rc, 0);
@@ -686,7 +680,7 @@ static void mixed_wants_no_loop(int n) {
     RT_CHECK_EQ_INT(w[i].rc, 0);
     RT_CHECK(e > t1 && (e - t1) / 1000 < 3000);
     if (round == 0) RT_CHECK(atomic_load(&w[!i].done_us) == 0);
-    t1 = now_us();
+    t1 = rt_now_us();
     atomic_store(&w[i].give_back, 1);
     pthread_join(t[i], NULL);
     if (w[i].rc == 0) RT_CHECK_EQ_INT(w[i].release_rc, 0);
@@ -721,7 +715,7 @@ static void in_turn(int n) {
   }
   RT_CHECK(subscribed_everywhere(n, "rlock:{turn}:s:ch", 5000));
   rt_sleep_ms(100);
-  uint64_t t1 = now_us();
+  uint64_t t1 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_sem_release(sh, 2), 0);
   for (int i = 0; i < 2; i++) {
     uint64_t end = rt_now_ms() + 12000;
@@ -736,7 +730,7 @@ static void in_turn(int n) {
     RT_CHECK((t1 - s) / 1000 < 6000); /* its wait's end is > 4 s away */
     RT_CHECK_EQ_INT(w[i].rc, 0);
     RT_CHECK(e > t1 && (e - t1) / 1000 < 3000);
-    t1 = now_us();
+    t1 = rt_now_us();
     atomic_store(&w[i].give_back, 1);
     pthread_join(t[i], NULL);
     if (w[i].rc == 0) RT_CHECK_EQ_INT(w[i].release_rc, 0);
@@ -1061,7 +1055,7 @@ static void k_holders_master_paused(void) {
   RT_REQUIRE(rlock_sem_get(a, "paused", K, &s) == 0);
   hold_log *log = calloc(1, sizeof *log);
   pthread_t th[6];
-  worker w = {s, log, 40, now_us() + (uint64_t)HANG_S * 1000000u};
+  worker w = {s, log, 40, rt_now_us() + (uint64_t)HANG_S * 1000000u};
   for (int i = 0; i < 6; i++) pthread_create(&th[i], NULL, work, &w);
   uint64_t hang = rt_now_ms() + HANG_S * 1000u;
   while (__atomic_load_n(&log->n, __ATOMIC_SEQ_CST) < 20 &&
