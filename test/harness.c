@@ -66,6 +66,12 @@ uint64_t rt_now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+int rt_reap(pid_t pid) {
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 uint64_t rt_now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -768,6 +774,15 @@ long long rt_redis_int(rt_redis *r, const char *fmt, ...) {
   va_end(ap);
   long long v = rep && rep->type == REDIS_REPLY_INTEGER ? rep->integer
                                                          : LLONG_MIN;
+  if (rep) freeReplyObject(rep);
+  return v;
+}
+
+long long rt_redis_numsub(rt_redis *r, const char *channel) {
+  redisReply *rep = rt_redis_cmd(r, "PUBSUB NUMSUB %s", channel);
+  long long v = -1;
+  if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+    v = rep->element[1]->integer;
   if (rep) freeReplyObject(rep);
   return v;
 }

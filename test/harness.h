@@ -180,6 +180,8 @@ long long rt_redis_int(rt_redis *r, const char *fmt, ...);
 /* Prints the last bytes (at most 4096) of the server's log on stderr,
  * after a line that says why: evidence for a failed wait. */
 void rt_redis_log_tail(const rt_redis *r, const char *why, size_t bytes);
+/* PUBSUB NUMSUB of channel: its subscribers on r, or -1. */
+long long rt_redis_numsub(rt_redis *r, const char *channel);
 /* DBSIZE, or -1. */
 int rt_redis_dbsize(rt_redis *r);
 /* How many EVALSHA calls the server has run (INFO commandstats; since its
@@ -251,6 +253,10 @@ int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests);
  * them, and returns rt_main's result. */
 int rt_main_servers(int argc, char **argv, rt_redis *rs, int n,
                     const rt_test *tests, size_t ntests);
+
+/* Waits for child pid: its exit status, 128 + the signal that ended it,
+ * or -1 if waitpid fails. */
+int rt_reap(pid_t pid);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t rt_now_ms(void);

@@ -300,12 +300,6 @@ static pid_t arrive(int n, const char *name, int who, order_log *o,
   return pid;
 }
 
-static int reap(pid_t pid) {
-  int st = 0;
-  if (waitpid(pid, &st, 0) != pid) return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void fifo_processes(int n) {
   rlock_client *c = fair_client(n, 0);
   RT_REQUIRE(c != NULL);
@@ -319,7 +313,7 @@ static void fifo_processes(int n) {
   for (int i = 0; i < NPROCS; i++)
     pids[i] = arrive(n, "fifo-p", i, o, secs, 0, i + 1);
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  for (int i = 0; i < NPROCS; i++) RT_CHECK_EQ_INT(reap(pids[i]), 0);
+  for (int i = 0; i < NPROCS; i++) RT_CHECK_EQ_INT(rt_reap(pids[i]), 0);
   RT_CHECK_EQ_INT(o->errors, 0);
   RT_CHECK_EQ_INT(o->next, NPROCS);
   for (int i = 0; i < NPROCS; i++) RT_CHECK_EQ_INT(o->who[i], i);
@@ -353,10 +347,10 @@ static void killed_waiter_skipped(int n) {
   pid_t d = arrive(n, "skip", 2, o, secs, ALIVE_MS, 3);
   /* The one in the middle dies in line. */
   kill(b, SIGKILL);
-  RT_CHECK_EQ_INT(reap(b), 128 + SIGKILL);
+  RT_CHECK_EQ_INT(rt_reap(b), 128 + SIGKILL);
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  RT_CHECK_EQ_INT(reap(a), 0);
-  RT_CHECK_EQ_INT(reap(d), 0);
+  RT_CHECK_EQ_INT(rt_reap(a), 0);
+  RT_CHECK_EQ_INT(rt_reap(d), 0);
   RT_CHECK_EQ_INT(o->errors, 0);
   RT_REQUIRE(o->next == 2);
   RT_CHECK_EQ_INT(o->who[0], 0);
@@ -775,7 +769,7 @@ static void spread(void) {
     pids[p] = fork();
     if (pids[p] == 0) _exit(spread_child(p, g, secs, start));
   }
-  for (int p = 0; p < SPREAD_PROCS; p++) RT_CHECK_EQ_INT(reap(pids[p]), 0);
+  for (int p = 0; p < SPREAD_PROCS; p++) RT_CHECK_EQ_INT(rt_reap(pids[p]), 0);
   RT_CHECK_EQ_INT(g->errors, 0);
   int min = 1 << 30, max = 0;
   for (int i = 0; i < SPREAD_PROCS * SPREAD_THREADS; i++) {

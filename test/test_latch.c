@@ -53,22 +53,13 @@ static int keys_with_after(int n, const char *pattern, int ms) {
   return k;
 }
 
-static long long numsub(rt_redis *r, const char *channel) {
-  redisReply *rep = rt_redis_cmd(r, "PUBSUB NUMSUB %s", channel);
-  long long v = -1;
-  if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
-    v = rep->element[1]->integer;
-  if (rep) freeReplyObject(rep);
-  return v;
-}
-
 static int subscribers_become(int n, const char *channel, long long want,
                               int ms) {
   uint64_t end = rt_now_ms() + (uint64_t)ms;
   for (;;) {
     int ok = 1;
     for (int i = 0; i < n; i++)
-      if (numsub(&srv[i], channel) < want) ok = 0;
+      if (rt_redis_numsub(&srv[i], channel) < want) ok = 0;
     if (ok) return 1;
     if (rt_now_ms() > end) return 0;
     rt_sleep_ms(5);

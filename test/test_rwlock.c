@@ -270,12 +270,6 @@ static int checker_child(int n, int p, shared *sh, rt_sections *secs,
   return 0;
 }
 
-static int reap(pid_t pid) {
-  int st = 0;
-  if (waitpid(pid, &st, 0) != pid) return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void checker(int n) {
   shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -289,7 +283,7 @@ static void checker(int n) {
     pids[p] = fork();
     if (pids[p] == 0) _exit(checker_child(n, p, sh, secs, start));
   }
-  for (int p = 0; p < PROCS; p++) RT_CHECK_EQ_INT(reap(pids[p]), 0);
+  for (int p = 0; p < PROCS; p++) RT_CHECK_EQ_INT(rt_reap(pids[p]), 0);
   int64_t shared_overlaps = 0;
   int64_t bad = rt_sections_check(secs, &shared_overlaps);
   fprintf(stderr, "  %ld reads, %ld writes, %lld overlapping read pairs\n",
@@ -424,7 +418,7 @@ static void killed_reader(int n) {
   RT_REQUIRE(rlock_lock(x.r, RLOCK_WATCHDOG) == 0);
   for (int i = 0; i < n; i++) RT_CHECK_EQ_INT(readers_settled(i, "kr", 2), 2);
   kill(pid, SIGKILL);
-  RT_CHECK_EQ_INT(reap(pid), 128 + SIGKILL);
+  RT_CHECK_EQ_INT(rt_reap(pid), 128 + SIGKILL);
   /* Three of its leases later: its share is gone, ours is kept alive by
    * the watchdog, and a writer still waits for us. */
   rt_sleep_ms(3 * WD_MS);

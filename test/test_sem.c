@@ -312,21 +312,12 @@ static void *waiter(void *p) {
   return NULL;
 }
 
-static long long numsub(rt_redis *r, const char *channel) {
-  redisReply *rep = rt_redis_cmd(r, "PUBSUB NUMSUB %s", channel);
-  long long v = -1;
-  if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
-    v = rep->element[1]->integer;
-  if (rep) freeReplyObject(rep);
-  return v;
-}
-
 static int subscribed_everywhere(int n, const char *channel, int ms) {
   uint64_t end = rt_now_ms() + (uint64_t)ms;
   for (;;) {
     int ok = 1;
     for (int i = 0; i < n; i++)
-      if (numsub(&srv[i], channel) < 1) ok = 0;
+      if (rt_redis_numsub(&srv[i], channel) < 1) ok = 0;
     if (ok) return 1;
     if (rt_now_ms() > end) return 0;
     rt_sleep_ms(5);
@@ -431,9 +422,10 @@ static void woken_by_release_clients_3(void) {
     pthread_create(&t[i], NULL, waiter_passing, &a[i]);
   }
   uint64_t end = rt_now_ms() + 5000;
-  while (rt_now_ms() < end && (numsub(&srv[0], "rlock:{wakec}:s:ch") < 3 ||
-                               numsub(&srv[1], "rlock:{wakec}:s:ch") < 3 ||
-                               numsub(&srv[2], "rlock:{wakec}:s:ch") < 3))
+  const char *ch = "rlock:{wakec}:s:ch";
+  while (rt_now_ms() < end && (rt_redis_numsub(&srv[0], ch) < 3 ||
+                               rt_redis_numsub(&srv[1], ch) < 3 ||
+                               rt_redis_numsub(&srv[2], ch) < 3))
     rt_sleep_ms(5);
   rt_sleep_ms(50); /* the first attempts are made */
   uint64_t before = 0, held = 0;
