@@ -66,6 +66,18 @@ uint64_t rt_now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+int rt_reap(pid_t pid) {
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+uint64_t rt_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 void rt_sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) continue;
@@ -766,6 +778,15 @@ long long rt_redis_int(rt_redis *r, const char *fmt, ...) {
   return v;
 }
 
+long long rt_redis_numsub(rt_redis *r, const char *channel) {
+  redisReply *rep = rt_redis_cmd(r, "PUBSUB NUMSUB %s", channel);
+  long long v = -1;
+  if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
+    v = rep->element[1]->integer;
+  if (rep) freeReplyObject(rep);
+  return v;
+}
+
 int rt_redis_dbsize(rt_redis *r) {
   long long v = rt_redis_int(r, "DBSIZE");
   return v == LLONG_MIN ? -1 : (int)v;
@@ -910,4 +931,15 @@ int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests) {
   printf("%d passed, %d failed\n", n_pass, n_fail);
   fflush(stdout);
   return n_fail ? 1 : 0;
+}
+
+int rt_main_servers(int argc, char **argv, rt_redis *rs, int n,
+                    const rt_test *tests, size_t ntests) {
+  if (rt_redis_start_many(rs, n) != 0) {
+    fprintf(stderr, "cannot start redis-server\n");
+    return 1;
+  }
+  int rc = rt_main(argc, argv, tests, ntests);
+  rt_redis_stop_many(rs, n);
+  return rc;
 }

@@ -180,6 +180,8 @@ long long rt_redis_int(rt_redis *r, const char *fmt, ...);
 /* Prints the last bytes (at most 4096) of the server's log on stderr,
  * after a line that says why: evidence for a failed wait. */
 void rt_redis_log_tail(const rt_redis *r, const char *why, size_t bytes);
+/* PUBSUB NUMSUB of channel: its subscribers on r, or -1. */
+long long rt_redis_numsub(rt_redis *r, const char *channel);
 /* DBSIZE, or -1. */
 int rt_redis_dbsize(rt_redis *r);
 /* How many EVALSHA calls the server has run (INFO commandstats; since its
@@ -246,9 +248,20 @@ void rt__fail_eq(const char *file, int line, const char *expr, long long a,
  * RT_REQUIRE) are stopped after it, with a note on stderr.
  */
 int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests);
+/* The main of a program whose tests share n servers: starts them in rs
+ * (returns 1, with a diagnostic, if that fails), runs rt_main, stops
+ * them, and returns rt_main's result. */
+int rt_main_servers(int argc, char **argv, rt_redis *rs, int n,
+                    const rt_test *tests, size_t ntests);
+
+/* Waits for child pid: its exit status, 128 + the signal that ended it,
+ * or -1 if waitpid fails. */
+int rt_reap(pid_t pid);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t rt_now_ms(void);
+/* Microseconds on CLOCK_MONOTONIC (the same clock in every process). */
+uint64_t rt_now_us(void);
 /* Sleeps ms milliseconds, resuming after signals. */
 void rt_sleep_ms(int ms);
 

@@ -221,6 +221,13 @@ int rt_cluster_is_primary(rt_cluster *c, int i) {
   return v;
 }
 
+int rt_cluster_primaries(rt_cluster *c, int *out) {
+  int n = 0;
+  for (int i = 0; i < RT_CLUSTER_NODES; i++)
+    if (rt_cluster_is_primary(c, i) == 1) out[n++] = i;
+  return n;
+}
+
 int rt_cluster_primary_of(rt_cluster *c, int i) {
   redisReply *rep = role(c, i);
   int m = -1;

@@ -63,6 +63,9 @@ int rt_cluster_key_owner(rt_cluster *c, const char *key);
 /* 1 if the node's ROLE says master, 0 if replica, -1 if it does not
  * answer. */
 int rt_cluster_is_primary(rt_cluster *c, int i);
+/* The primaries now, in node order, into out (RT_CLUSTER_NODES entries);
+ * returns how many. */
+int rt_cluster_primaries(rt_cluster *c, int *out);
 /* The index of the primary a replica follows, by its ROLE; -1 for a
  * primary or a node that does not answer. */
 int rt_cluster_primary_of(rt_cluster *c, int i);

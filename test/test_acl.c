@@ -1,10 +1,10 @@
 /*
- * ACL users and unix sockets with credentials (issue 12 items 3 and 4):
- * "redis://user:password@host" authenticates as that user; README's
- * smallest rule (RT_ACL_RULE) is enough for locks (the lock, quorum,
- * watchdog and pubsub programs pass under it: their -acl variants), and a
- * user missing any one of its commands gets RLOCK_EREDIS with Redis's
- * reason; "unix://[user]:password@/path?db=N" takes a password and a db.
+ * ACL users and unix sockets with credentials: "redis://user:password@host"
+ * authenticates as that user; README's smallest rule (RT_ACL_RULE) is enough
+ * for locks (the lock, quorum, watchdog and pubsub programs pass under it:
+ * their -acl variants), and a user missing any one of its commands gets
+ * RLOCK_EREDIS with Redis's reason; "unix://[user]:password@/path?db=N" takes
+ * a password and a db.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -157,10 +157,10 @@ static void missing_one_permission(void) {
           "expected\n", failed_as_expected, tested);
 }
 
-/* Without +pexpire, the acquire script's HSET used to succeed and its
- * PEXPIRE fail: the lock hash stayed with no TTL, held by nobody, forever.
- * The scripts now PEXPIRE the absent key first (a no-op that fails the
- * ACL check before anything is written). */
+/* Without +pexpire, an acquire script whose HSET succeeds and whose
+ * PEXPIRE then fails would leave the lock hash with no TTL, held by
+ * nobody, forever. The scripts PEXPIRE the absent key first (a no-op that
+ * fails the ACL check before anything is written): no key is left. */
 static void missing_pexpire_no_leak(void) {
   char rule[600] = "~rlock:* &rlock:* -@all";
   char all[] = RT_ACL_COMMANDS;
@@ -287,7 +287,7 @@ static void unix_socket_auth_db(void) {
   rt_redis_stop(&r);
 }
 
-/* --- hand-off within a client (issue 17 item 3) ----------------------- */
+/* --- hand-off within a client ------------------------------------------ */
 
 /* A waiter of the same client is woken by the unlock's reply, not by its
  * message. A user without SUBSCRIBE gets no messages (its waiters sleep

@@ -1,16 +1,16 @@
 /*
- * A Redis Cluster as a master (issue 13, lib/topology/master_cluster.c), against a
+ * A Redis Cluster as a master (lib/topology/master_cluster.c), against a
  * real cluster of three primaries and three replicas (harness_cluster.h),
- * started once and shared by every test here: the lock, its keys on the
- * node that serves its slot, locks spread over every primary, the
- * watchdog batched per node, waiters woken by shard pub/sub, the tool,
- * and faults: a slot migrated while a lock is held and waiters wait, a
- * manual failover (with waiters on the shard, with nothing but a
- * watchdog lock there, and just before close), and in suite 'variants' a
- * primary SIGKILLed and its replica promoted ("cluster-kill") and the
- * client's own map source hung until its replica is promoted
- * ("cluster-hung"). The fault tests leave the cluster settled, with every
- * slot served, for the tests after them.
+ * started once and
+ * shared by every test here: the lock, its keys on the node that serves its
+ * slot, locks spread over every primary, the watchdog batched per node,
+ * waiters woken by shard pub/sub, the tool, and faults: a slot migrated while
+ * a lock is held and waiters wait, a manual failover (with waiters on the
+ * shard, with nothing but a watchdog lock there, and just before close), and
+ * in suite 'variants' a primary SIGKILLed and its replica promoted
+ * ("cluster-kill") and the client's own map source hung until its replica is
+ * promoted ("cluster-hung"). The fault tests leave the cluster settled, with
+ * every slot served, for the tests after them.
  */
 #include <pthread.h>
 #include <stdatomic.h>

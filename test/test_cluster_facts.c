@@ -2,8 +2,8 @@
  * The Redis Cluster facts of test/TOPOLOGY-FACTS.md, checked against a
  * real 7.0 cluster: reply shapes, error texts, scripts and slots, ASK and
  * ASKING, shard channels through migrations and failovers, WAIT. The
- * client code for issue 13 is being written on these facts; if a Redis
- * version behaves otherwise, this test fails and says where. Every
+ * client's cluster code rests on these facts; if a Redis version behaves
+ * otherwise, this test fails and says where. Every
  * command a check rests on is printed with its reply ("  | PORT> ...").
  *
  * The tests share one cluster and run in order: the first one needs a
@@ -21,13 +21,6 @@
 
 static rt_cluster C;
 static int up;
-
-static int primaries(int *out) {
-  int n = 0;
-  for (int i = 0; i < RT_CLUSTER_NODES; i++)
-    if (rt_cluster_is_primary(&C, i) == 1) out[n++] = i;
-  return n;
-}
 
 /* The first "prefix:N" key owned by node i whose slot is not avoid; its
  * slot, or -1. */
@@ -111,7 +104,7 @@ static void test_fresh_slots_and_shards(void) {
   RT_CHECK_EQ_INT(listed, 3 - loading);
   /* One write per shard, acknowledged, then gossip: all three appear. */
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   for (int k = 0; k < 3; k++) {
     char key[64];
     RT_REQUIRE(key_on(p[k], "fresh", -1, key, sizeof key) >= 0);
@@ -138,7 +131,7 @@ static void test_fresh_slots_and_shards(void) {
 static void test_redirection_texts(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   char k1[64], k2[64], want[96];
   int s1 = key_on(p[0], "txt", -1, k1, sizeof k1);
   int s2 = key_on(p[0], "txt", s1, k2, sizeof k2);
@@ -174,7 +167,7 @@ static void test_redirection_texts(void) {
 static void test_scripts_and_slots(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   char a[64], b[64], far[64];
   int sa = key_on(p[0], "scr", -1, a, sizeof a);
   RT_REQUIRE(sa >= 0 && key_on(p[0], "scr", sa, b, sizeof b) >= 0);
@@ -253,7 +246,7 @@ static void test_scripts_and_slots(void) {
 static void test_migration_and_shard_channels(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int src = p[0], dst = p[1], rep = rt_cluster_replica_of(&C, src);
   RT_REQUIRE(rep >= 0);
   char tag[64], ask[96];
@@ -384,7 +377,7 @@ static void test_migration_and_shard_channels(void) {
 static void test_shard_pubsub_delivery(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int prim = p[2], rep = rt_cluster_replica_of(&C, prim);
   RT_REQUIRE(rep >= 0);
   char ch[64];
@@ -436,7 +429,7 @@ static void test_shard_pubsub_delivery(void) {
 static void test_publish_from_scripts(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int rep = rt_cluster_replica_of(&C, p[0]);
   RT_REQUIRE(rep >= 0);
   redisContext *plain = rt_connect(&C.node[p[1]]);
@@ -491,7 +484,7 @@ static void test_publish_from_scripts(void) {
 static void test_wait_after_evalsha(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   char key[64];
   RT_REQUIRE(key_on(p[1], "w", -1, key, sizeof key) >= 0);
   const char *body = "return redis.call('set',KEYS[1],ARGV[1])";
@@ -529,7 +522,7 @@ static void test_wait_after_evalsha(void) {
 static void test_manual_failover_effects(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int old = p[1], heir = rt_cluster_replica_of(&C, old);
   RT_REQUIRE(heir >= 0);
   char key[64], ch[96];
@@ -586,7 +579,7 @@ static void test_manual_failover_effects(void) {
 static void test_primary_killed_effects(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int victim = p[2], heir = rt_cluster_replica_of(&C, victim), bystander = p[0];
   RT_REQUIRE(heir >= 0);
   char key[64], own[64], ch[96];

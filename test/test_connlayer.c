@@ -460,7 +460,6 @@ static void deadline_from_send(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"no_sigpipe_on_callers_loop", no_sigpipe_on_callers_loop},
       {"large_write_drains", large_write_drains},
@@ -469,7 +468,6 @@ int main(int argc, char **argv) {
       {"clocked_command", clocked_command},
       {"deadline_from_send", deadline_from_send},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -399,10 +399,6 @@ static void wait_ready_reasons(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"fork_inherited_client", fork_inherited_client},
       {"unresolvable_master", unresolvable_master},
@@ -412,7 +408,6 @@ int main(int argc, char **argv) {
       {"last_error_reasons", last_error_reasons},
       {"wait_ready_reasons", wait_ready_reasons},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

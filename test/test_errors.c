@@ -148,17 +148,12 @@ static void one_refusing_master(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 4) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"oom", oom},
       {"readonly_replica", readonly_replica},
       {"busy", busy},
       {"one_refusing_master", one_refusing_master},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 4);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 4, tests,
+                         sizeof tests / sizeof tests[0]);
 }

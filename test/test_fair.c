@@ -300,12 +300,6 @@ static pid_t arrive(int n, const char *name, int who, order_log *o,
   return pid;
 }
 
-static int reap(pid_t pid) {
-  int st = 0;
-  if (waitpid(pid, &st, 0) != pid) return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void fifo_processes(int n) {
   rlock_client *c = fair_client(n, 0);
   RT_REQUIRE(c != NULL);
@@ -319,7 +313,7 @@ static void fifo_processes(int n) {
   for (int i = 0; i < NPROCS; i++)
     pids[i] = arrive(n, "fifo-p", i, o, secs, 0, i + 1);
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  for (int i = 0; i < NPROCS; i++) RT_CHECK_EQ_INT(reap(pids[i]), 0);
+  for (int i = 0; i < NPROCS; i++) RT_CHECK_EQ_INT(rt_reap(pids[i]), 0);
   RT_CHECK_EQ_INT(o->errors, 0);
   RT_CHECK_EQ_INT(o->next, NPROCS);
   for (int i = 0; i < NPROCS; i++) RT_CHECK_EQ_INT(o->who[i], i);
@@ -353,10 +347,10 @@ static void killed_waiter_skipped(int n) {
   pid_t d = arrive(n, "skip", 2, o, secs, ALIVE_MS, 3);
   /* The one in the middle dies in line. */
   kill(b, SIGKILL);
-  RT_CHECK_EQ_INT(reap(b), 128 + SIGKILL);
+  RT_CHECK_EQ_INT(rt_reap(b), 128 + SIGKILL);
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  RT_CHECK_EQ_INT(reap(a), 0);
-  RT_CHECK_EQ_INT(reap(d), 0);
+  RT_CHECK_EQ_INT(rt_reap(a), 0);
+  RT_CHECK_EQ_INT(rt_reap(d), 0);
   RT_CHECK_EQ_INT(o->errors, 0);
   RT_REQUIRE(o->next == 2);
   RT_CHECK_EQ_INT(o->who[0], 0);
@@ -605,35 +599,6 @@ static int spread_child(int p, spread_log *g, rt_sections *secs,
 
 /* --- rlock_extend and the lost-lock callback ------------------------------ */
 
-static atomic_int lost_calls;
-
-static void count_lost(rlock *l, uint64_t owner, int is_thread, void *arg) {
-  (void)l, (void)owner, (void)is_thread, (void)arg;
-  atomic_fetch_add(&lost_calls, 1);
-}
-
-/* On l: a fixed lease extended by rlock_extend; then a watchdog hold that
- * another client's force (through other, a handle of the same side) takes
- * away: l's lost-lock callback runs once, and its unlock says
- * RLOCK_ELOST. */
-static void extend_then_lost(rlock *l, rlock *other) {
-  int64_t ms = 0;
-  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 2000), 0);
-  RT_CHECK_EQ_INT(rlock_extend(l, 20000), 0);
-  RT_CHECK_EQ_INT(rlock_remaining_lease(l, &ms), 0);
-  RT_CHECK(ms > 10000);
-  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  atomic_store(&lost_calls, 0);
-  rlock_set_lost_cb(l, count_lost, NULL);
-  RT_CHECK_EQ_INT(rlock_lock(l, RLOCK_WATCHDOG), 0);
-  RT_CHECK_EQ_INT(rlock_force_unlock(other), 0);
-  uint64_t end = rt_now_ms() + 15000;
-  while (atomic_load(&lost_calls) == 0 && rt_now_ms() < end) rt_sleep_ms(20);
-  RT_CHECK_EQ_INT(atomic_load(&lost_calls), 1);
-  RT_CHECK_EQ_INT(rlock_unlock(l), RLOCK_ELOST);
-  rlock_set_lost_cb(l, NULL, NULL);
-}
-
 static void extend_and_lost(int n) {
   rlock_options o;
   rlock_options_init(&o);
@@ -644,7 +609,7 @@ static void extend_and_lost(int n) {
   rlock *l, *other;
   RT_REQUIRE(rlock_get_fair(c, "extlost", &l) == 0);
   RT_REQUIRE(rlock_get_fair(d, "extlost", &other) == 0);
-  extend_then_lost(l, other);
+  rt_extend_then_lost(l, other);
   RT_CHECK(wait_nothing_left(n, "extlost"));
   rlock_free(l);
   rlock_free(other);
@@ -740,8 +705,8 @@ static void *take_slow(void *p) {
  * the messages of 1 and 2 come within the event window of the first. The
  * waiter must hear them: it gets the lock in about 150 ms, not at its next
  * heartbeat (waiter_alive_ms / 3 = 20 s here, and the holder's lease is a
- * minute). Before the fix the second and third messages counted as the
- * same unlock as the first and were dropped: 20 s.
+ * minute). Were the second and third messages counted as the same
+ * unlock as the first and dropped, it would wait 20 s.
  */
 static void unlock_lands_late(void) {
   rt_proxy *px[2];
@@ -804,7 +769,7 @@ static void spread(void) {
     pids[p] = fork();
     if (pids[p] == 0) _exit(spread_child(p, g, secs, start));
   }
-  for (int p = 0; p < SPREAD_PROCS; p++) RT_CHECK_EQ_INT(reap(pids[p]), 0);
+  for (int p = 0; p < SPREAD_PROCS; p++) RT_CHECK_EQ_INT(rt_reap(pids[p]), 0);
   RT_CHECK_EQ_INT(g->errors, 0);
   int min = 1 << 30, max = 0;
   for (int i = 0; i < SPREAD_PROCS * SPREAD_THREADS; i++) {
@@ -822,10 +787,6 @@ static void spread(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"basic", basic},
       {"fifo_threads_n1", fifo_threads_n1},
@@ -846,7 +807,6 @@ int main(int argc, char **argv) {
       {"extend_and_lost_n3", extend_and_lost_n3},
       {"no_herd", no_herd},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -1825,7 +1825,7 @@ static void test_multi_deadline_floor_xslot(void) {
  * release landing takes a new token, above the one that hold had; a
  * re-entry (count 2) keeps the token. The fair lock, both sides of the
  * read-write lock and lock_all; the reentrant lock's own script:
- * test_regress2 leftover_field_reuses_token, which found the defect. */
+ * test_leftover_field.c leftover_field_new_token. */
 static void test_leftover_field_new_token(void) {
   flush_all();
   keyset k;
@@ -1876,10 +1876,10 @@ static void test_leftover_field_new_token(void) {
 
 /* With no counter, no floor and no deadline (so no client wall clock),
  * a first acquisition's token is 1: the master's own clock sets none.
- * It used to be the master's TIME, so that a master restarted empty with
- * its clock far ahead lifted tokens to its clock (README: "A master's own
- * clock sets no token"). The clients always send a floor (their wall
- * clock at least), so this is the scripts' rule, seen bare. */
+ * Were it the master's TIME, a master restarted empty with its clock far
+ * ahead would lift tokens to its clock (README: "A master's own clock
+ * sets no token"). The clients always send a floor (their wall clock at
+ * least), so this is the scripts' rule, seen bare. */
 static void test_token_not_from_master_clock(void) {
   flush_all();
   keyset f, w, m;
@@ -1907,7 +1907,8 @@ static void test_token_not_from_master_clock(void) {
  * Redis does not roll a script back when one of its commands is refused.
  * As a user without +pexpire, every writing script must fail before it
  * writes a key it cannot give a TTL: nothing of these names may be left
- * without one (the lock's scripts had that bug: lib/lua/scripts.c, a42c06d).
+ * without one (the lock's own scripts do the same: lib/lua/scripts.c, and
+ * test_acl's scripts_write_nothing_without_pexpire).
  */
 static void test_scripts_need_pexpire_first(void) {
   flush_all();

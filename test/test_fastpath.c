@@ -1,8 +1,8 @@
 /*
- * The blocking fast path (issue 17 item 2, lib/core/client.c's top comment): a
- * lone blocking call starts its request and writes it on the calling
- * thread, under the loop lock, while the loop thread sleeps in poll.
- * Against real redis-server processes with real faults:
+ * The blocking fast path (lib/core/client.c's top comment): a lone
+ * blocking call starts its request and writes it on the calling thread, under the loop
+ * lock, while the loop thread sleeps in poll. Against real redis-server
+ * processes with real faults:
  *
  * - A deadline armed by a call started that way is kept although the
  *   loop thread slept when it was armed: a lone call to a paused master

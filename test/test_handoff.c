@@ -603,7 +603,6 @@ static void bound_per_lock(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"threads_n1", threads_n1},
       {"plain_unlock_publishes", plain_unlock_publishes},
@@ -616,7 +615,6 @@ int main(int argc, char **argv) {
       {"other_client_not_starved", other_client_not_starved},
       {"bound_per_lock", bound_per_lock},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

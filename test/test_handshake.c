@@ -1,9 +1,9 @@
 /*
- * Handshake failures are failures (issue 11, item 2): a SELECT of a
- * database the master does not have, or an AUTH it refuses, fails the
- * connection. Nothing is written, the caller gets RLOCK_EREDIS with the
- * server's own text, the master's error counter counts it, it is logged
- * once per change of text, and the client does not reconnect in a storm.
+ * Handshake failures are failures: a SELECT of a database the master does not
+ * have, or an AUTH it refuses, fails the connection. Nothing is written, the
+ * caller gets RLOCK_EREDIS with the server's own text, the master's error
+ * counter counts it, it is logged once per change of text, and the client
+ * does not reconnect in a storm.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -130,12 +130,10 @@ static void wrong_password(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"bad_db", bad_db},
       {"wrong_password", wrong_password},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

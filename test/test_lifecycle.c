@@ -1,7 +1,6 @@
 /*
- * The edges of a grant's life (issue 11, items 3 to 5), against real
- * redis-server processes with real faults (SIGSTOP, a delaying or cutting
- * proxy from test/proxy.c):
+ * The edges of a grant's life, against real redis-server processes with real
+ * faults (SIGSTOP, a delaying or cutting proxy from test/proxy.c):
  *
  * - No grant outlives its request: a grant that arrives after a round was
  *   decided yes is undone when the write-back of the token fails, or when
@@ -107,7 +106,7 @@ static void late_grant_after_yes(int cancel) {
    * handshake still going through it then (a loaded machine) is delayed
    * too, and the acquisition below, waiting for B to be ready, runs out
    * of master timeout with C stopped (RLOCK_ENOQUORUM before the
-   * cancel, seen once in CI). */
+   * cancel). */
   for (int i = 0; i < 3; i++) RT_REQUIRE(rt_up_within(c, i, 10000));
   rlock *l;
   RT_REQUIRE(rlock_get(c, "late", &l) == 0);
@@ -222,7 +221,7 @@ static void lost_hold_field_released(void) {
   atomic_store(&lost_calls, 0);
   RT_REQUIRE(rlock_trylock(l, 0, RLOCK_WATCHDOG) == 0);
   /* The call returns on a majority's grants; the third may land a moment
-   * later (CI, under load: the DEL on the first found no key). */
+   * later (under load the DEL below could find no key there). */
   for (int i = 0; i < 3; i++)
     RT_REQUIRE(key_within(&srv[i], "rlock:{lost2}", 2000));
   RT_REQUIRE(rt_redis_int(&srv[0], "DEL rlock:{lost2}") == 1);

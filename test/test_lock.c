@@ -459,10 +459,6 @@ static void close_wakes(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"threads_exclusive", threads_exclusive},
       {"reentrancy", reentrancy},
@@ -475,7 +471,6 @@ int main(int argc, char **argv) {
       {"async_caller_loop", async_caller_loop},
       {"close_wakes", close_wakes},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -22,33 +22,8 @@
 
 static rt_redis srv[3];
 
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static rlock_client *open_client(int n, int64_t watchdog_ms) {
-  const char *m[3];
-  rlock_options o;
-  rlock_options_init(&o);
-  for (int i = 0; i < n; i++) m[i] = srv[i].url;
-  if (rt_tls_mode()) o.tls_ca_file = rt_tls()->ca;
-  o.masters = m;
-  o.nmasters = (size_t)n;
-  o.master_timeout_ms = 1000;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
-}
-
-static void flush_all(void) {
-  for (int i = 0; i < 3; i++) {
-    redisReply *r = rt_redis_cmd(&srv[i], "FLUSHALL");
-    if (r) freeReplyObject(r);
-  }
+  return rt_client_wd(srv, n, 1000, watchdog_ms);
 }
 
 static long long exists_on(int i, const char *key) {
@@ -61,23 +36,6 @@ static long long exists_on(int i, const char *key) {
  * it). A release that never lands still fails the check. */
 static long long exists_settled(int i, const char *what, long long want) {
   return rt_settle(exists_on, i, what, want, 5000);
-}
-
-static int all_keys_have_ttl(int n) {
-  int ok = 1;
-  for (int i = 0; i < n; i++) {
-    redisReply *ks = rt_redis_cmd(&srv[i], "KEYS *");
-    for (size_t k = 0; ks && k < ks->elements; k++) {
-      long long p = rt_redis_int(&srv[i], "PTTL %s", ks->element[k]->str);
-      if (p <= 0 && p != -2) {
-        fprintf(stderr, "  key %s on master %d: PTTL %lld\n",
-                ks->element[k]->str, i, p);
-        ok = 0;
-      }
-    }
-    if (ks) freeReplyObject(ks);
-  }
-  return ok;
 }
 
 /* --- opposite orders, across processes ---------------------------------- */
@@ -111,16 +69,16 @@ static int run_proc(int n, int p, shared *sh, uint64_t stop_us) {
   rlock *set[3];
   size_t m = 0;
   for (int k = 0; k < 3 && sets[p][k] >= 0; k++) set[m++] = all[sets[p][k]];
-  while (now_us() < stop_us) {
+  while (rt_now_us() < stop_us) {
     int rc = rlock_lock_all(set, m, 20000, RLOCK_WATCHDOG);
     if (rc != 0) {
       sh->errors[p]++;
       sh->last_error[p] = rc;
       continue;
     }
-    uint64_t t0 = now_us();
+    uint64_t t0 = rt_now_us();
     usleep(500 + (unsigned)(t0 % 1500));
-    uint64_t t1 = now_us();
+    uint64_t t1 = rt_now_us();
     for (size_t k = 0; k < m; k++) {
       int idx = p == 3 ? (k == 0 ? 1 : 3) : sets[p][k];
       lock_log *l = &sh->log[idx];
@@ -165,12 +123,12 @@ static int exclusive(const lock_log *l, const char *name) {
 }
 
 static void opposite_orders(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   RT_REQUIRE(sh != MAP_FAILED);
   memset((void *)sh, 0, sizeof *sh);
-  uint64_t stop = now_us() + 4000000u;
+  uint64_t stop = rt_now_us() + 4000000u;
   pid_t pids[4];
   for (int p = 0; p < 4; p++) {
     pids[p] = fork();
@@ -181,7 +139,7 @@ static void opposite_orders(int n) {
     RT_CHECK(waitpid(pids[p], &st, 0) == pids[p]);
     RT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
-  uint64_t took = (now_us() - stop) / 1000;
+  uint64_t took = (rt_now_us() - stop) / 1000;
   fprintf(stderr, "  sets taken: %d %d %d %d (errors %d %d %d %d, last %d), "
                   "done %" PRIu64 " ms after the stop\n",
           sh->done[0], sh->done[1], sh->done[2], sh->done[3], sh->errors[0],
@@ -197,7 +155,7 @@ static void opposite_orders(int n) {
     RT_CHECK(sh->log[k].n > 0);
     RT_CHECK(exclusive(&sh->log[k], names[k]));
   }
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   for (int i = 0; i < n; i++)
     for (int k = 0; k < NLOCKS; k++) {
       char key[32];
@@ -213,7 +171,7 @@ static void opposite_orders_3(void) { opposite_orders(3); }
 /* --- all or none -------------------------------------------------------------- */
 
 static void all_or_none(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(n, 0), *b = open_client(n, 0);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *la[3], *lb;
@@ -221,9 +179,9 @@ static void all_or_none(int n) {
   for (int k = 0; k < 3; k++) RT_REQUIRE(rlock_get(a, nm[k], &la[k]) == 0);
   RT_REQUIRE(rlock_get(b, "xb", &lb) == 0);
   RT_REQUIRE(rlock_trylock(lb, 0, 10000) == 0);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_lock_all(la, 3, 300, 10000), RLOCK_ETIMEDOUT);
-  RT_CHECK(now_us() - t0 >= 290000);
+  RT_CHECK(rt_now_us() - t0 >= 290000);
   for (int k = 0; k < 3; k++) RT_CHECK_EQ_INT(rlock_hold_count(la[k]), 0);
   for (int i = 0; i < n; i++) {
     RT_CHECK_EQ_INT(exists_settled(i, "rlock:{xa}", 0), 0);
@@ -239,7 +197,7 @@ static void all_or_none(int n) {
   RT_CHECK_EQ_INT(rlock_unlock_all(la, 3), 0);
   RT_CHECK_EQ_INT(rlock_trylock(lb, 0, 10000), 0);
   RT_CHECK_EQ_INT(rlock_unlock(lb), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   for (int k = 0; k < 3; k++) rlock_free(la[k]);
   rlock_free(lb);
   rlock_client_close(a);
@@ -257,7 +215,7 @@ static void all_or_none_3(void) { all_or_none(3); }
  * 0 answers only after the round; its late grant is undone when it does.
  */
 static void partial_failure(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *a = open_client(3, 0);
   RT_REQUIRE(a != NULL);
   rlock *la[3];
@@ -289,7 +247,7 @@ static void partial_failure(void) {
     rt_sleep_ms(50);
   }
   RT_CHECK_EQ_INT(left, 0);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
   for (int k = 0; k < 3; k++) rlock_free(la[k]);
   rlock_client_close(a);
 }
@@ -297,7 +255,7 @@ static void partial_failure(void) {
 /* --- re-entry --------------------------------------------------------------- */
 
 static void reentrancy(int n) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(n, 0);
   RT_REQUIRE(c != NULL);
   rlock *a, *b, *a2;
@@ -340,7 +298,7 @@ static void reentrancy(int n) {
     RT_CHECK_EQ_INT(exists_settled(i, "rlock:{ra}", 0), 0);
   /* Another thread of the process is another owner: it waits. */
   RT_CHECK_EQ_INT(rlock_lock_all(ab, 2, 0, 10000), 0);
-  RT_CHECK(all_keys_have_ttl(n));
+  RT_CHECK(rt_all_keys_have_ttl(srv, n));
   RT_CHECK_EQ_INT(rlock_unlock_all(ab, 2), 0);
   /* Metrics: every lock of a set taken counts as an acquisition of a
    * plain lock (1 rlock_lock, then sets of 2, 2 and 2). */
@@ -361,7 +319,7 @@ static void reentrancy_3(void) { reentrancy(3); }
 /* --- loss, watchdog, async, bad input ------------------------------------- */
 
 static void unlock_all_lost(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 0), *o = open_client(3, 0);
   RT_REQUIRE(c != NULL && o != NULL);
   rlock *a, *b, *ob;
@@ -385,7 +343,7 @@ static void unlock_all_lost(void) {
 }
 
 static void watchdog_renews(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 900);
   RT_REQUIRE(c != NULL);
   rlock *a, *b;
@@ -416,7 +374,7 @@ static int wait_calls(int want) {
 }
 
 static void async_cancel(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(3, 0);
   RT_REQUIRE(c != NULL);
   rlock *a, *b;
@@ -444,14 +402,14 @@ static void async_cancel(void) {
   RT_REQUIRE(wait_calls(3));
   RT_CHECK_EQ_INT(async_rc[2], 0);
   RT_CHECK_EQ_INT(rlock_owner_hold_count(a, 5), 0);
-  RT_CHECK(all_keys_have_ttl(3));
+  RT_CHECK(rt_all_keys_have_ttl(srv, 3));
   rlock_free(a);
   rlock_free(b);
   rlock_client_close(c);
 }
 
 static void bad_input(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   rlock_client *c = open_client(1, 0), *d = open_client(1, 0);
   RT_REQUIRE(c != NULL && d != NULL);
   rlock *a, *b;
@@ -498,7 +456,6 @@ static void bad_input(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"opposite_orders_1", opposite_orders_1},
       {"opposite_orders_3", opposite_orders_3},
@@ -512,7 +469,6 @@ int main(int argc, char **argv) {
       {"async_cancel", async_cancel},
       {"bad_input", bad_input},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

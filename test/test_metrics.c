@@ -115,15 +115,11 @@ static char *expose(rlock_client *c) {
 /* A client without restart quarantine: these tests restart the master and
  * count reconnections; the quarantine has its own test. */
 static rlock_client *open_noq(void) {
-  const char *m[] = {srv[0].url};
   rlock_options o;
   rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = 1;
   o.master_timeout_ms = 1000;
   o.restart_quarantine_ms = 0;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
+  return rt_client_opts(srv, 1, &o);
 }
 
 static void exposition_parses(void) {
@@ -285,13 +281,11 @@ static void logging(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 1) != 0) return 1;
   static const rt_test tests[] = {
       {"exposition_parses", exposition_parses},
       {"counters_move", counters_move},
       {"logging", logging},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 1);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 1, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -101,15 +101,10 @@ static void processes_n1(void) { run(1); }
 static void processes_n3(void) { run(3); }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"processes_n1", processes_n1},
       {"processes_n3", processes_n3},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -70,12 +70,6 @@ static int numsub_becomes(int n, const char *channel, long long want,
   }
 }
 
-static uint64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* --- a blocked waiter is woken by the unlock ---------------------------- */
 
 typedef struct {
@@ -91,7 +85,7 @@ static void *waiter(void *p) {
   a->rc = a->wait_ms == RLOCK_WAIT_FOREVER
               ? rlock_lock(a->lock, 10000)
               : rlock_trylock(a->lock, a->wait_ms, 10000);
-  a->done_us = now_us();
+  a->done_us = rt_now_us();
   if (a->rc == 0) a->unlock_rc = rlock_unlock(a->lock);
   return NULL;
 }
@@ -110,7 +104,7 @@ static void woken_not_expired(int n) {
   /* The waiter subscribes the lock's channel while it waits. */
   RT_CHECK(numsub_becomes(n, "rlock:{wake}:ch", 1, 0, 5000));
   rt_sleep_ms(100);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_unlock(la), 0);
   pthread_join(th, NULL);
   RT_CHECK_EQ_INT(w.rc, 0);
@@ -146,7 +140,7 @@ static void woken_across_processes(void) {
     if (read(go[0], &x, 1) != 1) _exit(6);
     if (c != NULL && rlock_get(c, "procwake", &l) == 0) {
       rc = rlock_trylock(l, 20000, 10000) == 0 ? 0 : 3;
-      uint64_t t = now_us();
+      uint64_t t = rt_now_us();
       if (write(fds[1], &t, sizeof t) != (ssize_t)sizeof t) rc = 4;
       if (rc == 0 && rlock_unlock(l) != 0) rc = 5;
       rlock_free(l);
@@ -166,7 +160,7 @@ static void woken_across_processes(void) {
   int subscribed = numsub_becomes(3, "rlock:{procwake}:ch", 1, 0, 10000);
   RT_CHECK(subscribed);
   rt_sleep_ms(100);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
   uint64_t t1 = 0;
   RT_CHECK(read(fds[0], &t1, sizeof t1) == (ssize_t)sizeof t1);
@@ -210,7 +204,7 @@ static void missed_notification_race(void) {
     pthread_t th;
     pthread_create(&th, NULL, waiter, &w);
     usleep((useconds_t)(i % 12) * 300u);
-    uint64_t t0 = now_us();
+    uint64_t t0 = rt_now_us();
     RT_CHECK_EQ_INT(rlock_unlock(la), 0);
     pthread_join(th, NULL);
     if (w.rc != 0 || w.unlock_rc != 0) failures++;
@@ -255,7 +249,7 @@ static void lost_messages(void) {
    * the subscribers are down, and lost. */
   for (int i = 0; i < 3; i++)
     RT_CHECK(rt_redis_int(&srv[i], "CLIENT KILL TYPE pubsub") >= 1);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_unlock(la), 0);
   for (int i = 0; i < LOST_WAITERS; i++) {
     pthread_join(th[i], NULL);
@@ -510,7 +504,7 @@ static void poll_strategy(void) {
   /* A polling waiter subscribes nothing. */
   for (int i = 0; i < 3; i++)
     RT_CHECK_EQ_INT(numsub(&srv[i], "rlock:{polling}:ch"), 0);
-  uint64_t t0 = now_us();
+  uint64_t t0 = rt_now_us();
   RT_CHECK_EQ_INT(rlock_unlock(la), 0);
   pthread_join(th, NULL);
   RT_CHECK_EQ_INT(w.rc, 0);
@@ -539,10 +533,6 @@ static void poll_strategy(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"woken_not_expired_1", woken_not_expired_1},
       {"woken_not_expired_3", woken_not_expired_3},
@@ -555,7 +545,6 @@ int main(int argc, char **argv) {
       {"cancel_async_wait", cancel_async_wait},
       {"poll_strategy", poll_strategy},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -166,13 +166,14 @@ static unsigned long long fence_of(int i, const char *name) {
  * the token when its counter was behind, and is sent nothing more when
  * its grant's token was at least the round's (the common case: a late
  * master runs the script later, and a first grant's token follows the
- * client's wall clock then). The catch-up used to be sent at once to
- * every master that had not answered: with five masters, two commands
- * more per lock+unlock pair. */
+ * client's wall clock then). The catch-up is not sent at once to every
+ * master that has not answered: with five masters, that would be two
+ * commands more per lock+unlock pair. */
 static void late_master_catch_up(void) {
   /* A master timeout far above the pause: this is about a late reply,
-   * not a timed-out command. With 300 ms, CI's TLS run, on a loaded
-   * machine, counted a third EVALSHA on the paused master. */
+   * not a timed-out command. With 300 ms, a TLS run on a loaded machine
+   * can time the command out and send a third EVALSHA to the paused
+   * master. */
   rlock_client *c = rt_client(srv, 3, 5000);
   RT_REQUIRE(c != NULL);
   rlock *l;
@@ -185,8 +186,8 @@ static void late_master_catch_up(void) {
   /* Every counter ends at t0 or above (caught up, or a later grant's).
    * Not at once: a master whose grant came after the two that decided is
    * caught up when its reply arrives, behind the unlock that was sent to
-   * it meanwhile (a local loop of this case: fence_of >= t0 failed once
-   * in 80 when read right after the unlock). */
+   * it meanwhile (read right after the unlock, fence_of >= t0 fails about
+   * once in 80 runs). */
   for (int i = 0; i < 3; i++) {
     int up = 0;
     for (int k = 0; k < 150 && !up; k++) {
@@ -199,9 +200,9 @@ static void late_master_catch_up(void) {
    * Its counter is set 1000 s ahead for that: the wall clock that a late
    * grant's token follows is the client's as the master estimates it,
    * never overestimated, and low by up to the round trip of the clock
-   * samples of its connection. CI's run, on a loaded machine, once had
-   * that exceed the 50 ms pause below: a grant below the round's token,
-   * rightly caught up (a third EVALSHA), but not this test's case.
+   * samples of its connection. On a loaded machine that can exceed the
+   * 50 ms pause below: a grant below the round's token, rightly caught
+   * up (a third EVALSHA), but not this test's case.
    * Masters 0 and 1 are set 500 s ahead, so that both grant one token
    * (their counter plus one): tokens that follow the wall clock differ
    * between masters by microseconds, and two grants that disagree are
@@ -308,8 +309,8 @@ static void restart_quarantine(void) {
    * leaves time for what must happen inside it: the clients' reconnection
    * (which backs off up to 2 s, and TLS's handshake waits out the pause
    * below), at most lease - 2 s from the restart, then the checks while
-   * it holds, within those 2 s. CI's valgrind run once needed more than
-   * the 5 s that a 9 s lease allowed for the reconnection. */
+   * it holds, within those 2 s. Under valgrind the reconnection can need
+   * more than the 5 s that a 9 s lease would allow. */
   const uint64_t reconnect_by = (uint64_t)lease - 2000;
   const char *m[3] = {srv[0].url, srv[1].url, srv[2].url};
   rlock_options o;
@@ -351,9 +352,9 @@ static void restart_quarantine(void) {
   RT_REQUIRE(rt_redis_resume(&srv[0]) == 0);
   /* The client with the quarantine off is opened now, knowing nothing of
    * the restart (the hazard the quarantine guards). Opened before the
-   * restart, it had to reconnect through the pause and its backoff, and
-   * twice in CI's valgrind run it was not back 9 s after the restart,
-   * though the other client, through the same, was. */
+   * restart, it would have to reconnect through the pause and its
+   * backoff, which under valgrind on a loaded machine can take longer
+   * than this test waits. */
   rlock_client *off = client_with(3, 0);
   RT_REQUIRE(off != NULL);
   RT_REQUIRE(rlock_get(off, "quarantine", &loff) == 0);
@@ -387,7 +388,7 @@ static void restart_quarantine(void) {
   RT_REQUIRE(back);
   /* An unlock returns once a majority released; the last master's
    * release may land after this client's next attempt, which would then
-   * be refused there as held (RLOCK_ETIMEDOUT, seen once in CI). */
+   * be refused there as held (RLOCK_ETIMEDOUT). */
   RT_REQUIRE(key_gone_within(3, "rlock:{quarantine}", 3000));
   RT_REQUIRE(rt_now_ms() - restarted < reconnect_by);
   RT_CHECK(rt_redis_pause(&srv[1]) == 0);
@@ -410,9 +411,9 @@ static void restart_quarantine(void) {
    * Redis reports its uptime in whole seconds, and the client takes the
    * floor (the safe side), so the quarantine ends up to 1 s after the
    * lease has passed since the start: before restarted + lease + 1000.
-   * Waiting only lease + 500 failed in CI under TSan, whose slower
-   * reconnect met the new master more than half a second into its run,
-   * and fails every time with the pause above. */
+   * Waiting only lease + 500 is not enough: a slow reconnect (under
+   * TSan) meets the new master more than half a second into its run, and
+   * so does every run with the pause above. */
   while (rt_now_ms() - restarted < (uint64_t)lease + 1100) rt_sleep_ms(50);
   RT_CHECK(rt_redis_pause(&srv[1]) == 0);
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 1000), 0);
@@ -454,10 +455,6 @@ static void open_while_down(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 5) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"minority_down_3", minority_down_3},
       {"minority_down_5", minority_down_5},
@@ -469,7 +466,6 @@ int main(int argc, char **argv) {
       {"restart_quarantine", restart_quarantine},
       {"open_while_down", open_while_down},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 5);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 5, tests,
+                         sizeof tests / sizeof tests[0]);
 }

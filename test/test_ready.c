@@ -1,11 +1,11 @@
 /*
- * A client is usable the moment it is opened (issue 11, item 1): the first
- * call of a fresh client, made at once after rlock_client_open against
- * healthy masters, waits for the first connection attempt instead of
- * failing with RLOCK_ENOQUORUM. 100 fresh clients each make one first call,
- * at N = 1 and N = 3, for trylock(0), force_unlock, is_locked, and
- * lock_async(wait 0) on a caller's loop; every one must succeed. Then
- * rlock_client_wait_ready: ready, not ready (and why), closed, misuse.
+ * A client is usable the moment it is opened: the first call of a fresh
+ * client, made at once after rlock_client_open against healthy masters, waits
+ * for the first connection attempt instead of failing with RLOCK_ENOQUORUM.
+ * 100 fresh clients each make one first call, at N = 1 and N = 3, for
+ * trylock(0), force_unlock, is_locked, and lock_async(wait 0) on a caller's
+ * loop; every one must succeed. Then rlock_client_wait_ready: ready, not
+ * ready (and why), closed, misuse.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,17 +19,12 @@
 static rt_redis srv[3];
 
 static rlock_client *open_on(int n, uv_loop_t *loop) {
-  const char *m[3];
-  for (int i = 0; i < n; i++) m[i] = srv[i].url;
   rlock_options o;
   rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = (size_t)n;
   o.master_timeout_ms = 1000; /* sanitizers and valgrind are slow */
   o.connect_timeout_ms = 5000;
   o.loop = loop;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
+  return rt_client_opts(srv, n, &o);
 }
 
 enum { OP_TRYLOCK, OP_FORCE, OP_IS_LOCKED };
@@ -232,7 +227,6 @@ static void wait_ready_closed_and_deadlock(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"trylock_n1", trylock_n1},     {"trylock_n3", trylock_n3},
       {"force_n1", force_n1},         {"force_n3", force_n3},
@@ -242,7 +236,6 @@ int main(int argc, char **argv) {
       {"wait_ready_majority_down", wait_ready_majority_down},
       {"wait_ready_closed_and_deadlock", wait_ready_closed_and_deadlock},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

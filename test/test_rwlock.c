@@ -25,13 +25,7 @@ static rt_redis srv[3];
 /* --- helpers -------------------------------------------------------------- */
 
 static rlock_client *rw_client(int n, int64_t watchdog_ms) {
-  rlock_options o;
-  rlock_options_init(&o);
-  o.master_timeout_ms = 1000;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
-  return rt_client_opts(srv, n, &o);
+  return rt_client_wd(srv, n, 1000, watchdog_ms);
 }
 
 /* The two sides of one lock. */
@@ -276,12 +270,6 @@ static int checker_child(int n, int p, shared *sh, rt_sections *secs,
   return 0;
 }
 
-static int reap(pid_t pid) {
-  int st = 0;
-  if (waitpid(pid, &st, 0) != pid) return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void checker(int n) {
   shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -295,7 +283,7 @@ static void checker(int n) {
     pids[p] = fork();
     if (pids[p] == 0) _exit(checker_child(n, p, sh, secs, start));
   }
-  for (int p = 0; p < PROCS; p++) RT_CHECK_EQ_INT(reap(pids[p]), 0);
+  for (int p = 0; p < PROCS; p++) RT_CHECK_EQ_INT(rt_reap(pids[p]), 0);
   int64_t shared_overlaps = 0;
   int64_t bad = rt_sections_check(secs, &shared_overlaps);
   fprintf(stderr, "  %ld reads, %ld writes, %lld overlapping read pairs\n",
@@ -430,7 +418,7 @@ static void killed_reader(int n) {
   RT_REQUIRE(rlock_lock(x.r, RLOCK_WATCHDOG) == 0);
   for (int i = 0; i < n; i++) RT_CHECK_EQ_INT(readers_settled(i, "kr", 2), 2);
   kill(pid, SIGKILL);
-  RT_CHECK_EQ_INT(reap(pid), 128 + SIGKILL);
+  RT_CHECK_EQ_INT(rt_reap(pid), 128 + SIGKILL);
   /* Three of its leases later: its share is gone, ours is kept alive by
    * the watchdog, and a writer still waits for us. */
   rt_sleep_ms(3 * WD_MS);
@@ -552,43 +540,14 @@ static void async_n3(void) { async_calls(3); }
 
 /* --- rlock_extend and the lost-lock callback ------------------------------ */
 
-static atomic_int lost_calls;
-
-static void count_lost(rlock *l, uint64_t owner, int is_thread, void *arg) {
-  (void)l, (void)owner, (void)is_thread, (void)arg;
-  atomic_fetch_add(&lost_calls, 1);
-}
-
-/* On l: a fixed lease extended by rlock_extend; then a watchdog hold that
- * another client's force (through other, a handle of the same side) takes
- * away: l's lost-lock callback runs once, and its unlock says
- * RLOCK_ELOST. */
-static void extend_then_lost(rlock *l, rlock *other) {
-  int64_t ms = 0;
-  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 2000), 0);
-  RT_CHECK_EQ_INT(rlock_extend(l, 20000), 0);
-  RT_CHECK_EQ_INT(rlock_remaining_lease(l, &ms), 0);
-  RT_CHECK(ms > 10000);
-  RT_CHECK_EQ_INT(rlock_unlock(l), 0);
-  atomic_store(&lost_calls, 0);
-  rlock_set_lost_cb(l, count_lost, NULL);
-  RT_CHECK_EQ_INT(rlock_lock(l, RLOCK_WATCHDOG), 0);
-  RT_CHECK_EQ_INT(rlock_force_unlock(other), 0);
-  uint64_t end = rt_now_ms() + 15000;
-  while (atomic_load(&lost_calls) == 0 && rt_now_ms() < end) rt_sleep_ms(20);
-  RT_CHECK_EQ_INT(atomic_load(&lost_calls), 1);
-  RT_CHECK_EQ_INT(rlock_unlock(l), RLOCK_ELOST);
-  rlock_set_lost_cb(l, NULL, NULL);
-}
-
 static void extend_and_lost(int n) {
   rlock_client *c = rw_client(n, 1500), *d = rw_client(n, 0);
   RT_REQUIRE(c != NULL && d != NULL);
   rw x, y;
   RT_REQUIRE(rw_get(c, "extlost", &x) == 0);
   RT_REQUIRE(rw_get(d, "extlost", &y) == 0);
-  extend_then_lost(x.r, y.r);
-  extend_then_lost(x.w, y.w);
+  rt_extend_then_lost(x.r, y.r);
+  rt_extend_then_lost(x.w, y.w);
   for (int i = 0; i < n; i++) RT_CHECK(nothing_left(i, "extlost"));
   rw_free(&x);
   rw_free(&y);
@@ -626,10 +585,6 @@ static void watchdog_n1(void) { watchdog_both(1); }
 static void watchdog_n3(void) { watchdog_both(3); }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"basic", basic},
       {"checker_n1", checker_n1},
@@ -645,7 +600,6 @@ int main(int argc, char **argv) {
       {"extend_and_lost_n1", extend_and_lost_n1},
       {"extend_and_lost_n3", extend_and_lost_n3},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -1,5 +1,5 @@
 /*
- * The safety rules of issue 10, each as a scenario against real
+ * The safety rules of fencing and restarts, each as a scenario against real
  * redis-server processes with real faults: a master restarted empty with
  * its wall clock two hours behind (the LD_PRELOAD shim test/clockshift.c),
  * masters unreachable for one client but not another (test/proxy.c), and

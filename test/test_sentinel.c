@@ -112,7 +112,7 @@ static size_t log_len;
  * threads, and the harness sets and unsets environment variables while
  * they run (harness_node.c, to start a node through its script), so a
  * getenv there can read an environment being rewritten (ASan: SEGV in
- * getenv under capture, in CI). */
+ * getenv under capture). */
 static int log_echo;
 
 static void capture(int level, const char *msg, void *arg) {
@@ -308,12 +308,12 @@ static int heal(void) {
     }
     return -1;
   }
-  /* The sentinels can move the master during the wait: once in CI,
-   * after no_acks_loses_lock's kill and failover, they named data[1] when
-   * the heal began, converted it to a replica of another node 10 s into
-   * the wait, and the heal waited the rest of its 30 s for that node, now
-   * the master, to show as a replica (why they failed over a second time
-   * is not known). The wait follows the master the sentinels agree on. */
+  /* The sentinels can move the master during the wait: after
+   * no_acks_loses_lock's kill and failover they may name data[1] when the
+   * heal begins, then convert it to a replica of another node during the
+   * wait, and a heal that waited for that node, now the master, to show
+   * as a replica would wait in vain. The wait follows the master the
+   * sentinels agree on. */
   for (uint64_t end = rt_now_ms() + SETTLE;; rt_sleep_ms(100)) {
     int now = rt_sentinel_master(&S);
     if (now >= 0 && now != m) {
@@ -1509,12 +1509,11 @@ static void test_no_acks_loses_lock(void) {
  * while it is stopped; the sentinels promote a replica; A takes and
  * releases the lock there (its token at least A's wall clock then); the
  * old master resumes and grants B, whose counter there never saw A's
- * token. The floor B sent was its wall clock when it sent: below A's
- * token (CI, torture-sentinel seed 445844266: "token not above an earlier
- * holder's", the later holder 45 ms lower). The floor must be B's wall
- * clock when the master runs the grant. B is a plain client of the old
- * master's address: it stands for a Sentinel client whose +switch-master
- * arrives after that reply, which is the race the torture run lost.
+ * token. A floor of B's wall clock when it sent would be below A's token
+ * (the torture run's "token not above an earlier holder's"). The floor
+ * must be B's wall clock when the master runs the grant. B is a plain
+ * client of the old master's address: it stands for a Sentinel client
+ * whose +switch-master arrives after that reply, the race this checks.
  */
 static void test_stopped_master_token(void) {
   RT_REQUIRE(up);

@@ -4,8 +4,8 @@
  * READONLY errors of a replica, WAIT against paused replicas, the
  * +switch-master message and the length of a failover, the connections
  * Sentinel kills when it reconfigures servers, and what a restarted old
- * master without persistence does before Sentinel demotes it. The client
- * code for issue 14 is being written on these facts; every command a
+ * master without persistence does before Sentinel demotes it. The
+ * client's Sentinel code rests on these facts; every command a
  * check rests on is printed with its reply ("  | PORT> ...").
  */
 #include "facts.h"

@@ -263,13 +263,6 @@ static void state_free(state *s) {
 
 static state st_steady, st_migrated;
 
-static int primaries(int *out) {
-  int n = 0;
-  for (int i = 0; i < RT_CLUSTER_NODES; i++)
-    if (rt_cluster_is_primary(&C, i) == 1) out[n++] = i;
-  return n;
-}
-
 /* The first "prefix:N" key whose slot node i serves. */
 static int key_on(int i, const char *prefix, char *key, size_t cap) {
   for (int n = 0; n < 5000; n++) {
@@ -382,7 +375,7 @@ static void test_fresh(void) {
 static void test_steady(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   for (int i = 0; i < 3; i++) {
     char key[32];
     RT_REQUIRE(key_on(p[i], "w", key, sizeof key) >= 0);
@@ -410,7 +403,7 @@ static void test_steady(void) {
 static void test_errors(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   char k0[32], k0b[32], k1[32], port[16];
   int s0 = key_on(p[0], "e", k0, sizeof k0);
   RT_REQUIRE(s0 >= 0 && key_on(p[1], "e", k1, sizeof k1) >= 0);
@@ -465,7 +458,7 @@ static void test_errors(void) {
 static void test_migration(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int src = p[0], dst = p[1];
   char tag[32], a[48], b[48], port[16];
   int slot = key_on(src, "m", tag, sizeof tag);
@@ -519,7 +512,7 @@ static void test_migration(void) {
 static void test_failover(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int old = p[2], rep = rt_cluster_replica_of(&C, old);
   RT_REQUIRE(rep >= 0);
   RT_REQUIRE(rt_cluster_failover(&C, rep) == 0);
@@ -538,7 +531,7 @@ static void test_failover(void) {
 static void test_killed(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int bystander = p[0], victim = p[1];
   int heir = rt_cluster_replica_of(&C, victim);
   RT_REQUIRE(heir >= 0);
@@ -635,7 +628,7 @@ static void set_all(const char *param, const char *value_or_null,
 static void test_endpoints(void) {
   RT_REQUIRE(up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int a = p[0], b = p[1];
   char ka[32], kb[32];
   int sa = key_on(a, "ep", ka, sizeof ka), sb = key_on(b, "ep", kb, sizeof kb);

@@ -153,14 +153,6 @@ static int every_node_agrees(int slot, int owner, int r, int m) {
   return all;
 }
 
-/* The primaries now, in node order; returns how many. */
-static int primaries(int *out) {
-  int n = 0;
-  for (int i = 0; i < RT_CLUSTER_NODES; i++)
-    if (rt_cluster_is_primary(&C, i) == 1) out[n++] = i;
-  return n;
-}
-
 /* keyslot.c: pure. */
 
 static void test_keyslot_known_values(void) {
@@ -206,7 +198,7 @@ static void test_keyslot_matches_server(void) {
 
 static void test_cluster_shape(void) {
   RT_REQUIRE(cluster_up);
-  int p[RT_CLUSTER_NODES], np = primaries(p);
+  int p[RT_CLUSTER_NODES], np = rt_cluster_primaries(&C, p);
   RT_CHECK_EQ_INT(np, 3);
   int followed[RT_CLUSTER_NODES] = {0};
   for (int i = 0; i < RT_CLUSTER_NODES; i++) {
@@ -246,7 +238,7 @@ static void test_cluster_shape(void) {
  * every other primary redirects to that owner. */
 static void test_cluster_key_on_owner(void) {
   RT_REQUIRE(cluster_up);
-  int p[RT_CLUSTER_NODES], np = primaries(p);
+  int p[RT_CLUSTER_NODES], np = rt_cluster_primaries(&C, p);
   RT_REQUIRE(np == 3);
   for (int k = 0; k < np; k++) {
     char key[64], moved[96];
@@ -272,7 +264,7 @@ static void test_cluster_key_on_owner(void) {
 static void test_cluster_migration_steps(void) {
   RT_REQUIRE(cluster_up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   char tag[64], key[96], ask[96];
   int slot = key_owned_by(p[0], "mig", tag, sizeof tag);
   RT_REQUIRE(slot >= 0);
@@ -367,7 +359,7 @@ static void test_cluster_migration_steps(void) {
 static void test_cluster_manual_failover(void) {
   RT_REQUIRE(cluster_up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int old = p[1], rep = rt_cluster_replica_of(&C, old);
   RT_REQUIRE(rep >= 0);
   char key[64];
@@ -399,7 +391,7 @@ static void test_cluster_manual_failover(void) {
 static void test_cluster_kill_and_restart(void) {
   RT_REQUIRE(cluster_up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int victim = p[2], heir = rt_cluster_replica_of(&C, victim);
   RT_REQUIRE(heir >= 0);
   char key[64];
@@ -444,7 +436,7 @@ static void test_cluster_kill_and_restart(void) {
 static void test_cluster_pause_replica(void) {
   RT_REQUIRE(cluster_up);
   int p[RT_CLUSTER_NODES];
-  RT_REQUIRE(primaries(p) == 3);
+  RT_REQUIRE(rt_cluster_primaries(&C, p) == 3);
   int prim = p[0], rep = rt_cluster_replica_of(&C, prim);
   RT_REQUIRE(rep >= 0);
   char key[64];

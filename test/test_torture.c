@@ -30,7 +30,7 @@
  * generator: it stops and resumes masters, kills and restarts them empty
  * (never more than a minority faulty at once), half of the restarts with
  * the master's wall clock two hours behind (test/clockshift.c: a counter
- * lost with a clock behind is how fencing tokens used to go backwards),
+ * lost with a clock behind is how fencing tokens could go backwards),
  * and stops a worker process for longer than any lease, preferably one
  * inside a critical section, so that its lock expires, another worker
  * takes it, and the stopped one resumes to write with a stale token. With
@@ -1066,8 +1066,8 @@ static void inject_one(run *r, uint64_t *rng) {
    * settles (up to 30 s under load), and a stopped worker is resumed only
    * here: resume them first, so that no stop outlasts its length and the
    * worker's own bound on an async callback (ASYNC_BOUND_MS) stays a
-   * bound on rlock, not on this thread (CI: "an async callback never
-   * came" after a manual failover that took 30 s). */
+   * bound on rlock, not on this thread (a manual failover can take 30 s,
+   * which would otherwise read as "an async callback never came"). */
   if (cluster_mode || sentinel_mode)
     for (int p = 0; p < PROCS; p++)
       if (r->w_stopped[p]) resume_worker(r, p);
@@ -1081,8 +1081,8 @@ static void inject_one(run *r, uint64_t *rng) {
   if (sentinel_mode) {
     /* Until the master has been stopped or killed once, every fault is a
      * try at that (inject_sentinel keeps its spacing and its window): the
-     * run checks that it saw one, and once in CI, under load, a run of
-     * 12 replica stops drew none. */
+     * run checks that it saw one, and under load a run of 12 replica
+     * stops can draw none. */
     if (r->f_sentinel_kill + r->f_sentinel_stop == 0) kind %= 10;
     if (inject_sentinel(r, kind, rng)) return;
     kind = 99;
@@ -1842,12 +1842,12 @@ static void torture(int n) {
 }
 
 #ifdef RT_TORTURE_SENTINEL
-/* Check 2 on two made-up sections, as in seed 939451685's failure
- * (Sentinel mode's comment): y attempted at +11.957 s, x was granted on
- * the new master at +12.071 and left at +12.074, the old master resumed
- * at +12.060, y entered at +12.077 with a token 2.6 ms below x's.
- * Variant 0 is that case, which README does not order (the checker
- * before this case was added reported it); 1 moves x's enter before y's
+/* Check 2 on two made-up sections, a late grant across a Sentinel
+ * failover (Sentinel mode's comment): y attempted at +11.957 s, x was
+ * granted on the new master at +12.071 and left at +12.074, the old
+ * master resumed at +12.060, y entered at +12.077 with a token 2.6 ms
+ * below x's. Variant 0 is that case, which README does not order (the
+ * checker must not report it); 1 moves x's enter before y's
  * attempt (y's floor at sending is then above x's token), 2 moves y's
  * attempt and x's section earlier, x entering after y attempted but more
  * than LATE_SLACK_MS before the resume (a late grant then runs later than

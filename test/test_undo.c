@@ -30,22 +30,6 @@
 
 static rt_redis srv[3];
 
-static rlock_client *open_client(int n, int64_t master_timeout_ms) {
-  rlock_options o;
-  rlock_options_init(&o);
-  o.master_timeout_ms = master_timeout_ms;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  return rt_client_opts(srv, n, &o);
-}
-
-static void flush_all(void) {
-  for (int i = 0; i < 3; i++) {
-    redisReply *r = rt_redis_cmd(&srv[i], "FLUSHALL");
-    if (r) freeReplyObject(r);
-  }
-}
-
 static long long exists_on(int i, const char *key) {
   return rt_redis_int(&srv[i], "EXISTS %s", key);
 }
@@ -75,8 +59,8 @@ typedef int (*get_fn)(rlock_client *, const char *, rlock **);
  * read side: the write side), and A's unlock must release it. */
 static void reentry_stalled_n1(get_fn get, get_fn other, const char *name,
                                const char *key) {
-  flush_all();
-  rlock_client *a = open_client(1, 200), *b = open_client(1, 200);
+  rt_flush_all(srv, 3);
+  rlock_client *a = rt_client(srv, 1, 200), *b = rt_client(srv, 1, 200);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *la, *lb;
   RT_REQUIRE(get(a, name, &la) == 0);
@@ -129,8 +113,8 @@ static void reentry_stalled_write_n1(void) {
  * cannot reach a majority; they run it late (refused) and then its undo.
  * The hold must stay on every master, and B must not get the lock. */
 static void reentry_stalled_n3(void) {
-  flush_all();
-  rlock_client *a = open_client(3, 200), *b = open_client(3, 200);
+  rt_flush_all(srv, 3);
+  rlock_client *a = rt_client(srv, 3, 200), *b = rt_client(srv, 3, 200);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *la, *lb;
   RT_REQUIRE(rlock_get(a, "r3", &la) == 0);
@@ -168,8 +152,8 @@ static void reentry_stalled_n3(void) {
  * A's lock_all {x1, x2}, then refuses it (x2 is held, and the deadline
  * passed) and runs the undo. A's hold of x1 must stay. */
 static void lock_all_held_stalled_n1(void) {
-  flush_all();
-  rlock_client *a = open_client(1, 200), *b = open_client(1, 200);
+  rt_flush_all(srv, 3);
+  rlock_client *a = rt_client(srv, 1, 200), *b = rt_client(srv, 1, 200);
   RT_REQUIRE(a != NULL && b != NULL);
   rlock *x[2], *bx1;
   RT_REQUIRE(rlock_get(a, "x1", &x[0]) == 0);
@@ -211,8 +195,8 @@ static void lock_all_held_stalled_n1(void) {
  * the undo behind the attempt, refuses the attempt when it resumes, and
  * must keep A's y1. */
 static void lock_all_held_refused_n3(void) {
-  flush_all();
-  rlock_client *a = open_client(3, 5000);
+  rt_flush_all(srv, 3);
+  rlock_client *a = rt_client(srv, 3, 5000);
   RT_REQUIRE(a != NULL);
   rlock *y[2];
   RT_REQUIRE(rlock_get(a, "y1", &y[0]) == 0);
@@ -284,9 +268,9 @@ static void *tl_worker(void *arg) {
 }
 
 static void lock_all_held_threads_n3(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   for (int k = 0; k < TL_CLIENTS; k++) {
-    tl_client[k] = open_client(3, 1000);
+    tl_client[k] = rt_client(srv, 3, 1000);
     RT_REQUIRE(tl_client[k] != NULL);
   }
   atomic_store(&tl_overlaps, 0);
@@ -379,7 +363,7 @@ static long long lock_unlock(const char *owner, int lastone) {
 }
 
 static void undo_orders(void) {
-  flush_all();
+  rt_flush_all(srv, 3);
   const char *k = "rlock:{o}";
   /* Grant, then its undo: gone. */
   RT_CHECK_EQ_INT(lock_acquire("A", "1", 0), 1);
@@ -435,7 +419,6 @@ static void undo_orders(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) return 1;
   static const rt_test tests[] = {
       {"undo_orders", undo_orders},
       {"reentry_stalled_lock_n1", reentry_stalled_lock_n1},
@@ -447,7 +430,6 @@ int main(int argc, char **argv) {
       {"lock_all_held_refused_n3", lock_all_held_refused_n3},
       {"lock_all_held_threads_n3", lock_all_held_threads_n3},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

@@ -362,7 +362,7 @@ static void holds_compact(void) {
  * key's name begins another's (lock.c), kept as 16-bit offsets: every
  * key, its length, the channel and the name still read as before, at the
  * longest name and prefix too, and a lock named like the watchdog
- * benchmark's fits in 104 bytes (one 112-byte malloc chunk: issue 17). */
+ * benchmark's fits in 104 bytes (one 112-byte malloc chunk). */
 static int key_is(const rlock *l, int k, const char *want) {
   return rl_lock_keylenk(l, k) == strlen(want) &&
          memcmp(rl_lock_keyk(l, k), want, rl_lock_keylenk(l, k)) == 0;

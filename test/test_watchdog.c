@@ -331,10 +331,6 @@ static void close_releases(void) {
 }
 
 int main(int argc, char **argv) {
-  if (rt_redis_start_many(srv, 3) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
-    return 1;
-  }
   static const rt_test tests[] = {
       {"keeps_alive", keeps_alive},
       {"orphan_expires", orphan_expires},
@@ -344,7 +340,6 @@ int main(int argc, char **argv) {
       {"extension", extension},
       {"close_releases", close_releases},
   };
-  int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-  rt_redis_stop_many(srv, 3);
-  return rc;
+  return rt_main_servers(argc, argv, srv, 3, tests,
+                         sizeof tests / sizeof tests[0]);
 }

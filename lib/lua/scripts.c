@@ -65,12 +65,12 @@
  * Where the owner's field is there but ARGV[3] is 1, the client holds
  * nothing: the field is what is left of a hold that the client ended
  * without its release landing (an unlock that got no answer: release.c),
- * and the grant takes a new token as a first acquisition does. With the
- * counter as it stood, the new holder had the old holder's token (the
- * torture run on Cluster, seed 761158804; test_regress2
- * leftover_field_reuses_token). The count is still incremented, never
- * set: an undo of an earlier grant of the same owner may be on its way
- * (undo_lua), and the last unlock deletes whatever the count.
+ * and the grant takes a new token as a first acquisition does: with the
+ * counter as it stood, the new holder would have the old holder's token
+ * (test_leftover_field leftover_field_new_token). The count is still
+ * incremented, never set: an undo of an earlier grant of the same owner
+ * may be on its way (undo_lua), and the last unlock deletes whatever the
+ * count.
  * Ten arguments in all with EVALSHA, sha and numkeys: Redis refuses more
  * from a connection that has not authenticated yet, and the error must
  * stay the server's NOAUTH. The counter keeps RL_FENCE_TTL_MS (a day).
