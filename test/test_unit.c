@@ -20,6 +20,7 @@
 #include "scripts.h"
 #include "sha1.h"
 #include "url.h"
+#include "util.h"
 
 static void url_forms(void) {
   rl_url u;
@@ -573,6 +574,22 @@ static void error_names(void) {
   RT_CHECK(strcmp(rlock_strerror(12345), "unknown error") == 0);
 }
 
+/* A warning that may come once per lock at once is logged at most once a
+ * second, and the line that is logged says how many were left out. */
+static void log_rate(void) {
+  rl_log_rate r = {0, 0};
+  uint64_t skipped = 99;
+  RT_CHECK_EQ_INT(rl_log_rate_pass(&r, 5000, &skipped), 1);
+  RT_CHECK_EQ_INT(skipped, 0);
+  RT_CHECK_EQ_INT(rl_log_rate_pass(&r, 5001, &skipped), 0);
+  RT_CHECK_EQ_INT(rl_log_rate_pass(&r, 5999, &skipped), 0);
+  RT_CHECK_EQ_INT(rl_log_rate_pass(&r, 6000, &skipped), 1);
+  RT_CHECK_EQ_INT(skipped, 2);
+  RT_CHECK_EQ_INT(rl_log_rate_pass(&r, 6001, &skipped), 0);
+  RT_CHECK_EQ_INT(rl_log_rate_pass(&r, 9000, &skipped), 1);
+  RT_CHECK_EQ_INT(skipped, 1);
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
@@ -583,6 +600,7 @@ int main(int argc, char **argv) {
       {"resp_matches_hiredis", resp_matches_hiredis},
       {"resp_decimals", resp_decimals},
       {"reply_reader_matches_hiredis", reply_reader_matches_hiredis},
+      {"log_rate", log_rate},
   };
   return rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -35,9 +35,6 @@ typedef struct rl_watchdog {
   rl_wheel_node **due; /* collected by one advance of the wheel */
   size_t ndue, capdue;
   int closed;
-  /* The owner's: when it last logged a missed renewal, and how many it
-   * left out since (one line a second, not one per lock). */
-  uint64_t miss_log_ms, miss_log_skipped;
 } rl_watchdog;
 
 /* period_ms >= 1, batch >= 1. 0, or RLOCK_ENOMEM (-6) with no handle

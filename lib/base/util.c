@@ -78,3 +78,14 @@ void *rl_zalloc(size_t size) {
   memset(p, 0, size);
   return p;
 }
+
+int rl_log_rate_pass(rl_log_rate *r, uint64_t now, uint64_t *skipped) {
+  if (r->last_ms != 0 && now - r->last_ms < 1000) {
+    r->skipped++;
+    return 0;
+  }
+  *skipped = r->skipped;
+  r->last_ms = now;
+  r->skipped = 0;
+  return 1;
+}

@@ -33,4 +33,15 @@ void rl_hex(const unsigned char *in, size_t len, char *out);
  * (holds.c). */
 void *rl_zalloc(size_t size);
 
+/* A warning that may come once per lock at once (a shard down for a
+ * moment): logged at most once a second, with how many were left out. */
+typedef struct rl_log_rate {
+  uint64_t last_ms; /* when the last line was logged (0: never) */
+  uint64_t skipped; /* lines left out since */
+} rl_log_rate;
+
+/* 1 if a line may be logged now (*skipped: how many were left out since
+ * the last one; the count restarts), else 0 (this one is counted). */
+int rl_log_rate_pass(rl_log_rate *r, uint64_t now, uint64_t *skipped);
+
 #endif

@@ -213,6 +213,7 @@ struct rlock_client {
   struct rl_quarantine *quarantine; /* quarantine.c: which votes count */
   rl_metrics metrics;
   rl_watchdog watchdog;
+  rl_log_rate renew_miss_log; /* renew.c: missed renewals logged */
   int releasing;     /* close: release rounds still out */
   void (*release_done)(rl_client *c);
   int shut_down;

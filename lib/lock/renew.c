@@ -108,20 +108,15 @@ static int classify_renew(rl_round *r, int i, const redisReply *rep) {
  * client: a shard down for a moment misses every lock on it at once, and
  * a line per lock would bury everything else in the log. */
 static void log_missed(rl_client *c, const rl_hold *h, uint64_t now) {
-  rl_watchdog *w = &c->watchdog;
-  if (w->miss_log_ms != 0 && now - w->miss_log_ms < 1000) {
-    w->miss_log_skipped++;
-    return;
-  }
-  if (w->miss_log_skipped > 0)
+  uint64_t skipped;
+  if (!rl_log_rate_pass(&c->renew_miss_log, now, &skipped)) return;
+  if (skipped > 0)
     rl_log(c, RLOCK_LOG_WARN, "renewal of %.*s missed a majority (and %llu "
            "more since the last such line)", (int)h->keylen, h->key,
-           (unsigned long long)w->miss_log_skipped);
+           (unsigned long long)skipped);
   else
     rl_log(c, RLOCK_LOG_WARN, "renewal of %.*s missed a majority",
            (int)h->keylen, h->key);
-  w->miss_log_ms = now;
-  w->miss_log_skipped = 0;
 }
 
 static void renew_done(rl_round *r) {

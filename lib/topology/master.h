@@ -51,6 +51,7 @@
 #include "conn.h"
 #include "rlock.h"
 #include "url.h"
+#include "util.h"
 
 typedef struct rl_master rl_master;
 typedef struct rl_mcmd rl_mcmd;
@@ -200,8 +201,7 @@ struct rl_master {
   int acks_have;
   atomic_uint_fast64_t unacked;
   atomic_uint_fast64_t failovers;
-  uint64_t ack_log_ms; /* loop thread: the last unacked write logged, */
-  uint64_t ack_log_skipped; /* and how many were not logged since */
+  rl_log_rate ack_log; /* loop thread: unacked writes logged */
 
   /* Hooks for the owner, each optional, set before rl_master_start. */
   void *data;

@@ -25,8 +25,6 @@
 #include "sentinel_proto.h"
 #include "util.h"
 
-#define LOG_EVERY_MS 1000
-
 typedef struct ack {
   rl_master *m;
   rl_mcmd *c;
@@ -115,11 +113,8 @@ static void tell_timeout(ack *a, rl_conn *node) {
 static void note_unacked(ack *a, rl_conn *node) {
   rl_master *m = a->m;
   atomic_fetch_add(&m->unacked, 1);
-  uint64_t now = rl_now_ms();
-  if (m->ack_log_ms != 0 && now - m->ack_log_ms < LOG_EVERY_MS) {
-    m->ack_log_skipped++;
-    return;
-  }
+  uint64_t skipped;
+  if (!rl_log_rate_pass(&m->ack_log, rl_now_ms(), &skipped)) return;
   char why[200], more[64] = "";
   if (a->wait_error[0] != '\0')
     snprintf(why, sizeof why, "WAIT failed: %s", a->wait_error);
@@ -130,9 +125,9 @@ static void note_unacked(ack *a, rl_conn *node) {
   else
     snprintf(why, sizeof why, "WAIT %d %llu got no answer in time", a->need,
              (unsigned long long)m->ack_timeout_ms);
-  if (m->ack_log_skipped > 0)
+  if (skipped > 0)
     snprintf(more, sizeof more, " (and %llu more since the last such line)",
-             (unsigned long long)m->ack_log_skipped);
+             (unsigned long long)skipped);
   rl_master_log(m, node, RLOCK_LOG_WARN,
                 "a %s was not acknowledged by replicas (%s): its vote does "
                 "not count%s%s",
@@ -145,8 +140,6 @@ static void note_unacked(ack *a, rl_conn *node) {
                     ? ", the grant is undone"
                     : "",
                 more);
-  m->ack_log_ms = now;
-  m->ack_log_skipped = 0;
 }
 
 /* Delivers the final status once both replies are in, and frees the ack
