@@ -110,8 +110,8 @@
  * Two more builds of this file put a topology behind the one master:
  * cluster mode (test_torture_cluster) and Sentinel mode
  * (test_torture_sentinel, cases torture_sentinel and
- * torture_sentinel_acks, and checker_late_grant, which runs check 2 on
- * made-up sections). Their faults, and the one rule they change (a
+ * torture_sentinel_acks, and checker_late_grant, which runs checks 2 and
+ * 3 on made-up sections). Their faults, and the one rule they change (a
  * section that meets a failover's window is stale, because README allows
  * a failover to lose a lock; except with replica_acks on every replica,
  * where README promises the lock survives, so nothing is excused; and,
@@ -244,7 +244,11 @@ static char cl_url[200];
  *     came within y's 120 ms attempt; y's writes were all rejected). The
  *     report counts those pairs (late_grant_pairs, and those below:
  *     late_grant_pairs_below). Seed 445844266 failed check 2 by 45 ms
- *     while the floor was only the clock at sending.
+ *     while the floor was only the clock at sending. Check 3 orders such a
+ *     grant the same way (newer_from): a section x granted on the new
+ *     master while the late grant y ran on the old one holds the larger
+ *     token, so the register accepts x's writes after y's even when y's
+ *     client entered after x's.
  *
  *   torture_sentinel_acks (replica_acks = 2, every replica): README says
  *     a grant that counted is on every replica, so a failover to any of
@@ -1514,6 +1518,21 @@ static void check_tokens(check *c, const int *order) {
   for (int l = 0; l < NLOCKS; l++) check_tokens_of(c, order, l);
 }
 
+/* For check 3, the moment from which a section whose write was accepted
+ * counts as newer than another: its enter; but a grant that a resumed old
+ * master may have run late (late_grant_from) is ordered as check 2 orders
+ * it, from no earlier than its attempt and the resume less the slack. A
+ * section that entered after that may hold the larger token (it was
+ * granted on the new master while the late grant ran on the old one), and
+ * then the register rightly accepts its writes after the late grant's. */
+static int64_t newer_from(const check *c, const section *s) {
+  int64_t late = late_grant_from(s, granted_by(c->r, s));
+  if (late == INT64_MIN) return s->enter_ns;
+  int64_t t = late - (int64_t)LATE_SLACK_MS * 1000000;
+  if (t < s->attempt_ns) t = s->attempt_ns;
+  return t < s->enter_ns ? t : s->enter_ns;
+}
+
 /* (3): writes in register order. */
 static void check_writes(check *c) {
   /* Per lock, the largest enter of a section whose write was accepted:
@@ -1546,9 +1565,10 @@ static void check_writes(check *c) {
       c->valid_rejected++;
       violation(c, "valid write rejected (token inversion)", w->section, -1);
     }
-    if (w->accepted && s->enter_ns > newest_all[l]) newest_all[l] = s->enter_ns;
-    if (w->accepted && !s->shared && s->enter_ns > newest_excl[l])
-      newest_excl[l] = s->enter_ns;
+    int64_t from = w->accepted ? newer_from(c, s) : INT64_MIN;
+    if (w->accepted && from > newest_all[l]) newest_all[l] = from;
+    if (w->accepted && !s->shared && from > newest_excl[l])
+      newest_excl[l] = from;
   }
 }
 
@@ -1897,6 +1917,60 @@ static void late_grant_case(int variant, int64_t *violations,
   free(sh);
 }
 
+/* Check 3 on two made-up overlapping sections of a run like seed
+ * 464940397's: the master stopped at +7.886 s until failed over and
+ * resumed at +10.858; y attempted before the stop, so the resumed master
+ * ran its grant late, and its client entered at +10.8745 with a token of
+ * its attempt's time; x was granted on the new master and entered at
+ * +10.874 with a larger token, stale as every section in the window. The
+ * register accepted y's write and then x's (x's token is the larger).
+ * Variant 0 is that case, which fencing orders rightly (the checker must
+ * not report it); 1 is a master killed rather than stopped (no late
+ * grant: y entered after x and its token is below x's, a violation); 2
+ * is the run with replica_acks (no late grant counts there, a
+ * violation). Returns the violations. */
+static void late_grant_write_case(int variant, int64_t *violations) {
+  const int64_t ms = 1000000, t0 = 1000 * ms;
+  static run rr;
+  memset(&rr, 0, sizeof rr);
+  shared *sh = calloc(1, sizeof *sh + 2 * sizeof(section));
+  RT_REQUIRE(sh != NULL);
+  sh->start_ns = t0;
+  rr.sh = sh;
+  section *x = &sh->sections[0], *y = &sh->sections[1];
+  *x = (section){.proc = 0, .kind = K_WRITE, .lockid = 1, .async = 1,
+                 .lease_ms = -1, .attempt_ns = t0 + 10873 * ms,
+                 .enter_ns = t0 + 10874 * ms, .leave_ns = t0 + 10875 * ms,
+                 .token = 1795841660372181ull, .done = 1};
+  *y = (section){.proc = 1, .kind = K_WRITE, .lockid = 1, .async = 1,
+                 .lease_ms = 1200, .attempt_ns = t0 + 7800 * ms,
+                 .enter_ns = t0 + 10874 * ms + ms / 2,
+                 .leave_ns = t0 + 10877 * ms,
+                 .token = 1795841657300000ull, .done = 1};
+  nkills = 1;
+  kill_from[0] = t0 + 7886 * ms;
+  kill_to[0] = t0 + 11858 * ms;
+  resumed_from[0] = variant == 1 ? 0 : t0 + 10858 * ms;
+  sentinel_mode = 1;
+  sentinel_acks = variant == 2;
+  strict_failover = 0;
+  wlog log[2] = {
+      {.t_ns = t0 + 10874 * ms + 600000, .token = y->token, .section = 1,
+       .writer = 1, .accepted = 1},
+      {.t_ns = t0 + 10874 * ms + 700000, .token = x->token, .section = 0,
+       .writer = 0, .accepted = 1}};
+  check c = {.r = &rr, .s = sh->sections, .ns = 2, .log = log, .nlog = 2};
+  secx xs[2] = {{.idx = 0, .stale = 1, .first_write_seq = -1},
+                {.idx = 1, .stale = 1, .first_write_seq = -1}};
+  c.x = xs;
+  check_writes(&c);
+  nkills = 0;
+  resumed_from[0] = 0;
+  sentinel_mode = sentinel_acks = 0;
+  free(sh);
+  *violations = c.violations;
+}
+
 static void checker_late_grant(void) {
   int64_t v = -1, p = -1;
   late_grant_case(0, &v, &p);
@@ -1907,6 +1981,13 @@ static void checker_late_grant(void) {
     late_grant_case(variant, &v, &p);
     RT_CHECK_EQ_INT(v, 1);
     RT_CHECK_EQ_INT(p, 0);
+  }
+  late_grant_write_case(0, &v);
+  RT_CHECK_EQ_INT(v, 0);
+  for (int variant = 1; variant <= 2; variant++) {
+    fprintf(stderr, "  write variant %d must be a violation:\n", variant);
+    late_grant_write_case(variant, &v);
+    RT_CHECK_EQ_INT(v, 1);
   }
 }
 #endif
