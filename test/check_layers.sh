@@ -1,5 +1,5 @@
 #!/bin/sh
-# Layering check (ARCHITECTURE.md, section 2): the mechanism folders,
+# Layering check (docs/architecture.md, "Layers"): the mechanism folders,
 # watchdog/ and pubsub/, sit below the lock layer and call it only through
 # callbacks they are given. So:
 #

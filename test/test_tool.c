@@ -664,7 +664,7 @@ static void usage(void) {
 }
 
 
-/* --- TLS and unix sockets with credentials (issue 12 items 4 and 5) ------ */
+/* --- TLS and unix sockets with credentials -------------------------------- */
 
 /* Runs the tool with exactly args; its exit code. */
 static int run_args(const char *out, char **args) {
@@ -908,7 +908,7 @@ static void kinds(void) {
   rt_redis_int(&srv[0], "DEL rlock:{kx}:w");
 }
 
-/* --- semaphores and latches (issue 16) ----------------------------------- */
+/* --- semaphores and latches ------------------------------------------------ */
 
 /* The largest number of [start, end] intervals in tmp/<name> (lines "s T"
  * and "e T", T in ns) that overlap at any instant; -1 if unreadable. */
