@@ -12,6 +12,8 @@
 
 #include "harness.h"
 #include "holds.h"
+#include "keys.h"
+#include "kind.h"
 #include "lock.h"
 #include "options.h"
 #include "reply.h"
@@ -183,6 +185,59 @@ static void name_checks(void) {
   big[512] = 'x';
   big[513] = '\0';
   RT_CHECK(rl_name_check(big) == RLOCK_EINVAL);
+}
+
+/* The key prefix rule, and the keys of a name: PREFIX{NAME}SUFFIX, found
+ * again by suffix and type, with the suffixes the lock kinds use. */
+static void key_layout(void) {
+  RT_CHECK(rl_prefix_check("rlock:") == 0);
+  RT_CHECK(rl_prefix_check("") == 0);
+  RT_CHECK(rl_prefix_check(NULL) == RLOCK_EINVAL);
+  RT_CHECK(rl_prefix_check("a{") == RLOCK_EINVAL);
+  RT_CHECK(rl_prefix_check("a}") == RLOCK_EINVAL);
+  char p[RL_PREFIX_MAX + 2];
+  memset(p, 'p', sizeof p);
+  p[RL_PREFIX_MAX] = '\0';
+  RT_CHECK(rl_prefix_check(p) == 0);
+  p[RL_PREFIX_MAX] = 'p';
+  p[RL_PREFIX_MAX + 1] = '\0';
+  RT_CHECK(rl_prefix_check(p) == RLOCK_EINVAL);
+
+  char k[RL_KEY_MAX];
+  RT_CHECK_EQ_INT(rl_key_of(k, sizeof k, "rl:", "a b", RL_KEY_LOCK), 8);
+  RT_CHECK(strcmp(k, "rl:{a b}") == 0);
+  RT_CHECK_EQ_INT(rl_key_of(k, sizeof k, "rl:", "n", RL_KEY_SEM_LEASES), 10);
+  RT_CHECK(strcmp(k, "rl:{n}:s:t") == 0);
+  RT_CHECK(rl_key_of(k, sizeof k, "r{", "n", RL_KEY_LOCK) == RLOCK_EINVAL);
+  RT_CHECK(rl_key_of(k, sizeof k, "rl:", "", RL_KEY_LOCK) == RLOCK_EINVAL);
+  RT_CHECK(rl_key_of(k, 7, "rl:", "ab", RL_KEY_LOCK) == RLOCK_EINVAL);
+  RT_CHECK(rl_key_of(k, sizeof k, "rl:", "n", RL_KEY_COUNT) == RLOCK_EINVAL);
+  for (int id = 0; id < RL_KEY_COUNT; id++) {
+    int n = rl_key_of(k, sizeof k, "rl:", "n", id);
+    RT_REQUIRE(n > 0);
+    const rl_key_shape *sh = rl_key_shape_of(k, (size_t)n, NULL);
+    RT_CHECK(sh == &rl_key_shapes[id]);
+    if (sh->type != NULL)
+      RT_CHECK(rl_key_shape_of(k, (size_t)n, "list") == NULL);
+  }
+  RT_CHECK(rl_key_shape_of("rl:run_ids", 10, NULL) == NULL);
+  RT_CHECK(rl_key_shape_of("rl:{}", 5, NULL) == NULL);
+  RT_CHECK(rl_key_shape_of("rl:{n}:x", 8, NULL) == NULL);
+  /* Every key a lock kind's handle has is in the table, as its kind. */
+  const rl_kind *kinds[] = {&rl_kind_lock, &rl_kind_fair, &rl_kind_read,
+                            &rl_kind_write};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    for (int j = 0; j < kinds[i]->nkeys; j++) {
+      int n = snprintf(k, sizeof k, "rl:{n}%s", kinds[i]->suffixes[j]);
+      const rl_key_shape *sh = rl_key_shape_of(k, (size_t)n, NULL);
+      RT_CHECK(sh != NULL);
+      int rw = i >= 2;
+      if (sh != NULL)
+        RT_CHECK(strcmp(sh->kind, rw ? "read-write" : i == 1 && j >= 2
+                                                          ? "fair"
+                                                          : "lock") == 0);
+    }
+  }
 }
 
 static void sha1_vectors(void) {
@@ -600,7 +655,7 @@ int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
-      {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
+      {"key_layout", key_layout},       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
       {"holds_compact", holds_compact}, {"handle_layout", handle_layout},
       {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},
