@@ -146,9 +146,6 @@ void rt_tls_from_env(rt_global *g);
 int rt_set_masters(rt_global *g, const char *list);
 void rt_global_free(rt_global *g);
 
-/* 1 if p is a key prefix the library accepts, else 0. */
-int rt_prefix_ok(const char *p);
-
 /* Parses a non-negative decimal number of seconds (fractions allowed)
  * into milliseconds. Returns 0, or -1 if s is not such a number. */
 int rt_parse_seconds(const char *s, long long *ms);
