@@ -309,8 +309,8 @@ void rl_conn_flush(rl_conn *conn);
  * scripts (command mode): n commands in RESP, back to back in
  * resp[0..len) (copied). Their replies go to cb in order, before the
  * connection is ready and before any other command's reply. n = 0 removes
- * them. A handshake already written keeps the commands it had. 0, or -1
- * when out of memory.
+ * them. A handshake already written keeps the commands it had. 0, or
+ * RLOCK_ENOMEM.
  */
 int rl_conn_set_handshake_extra(rl_conn *conn, const char *resp, size_t len,
                                 int n, rl_conn_extra_cb cb, void *data);
