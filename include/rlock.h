@@ -98,7 +98,8 @@ extern "C" {
   XX(ECONFLICT, -13, "the semaphore's limit differs from this handle's")    \
   XX(ENOENT, -14, "no such latch")                                          \
   XX(EFORKED, -15, "the client was opened by another process (inherited "   \
-                   "across fork)")
+                   "across fork)")                                          \
+  XX(EPROTO, -16, "a master's reply or TLS session broke the protocol")
 
 /*
  * What each code means:
@@ -135,6 +136,10 @@ extern "C" {
  * RLOCK_EFORKED    the client was opened by another process and inherited
  *                  across fork(): its connections and loop thread are the
  *                  parent's. Open a client of the child's own.
+ * RLOCK_EPROTO     a master (or sentinel) answered with a reply that is not
+ *                  in the shape its command documents, or its TLS session
+ *                  failed (handshake, certificate, decryption); the
+ *                  connection's error names the cause.
  */
 #define RLOCK_XX_DEFINE(name, code, text) enum { RLOCK_##name = (code) };
 RLOCK_ERRNO_MAP(RLOCK_XX_DEFINE)

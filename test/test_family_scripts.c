@@ -308,7 +308,7 @@ static void test_fair_fifo_wakes_next(void) {
   keyset k;
   keys_of(&k, "fifo", FAIR);
   fair_try(0, &k, "cA:1", 10, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(2), 1);
   RT_CHECK_EQ_INT(at(3), 0);  /* the owner's field was not there */
   RT_CHECK_EQ_INT(at(4), 10); /* a waiting attempt has a place at once */
@@ -317,7 +317,7 @@ static void test_fair_fifo_wakes_next(void) {
   const char *owners[] = {"cB:1", "cC:1", "cD:1"};
   for (int i = 0; i < 3; i++) {
     fair_try(0, &k, owners[i], 100 + i, LONG);
-    RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+    RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
     RT_CHECK(at(1) > 0 && at(1) <= 10000); /* A's PTTL */
     RT_CHECK_EQ_INT(at(2), i);             /* place in the queue */
   }
@@ -336,16 +336,16 @@ static void test_fair_fifo_wakes_next(void) {
     /* Those behind it and a newcomer (single attempt) do not jump. */
     for (int j = i + 1; j < 3; j++) {
       fair_try(0, &k, owners[j], 100 + j, LONG);
-      RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+      RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
       RT_CHECK_EQ_INT(at(1), -1);    /* the lock is free */
       RT_CHECK_EQ_INT(at(2), j - i); /* still behind */
       RT_CHECK(at(3) > 0 && at(3) <= 10000);
     }
     fair_try(0, &k, "cE:1", 999, "0");
-    RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+    RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
     RT_CHECK_EQ_INT(at(2), -1); /* a single attempt never queues */
     fair_try(0, &k, owners[i], 100 + i, LONG);
-    RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+    RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
     RT_CHECK_EQ_INT(at(4), 100 + i); /* the place it left */
     RT_CHECK(at(1) > tok_prev);      /* tokens grow holder to holder */
     tok_prev = at(1);
@@ -368,7 +368,7 @@ static void test_fair_quorum_order(void) {
   keys_of(&k, "fq", FAIR);
   for (int s = 0; s < 3; s++) {
     fair_try(s, &k, "cH:1", 1, LONG);
-    RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+    RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   }
   /* y (ticket 200) reaches every master before x (ticket 100) does, and
    * x never reaches master 1 (down, say). */
@@ -389,7 +389,7 @@ static void test_fair_quorum_order(void) {
   long long ticket = 0;
   for (int s = 0; s < 3; s++) {
     fair_try(s, &k, "cY:1", 200, LONG);
-    if (at(0) == RL_FAM_GRANTED) {
+    if (at(0) == RL_FAM_REPLY_GRANTED) {
       granted++;
       ticket = at(4);
       RT_CHECK_EQ_INT(s, 1);
@@ -408,10 +408,10 @@ static void test_fair_quorum_order(void) {
    * wins everywhere; y is refused everywhere. */
   for (int s = 0; s < 3; s++) {
     fair_try(s, &k, "cX:1", 100, LONG);
-    RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+    RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
     RT_CHECK_EQ_INT(at(4), 100);
     fair_try(s, &k, "cY:1", 200, LONG);
-    RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+    RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
     RT_CHECK_EQ_INT(at(2), 0);
   }
   for (int s = 0; s < 3; s++) {
@@ -426,7 +426,7 @@ static void test_fair_dead_waiter_skipped(void) {
   keyset k;
   keys_of(&k, "skip", FAIR);
   fair_try(0, &k, "cA:1", 1, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   fair_try(0, &k, "cB:1", 100, SHORT); /* B will die */
   RT_CHECK_EQ_INT(at(2), 0);
   fair_try(0, &k, "cC:1", 200, LONG);
@@ -438,21 +438,21 @@ static void test_fair_dead_waiter_skipped(void) {
   RT_CHECK(expect_msg(sub, "fam:{skip}:ch:cB:1", "cB:1"));
   /* B does not come. C must wait, at most until B may be skipped. */
   fair_try(0, &k, "cC:1", 200, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 1);
   RT_CHECK(at(3) > 0 && at(3) <= SHORT_MS);
   rt_sleep_ms(PAST_SHORT_MS);
   /* D's attempt drops B and tells C, now first, that the lock is free. */
   fair_try(0, &k, "cD:1", 300, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 1);
   RT_CHECK(expect_msg(sub, "fam:{skip}:ch:cC:1", "cC:1"));
   RT_CHECK_EQ_INT(cmd_int(0, "ZSCORE fam:{skip}:qt %s", "cB:1"), LLONG_MIN);
   fair_try(0, &k, "cC:1", 200, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   /* B was only paused: back, it keeps its ticket, so its place. */
   fair_try(0, &k, "cB:1", 100, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 0);
   redisFree(sub);
   CHECK_TTLS("skip");
@@ -476,10 +476,10 @@ static void test_fair_touch_keeps_waiter(void) {
   rt_sleep_ms(PAST_SHORT_MS);
   CALL(0, RL_FAM_FAIR_UNLOCK, k.v, LONG, "cA:1");
   fair_try(0, &k, "cC:1", 200, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY); /* B was not skipped */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY); /* B was not skipped */
   RT_CHECK_EQ_INT(at(2), 1);
   fair_try(0, &k, "cB:1", 100, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CHECK_TTLS("touch");
   CHECK_TTLS("gone");
   RT_CHECK_EQ_INT(key_count(0, "gone"), 0);
@@ -536,9 +536,9 @@ static void test_fair_force(void) {
   RT_CHECK_EQ_INT(ival(), 0);
   RT_CHECK(expect_quiet(sub, 50));
   fair_try(0, &k, "cA:1", 1, "0"); /* B is still first */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   fair_try(0, &k, "cB:1", 100, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   redisFree(sub);
   CHECK_TTLS("ff");
 }
@@ -551,19 +551,19 @@ static void test_fair_reentrant_floor_deadline(void) {
   /* A deadline in the past: refused, and nothing is written. */
   CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cA:1", "1", "0", "5", LONG,
        num(now - 1000000));
-  RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_LATE);
   RT_CHECK(at(1) >= now);
   RT_CHECK_EQ_INT(key_count(0, "fre"), 0);
   /* A deadline ahead, and a floor far above the master's clock. */
   long long floor = now + 1000000000000LL;
   CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cA:1", "1", num(floor), "5",
        LONG, num(now + 60000000));
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(1), floor);
   /* Re-entry with a shorter lease: count 2, same token, TTL kept. */
   CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, "100", "cA:1", "2", "0", "5", "0",
        "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(1), floor);
   RT_CHECK_EQ_INT(at(2), 2);
   RT_CHECK_EQ_INT(at(3), 1); /* the owner's field was there */
@@ -620,51 +620,51 @@ static void test_rw_share_exclude_prefer_writer(void) {
   redisContext *sub = sub_open(0, "fam:{rw}:w:ch");
   RT_REQUIRE(sub != NULL);
   rw_read(0, &k, "cR:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   long long tok_r = at(1);
   rw_read(0, &k, "cR:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED); /* readers share */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED); /* readers share */
   RT_CHECK(at(1) > tok_r);                /* each first hold a token */
   RT_CHECK_EQ_INT(rw_q(&k, "", 2), 2);
   rw_write(0, &k, "cW:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 2); /* readers hold it */
   RT_CHECK(at(1) > 0 && at(1) <= 10000);
   /* A writer waits: a new reader waits behind it, an old one re-enters. */
   rw_read(0, &k, "cR:3", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 3);
   rw_read(0, &k, "cR:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(2), 2);
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   rw_write(0, &k, "cW:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY); /* cR:2 still reads */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY); /* cR:2 still reads */
   RT_CHECK(expect_quiet(sub, 50));
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:2");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   RT_CHECK(expect_msg(sub, "fam:{rw}:w:ch", "r")); /* the last reader */
   rw_write(0, &k, "cW:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   long long tok_w = at(1);
   RT_CHECK(tok_w > tok_r);
   RT_CHECK_EQ_INT(rw_q(&k, "", 4), 0); /* no writer waits any more */
   /* The writer excludes readers and writers. */
   rw_read(0, &k, "cR:3", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 1);
   rw_write(0, &k, "cW:2", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 1);
   RT_CHECK_EQ_INT(rw_q(&k, "", 4), 0); /* a single attempt never waits */
   CALL(0, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cW:1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   RT_CHECK(expect_msg(sub, "fam:{rw}:w:ch", "w"));
   rw_read(0, &k, "cR:3", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(1), tok_w + 1); /* it reads what write tok_w wrote */
   redisFree(sub);
   CHECK_TTLS("rw");
@@ -676,7 +676,7 @@ static void test_rw_upgrade_refused(void) {
   keys_of(&k, "up", RW);
   rw_read(0, &k, "cR:1", LONG);
   rw_write(0, &k, "cR:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_DEADLK);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_DEADLK);
   RT_CHECK_EQ_INT(len(), 1);
   /* Nothing changed: still one read hold, no writer, none waiting. */
   RT_CHECK_EQ_INT(rw_q(&k, "cR:1", 1), 1);
@@ -685,7 +685,7 @@ static void test_rw_upgrade_refused(void) {
   /* Even alone, a reader is refused: it must release first. */
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:1");
   rw_write(0, &k, "cR:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CHECK_TTLS("up");
 }
 
@@ -696,7 +696,7 @@ static void test_rw_writer_keeps_read(void) {
   rw_write(0, &k, "cW:1", LONG);
   long long tok = at(1);
   rw_read(0, &k, "cW:1", LONG); /* the writer takes the read side */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(1), tok + 1); /* after its own write */
   rw_read_n(0, &k, "cW:1", LONG, "2"); /* a read re-entry keeps it */
   RT_CHECK_EQ_INT(at(1), tok + 1);
@@ -706,10 +706,10 @@ static void test_rw_writer_keeps_read(void) {
   RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
   /* and may still re-enter the write side */
   rw_write_n(0, &k, "cW:1", LONG, "2");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(2), 2);
   rw_read(0, &k, "cR:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   CALL(0, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cW:1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
   CALL(0, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cW:1");
@@ -718,9 +718,9 @@ static void test_rw_writer_keeps_read(void) {
   RT_CHECK_EQ_INT(rw_q(&k, "cW:1", 0), 0);
   RT_CHECK_EQ_INT(at(1), 1);
   rw_read(0, &k, "cR:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   rw_write(0, &k, "cW:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 2);
   CHECK_TTLS("down");
 }
@@ -736,7 +736,7 @@ static void test_rw_reader_expires_alone(void) {
   CALL(0, RL_FAM_LEASE_RENEW, pairs, LONG, "cR:3");
   RT_CHECK_EQ_INT(ch(0), 1);
   rw_write(0, &k, "cW:1", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   rt_sleep_ms(PAST_SHORT_MS);
   RT_CHECK_EQ_INT(rw_q(&k, "", 2), 2); /* cR:1's share is gone alone */
   CALL(0, RL_FAM_LEASE_RENEW, pairs, LONG, "cR:1");
@@ -748,10 +748,10 @@ static void test_rw_reader_expires_alone(void) {
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:2");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   rw_write(0, &k, "cW:1", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY); /* cR:3 */
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY); /* cR:3 */
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:3");
   rw_write(0, &k, "cW:1", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CHECK_TTLS("rexp");
 }
 
@@ -761,13 +761,13 @@ static void test_rw_dead_waiting_writer(void) {
   keys_of(&k, "dww", RW);
   rw_read(0, &k, "cR:1", LONG);
   rw_write(0, &k, "cW:1", SHORT); /* waits, then dies */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   rw_read(0, &k, "cR:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK(at(1) > 0 && at(1) <= 10000);
   rt_sleep_ms(PAST_SHORT_MS);
   rw_read(0, &k, "cR:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{dww}:wq"), 0);
   CHECK_TTLS("dww");
 }
@@ -781,12 +781,12 @@ static void test_rw_writer_leaves_and_undo(void) {
   rw_read(0, &k, "cR:1", LONG);
   rw_write(0, &k, "cW:1", LONG);
   rw_read(0, &k, "cR:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   CALL(0, RL_FAM_RW_WRITE_LEAVE, k.v, "cW:1");
   RT_CHECK_EQ_INT(ival(), 1);
   RT_CHECK(expect_msg(sub, "fam:{wl}:r:ch", "q")); /* readers may go */
   rw_read(0, &k, "cR:2", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_RW_WRITE_LEAVE, k.v, "cW:1");
   RT_CHECK_EQ_INT(ival(), 0);
   CALL(0, RL_FAM_RW_READ_UNLOCK, k.v, "cR:1");
@@ -795,13 +795,13 @@ static void test_rw_writer_leaves_and_undo(void) {
   /* An undone write grant of a writer that still waits re-registers it,
    * so readers do not slip in while it retries. */
   rw_write(0, &k, "cW:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_RW_WRITE_UNDO, k.v, "cW:1", LONG, "1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   RT_CHECK(expect_msg(sub, "fam:{wl}:w:ch", "w"));
   RT_CHECK(expect_quiet(sub, 50)); /* readers wait behind the writer */
   rw_read(0, &k, "cR:3", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 3);
   RT_CHECK(at(1) > 0 && at(1) <= 10000); /* until the writer's alive */
   CALL(0, RL_FAM_RW_WRITE_LEAVE, k.v, "cW:1");
@@ -831,10 +831,10 @@ static void test_rw_deadline_floor(void) {
   keys_of(&k, "rwf", RW);
   long long now = server_us(0);
   CALL(0, RL_FAM_RW_READ_ACQUIRE, k.v, LONG, "cR:1", "1", "0", num(now - 1));
-  RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_LATE);
   CALL(0, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cW:1", "1", "0", LONG,
        num(now - 1));
-  RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_LATE);
   RT_CHECK_EQ_INT(key_count(0, "rwf"), 0); /* not even a waiting writer */
   long long floor = now + 1000000000000LL;
   CALL(0, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cW:1", "1", num(floor), "0",
@@ -868,7 +868,7 @@ static void test_undo_names_its_grant(void) {
   keys_of(&rw, "uw", RW);
   /* Fair: A holds (1); the undo of a re-entry that never ran (2). */
   fair_try(0, &f, "cA:1", 100, "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_FAIR_UNDO, f.v, "cA:1", "0", "0", "2");
   RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
   cmd(0, "HGET fam:{un} %s", "cA:1");
@@ -876,7 +876,7 @@ static void test_undo_names_its_grant(void) {
            strcmp(last->str, "1") == 0);
   /* A re-entry granted, then its undo: back to 1. */
   CALL(0, RL_FAM_FAIR_ACQUIRE, f.v, LONG, "cA:1", "2", "0", "100", "0", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(2), 2);
   CALL(0, RL_FAM_FAIR_UNDO, f.v, "cA:1", "0", "0", "2");
   RT_CHECK_EQ_INT(ival(), RL_FAM_DECREMENTED);
@@ -885,13 +885,13 @@ static void test_undo_names_its_grant(void) {
            strcmp(last->str, "1") == 0);
   /* Another owner's refused attempt, undone: nothing. */
   fair_try(0, &f, "cB:1", 200, "0");
-  RT_CHECK(at(0) != RL_FAM_GRANTED);
+  RT_CHECK(at(0) != RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_FAIR_UNDO, f.v, "cB:1", "0", "0", "1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{un}"), 1);
   /* Write side: the same two orders. */
   rw_write(0, &rw, "cA:1", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_RW_WRITE_UNDO, rw.v, "cA:1", "0", "2");
   RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{uw}:w"), 1);
@@ -903,7 +903,7 @@ static void test_undo_names_its_grant(void) {
   /* Read side (the write holder may read): the read unlock with a count
    * is the undo. */
   rw_read(0, &rw, "cA:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_RW_READ_UNLOCK, rw.v, "cA:1", "0", "2");
   RT_CHECK_EQ_INT(ival(), RL_FAM_NOT_OWNER);
   RT_CHECK_EQ_INT(rw_q(&rw, "cA:1", 1), 1);
@@ -925,33 +925,33 @@ static void test_reentry_catches_up(void) {
   keys_of(&f, "cu", FAIR);
   keys_of(&k, "curw", RW);
   fair_try(0, &f, "cA:1", 1, LONG); /* master 0 only: others missed it */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   fair_try(1, &f, "cB:1", 50, LONG); /* master 1 has a queue, lock free */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CALL(1, RL_FAM_FAIR_UNLOCK, f.v, LONG, "cB:1");
   fair_try(1, &f, "cC:1", 60, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   fair_try(1, &f, "cD:1", 70, LONG); /* queued behind C's hold */
   CALL(1, RL_FAM_FAIR_UNLOCK, f.v, LONG, "cC:1");
   /* A's re-entry (count 2): granted on master 1 though D is first. */
   CALL(1, RL_FAM_FAIR_ACQUIRE, f.v, LONG, "cA:1", "2", "0", "1", "0", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(2), 2);
   RT_CHECK_EQ_INT(at(3), 0); /* it was not there */
   RT_CHECK_EQ_INT(cmd_int(1, "ZCARD %s", "fam:{cu}:q"), 1); /* D waits on */
   /* A re-entry where the hold is there is an increment, existed 1. */
   CALL(0, RL_FAM_FAIR_ACQUIRE, f.v, LONG, "cA:1", "2", "0", "1", "0", "0");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(3) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(2) == 2 && at(3) == 1);
   /* The read side: a writer waits on master 1, which missed R's hold. */
   rw_read(0, &k, "cR:1", LONG);
   rw_read(1, &k, "cX:1", LONG);
   rw_write(1, &k, "cW:1", LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   rw_read(1, &k, "cR:1", LONG); /* a first read would wait */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 3);
   CALL(1, RL_FAM_RW_READ_ACQUIRE, k.v, LONG, "cR:1", "3", "0", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(2), 3);
   RT_CHECK_EQ_INT(at(3), 0);
   /* The write side: a re-entry sets the count where the field is gone. */
@@ -959,7 +959,7 @@ static void test_reentry_catches_up(void) {
   CALL(2, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cV:1", "1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
   CALL(2, RL_FAM_RW_WRITE_ACQUIRE, k.v, LONG, "cV:1", "4", "0", "0", "0");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 4 && at(3) == 0);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(2) == 4 && at(3) == 0);
   /* "1" as the unlock's last flag deletes whatever the count. */
   CALL(2, RL_FAM_RW_WRITE_UNLOCK, k.v, LONG, "cV:1", "1");
   RT_CHECK_EQ_INT(ival(), RL_FAM_RELEASED);
@@ -1025,9 +1025,9 @@ static void test_acl_without_pexpire_writes_nothing(void) {
   RT_CHECK_EQ_INT(key_count(0, "nprw"), 0);
   /* The probe changes nothing for a user that may: a grant, TTLs kept. */
   fair_try(0, &f, "cA:1", 1, LONG);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   rw_write(0, &k, "cW:1", "0");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK(cmd_int(0, "PTTL %s", "fam:{np}") > 5000);
   redisFree(u);
   freeReplyObject(redisCommand(c, "ACL DELUSER famnp"));
@@ -1088,7 +1088,7 @@ static void test_sem_limit_and_wakeup(void) {
   keyset k;
   keys_of(&k, "sem", SEM);
   sem_try(0, &k, "cA:1", 3, 2, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK(at(1) > 0);         /* a token for A's first permits */
   RT_CHECK_EQ_INT(at(2), 2);   /* A holds 2 */
   RT_CHECK_EQ_INT(at(3), 1);   /* 1 free */
@@ -1096,12 +1096,12 @@ static void test_sem_limit_and_wakeup(void) {
   RT_CHECK(at(4) == 1 && at(5) == 2);
   long long tok_a = at(1);
   sem_try(0, &k, "cA:1", 3, 1, LONG, NULL, NULL); /* A takes one more */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(1), 0); /* A keeps its token */
   RT_CHECK_EQ_INT(at(2), 3);
   RT_CHECK_EQ_INT(at(4), 3);
   sem_try(0, &k, "cB:1", 3, 1, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK(at(1) > 0 && at(1) <= 10000); /* until A's lease ends */
   RT_CHECK_EQ_INT(at(2), 0);
   CALL(0, RL_FAM_SEM_AVAILABLE, k.v, "cA:1");
@@ -1114,7 +1114,7 @@ static void test_sem_limit_and_wakeup(void) {
   RT_CHECK_EQ_INT(at(2), 1); /* slot 2 was A's */
   RT_CHECK(expect_msg(sub, "fam:{sem}:s:ch", "1")); /* one came back */
   sem_try(0, &k, "cB:1", 3, 1, LONG, "3", "2"); /* 3 is A's: 2 is free */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(4), 2);
   RT_CHECK(at(1) > tok_a);
   redisFree(sub);
@@ -1148,7 +1148,7 @@ static void test_sem_never_above_limit(void) {
       int n = 1 + rand() % 3;
       sem_try(0, &k, name[o], K, n, LONG, NULL, NULL);
       if (n <= free_n) {
-        RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+        RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
         for (size_t i = 4; i < len(); i++) {
           long long s = at(i);
           RT_REQUIRE(s >= 1 && s <= K && owner_of[s] == 0);
@@ -1156,7 +1156,7 @@ static void test_sem_never_above_limit(void) {
         }
         grants++;
       } else {
-        RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+        RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
         RT_CHECK_EQ_INT(at(2), free_n);
         refusals++;
       }
@@ -1212,7 +1212,7 @@ static void test_sem_expiry_returns_permits(void) {
   CALL(0, RL_FAM_LEASE_RENEW, pairs, LONG, "cC:1");
   RT_CHECK_EQ_INT(ch(0), 1);
   sem_try(0, &k, "cB:1", 3, 2, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BUSY);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BUSY);
   RT_CHECK(at(1) > 0 && at(1) <= SHORT_MS); /* until A's lease ends */
   redisContext *sub = sub_open(0, "fam:{semx}:s:ch");
   RT_REQUIRE(sub != NULL);
@@ -1220,7 +1220,7 @@ static void test_sem_expiry_returns_permits(void) {
   CALL(0, RL_FAM_SEM_AVAILABLE, k.v, "");
   RT_CHECK_EQ_INT(at(1), 2); /* expired permits count as free at once */
   sem_try(0, &k, "cB:1", 3, 2, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK(expect_msg(sub, "fam:{semx}:s:ch", "2")); /* A's came back */
   CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1");
   RT_CHECK_EQ_INT(at(0), 0); /* no longer A's */
@@ -1240,13 +1240,13 @@ static void test_sem_last_holder_expires(void) {
   keyset k;
   keys_of(&k, "seml", SEM);
   sem_try(0, &k, "cA:1", 2, 2, SHORT, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   rt_sleep_ms(PAST_SHORT_MS);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", k.v[1]), 0); /* the zset went */
   CALL(0, RL_FAM_SEM_AVAILABLE, k.v, "");
   RT_CHECK_EQ_INT(at(1), 2);
   sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CHECK_TTLS("seml");
 }
 
@@ -1271,10 +1271,10 @@ static void test_sem_refusals_change_nothing(void) {
   /* A client that believes in another limit is told, and changes
    * nothing. */
   sem_try(0, &k, "cC:1", 4, 1, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_MISMATCH);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_MISMATCH);
   RT_CHECK_EQ_INT(at(1), 3);
   sem_try(0, &k, "cA:1", 3, 4, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BADARG);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BADARG);
   RT_CHECK_EQ_INT(slots_taken(0, &k), 3);
   RT_CHECK_EQ_INT(cmd_int(0, "ZCARD %s", k.v[1]), 2);
   RT_CHECK(cmd_int(0, "PTTL %s", k.v[1]) <= ttl);
@@ -1282,15 +1282,15 @@ static void test_sem_refusals_change_nothing(void) {
    * else, hints or not. */
   CALL(0, RL_FAM_SEM_ACQUIRE, k.v, LONG, "cD:1", "0", "3", "1", LONG,
        num(server_us(0) - 1));
-  RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_LATE);
   CALL(0, RL_FAM_SEM_ACQUIRE, k.v, LONG, "cD:1", "0", "3", "1", LONG,
        "2", num(server_us(0) - 1));
-  RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_LATE);
   /* The operator's reset forgets the limit: K = 4 is accepted then. */
   CALL(0, RL_FAM_SEM_FORCE, k.v, NULL);
   RT_CHECK_EQ_INT(ival(), 1);
   sem_try(0, &k, "cC:1", 4, 4, LONG, NULL, NULL);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   CHECK_TTLS("semo");
 }
 
@@ -1327,7 +1327,7 @@ static void test_sem_quorum_counts_slots(void) {
     int granted = 0;
     for (int j = 0; j < 2; j++) {
       sem_try(reach[o][j], &k, who[o], 2, 1, LONG, NULL, NULL);
-      if (at(0) == RL_FAM_GRANTED) {
+      if (at(0) == RL_FAM_REPLY_GRANTED) {
         granted++;
         slot_masters[o][at(4)]++;
       }
@@ -1378,7 +1378,7 @@ static void test_sem_quorum_counts_slots(void) {
   }
   for (int m = 0; m < 3; m++) {
     sem_try(m, &k, "cW:1", 2, 1, LONG, "2", NULL);
-    RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+    RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
     RT_CHECK_EQ_INT(at(4), 2);
   }
   CHECK_TTLS("semq");
@@ -1393,7 +1393,7 @@ static void test_sem_drop_keeps_listed(void) {
   sem_try(0, &k, "cA:1", 4, 3, LONG, NULL, NULL);
   sem_try(0, &k, "cB:1", 4, 1, LONG, NULL, NULL);
   sem_try(0, &k, "cC:1", 4, 1, LONG, NULL, NULL); /* refused behind A */
-  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_BUSY);
   redisContext *sub = sub_open(0, "fam:{semd}:s:ch");
   RT_REQUIRE(sub != NULL);
   CALL(0, RL_FAM_SEM_DROP, k.v, "cA:1", "2");
@@ -1429,15 +1429,15 @@ static void test_sem_announces_only_behind_refusals(void) {
   redisContext *sub = sub_open(0, "fam:{semw}:s:ch");
   RT_REQUIRE(sub != NULL);
   sem_try(0, &k, "cA:1", 2, 2, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cA:1"), 0);
   CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1"); /* nobody refused: quiet */
   RT_CHECK_EQ_INT(at(0), 1);
   RT_CHECK(expect_quiet(sub, 50));
   sem_try(0, &k, "cB:1", 2, 1, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   sem_try(0, &k, "cC:1", 2, 1, LONG, NULL, NULL); /* refused behind both */
-  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(sem_field(0, &k, "#refused"), 1);
   RT_CHECK_EQ_INT(slots_taken(0, &k), 2);
   CALL(0, RL_FAM_SEM_AVAILABLE, k.v, "");
@@ -1447,17 +1447,17 @@ static void test_sem_announces_only_behind_refusals(void) {
   RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "1"));
   RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cB:1"), -1); /* went with B's slot */
   sem_try(0, &k, "cC:1", 2, 1, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cC:1"), 1);
   sem_try(0, &k, "cD:1", 2, 1, LONG, NULL, NULL); /* behind A and C */
-  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(sem_field(0, &k, "#refused"), 2);
   CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "2");
   RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "1"));
   /* E is granted after the refusal and gives back: nobody was refused
    * behind it, as the third master's give-back at N = 3. */
   sem_try(0, &k, "cE:1", 2, 1, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_SEM_DROP, k.v, "cE:1", NULL);
   RT_CHECK_EQ_INT(at(0), 1);
   RT_CHECK(expect_quiet(sub, 50));
@@ -1470,17 +1470,17 @@ static void test_sem_announces_only_behind_refusals(void) {
   /* A dead owner's mark goes with its slots when its lease is reclaimed,
    * which is announced as before (the waiters' timers bring them there). */
   sem_try(0, &k, "cF:1", 2, 2, SHORT, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   CHECK_TTLS("semw");
   rt_sleep_ms(PAST_SHORT_MS);
   sem_try(0, &k, "cG:1", 2, 1, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "2"));
   RT_CHECK_EQ_INT(sem_field(0, &k, "#at:cF:1"), -1);
   RT_CHECK_EQ_INT(slots_taken(0, &k), 1);
   /* The operator's reset forgets the records with the rest. */
   sem_try(0, &k, "cH:1", 2, 2, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_BUSY);
   CALL(0, RL_FAM_SEM_FORCE, k.v, NULL);
   RT_CHECK(expect_msg(sub, "fam:{semw}:s:ch", "reset"));
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", k.v[0]), 0);
@@ -1501,30 +1501,30 @@ static void test_sem_refusal_counts_frees(void) {
   keyset k;
   keys_of(&k, "semc", SEM);
   sem_try(0, &k, "cA:1", 2, 2, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(len(), 5);
   RT_CHECK_EQ_INT(at(2), 0); /* none free */
   RT_CHECK_EQ_INT(at(4), 0); /* none freed yet */
   CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1");
   RT_CHECK_EQ_INT(at(0), 1);
   sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_BUSY);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_BUSY);
   RT_CHECK_EQ_INT(at(2), 1);
   RT_CHECK_EQ_INT(at(4), 1);
   /* Refused again with nothing freed meanwhile: the same count. */
   sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
-  RT_CHECK(at(0) == RL_FAM_BUSY && at(4) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_BUSY && at(4) == 1);
   /* A release that frees nothing counts nothing; a drop counts. */
   CALL(0, RL_FAM_SEM_RELEASE, k.v, "cA:1", "1");
   RT_CHECK_EQ_INT(at(0), 0);
   sem_try(0, &k, "cC:1", 2, 1, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   CALL(0, RL_FAM_SEM_DROP, k.v, "cC:1", NULL);
   RT_CHECK_EQ_INT(at(0), 1);
   sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
-  RT_CHECK(at(0) == RL_FAM_BUSY && at(4) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_BUSY && at(4) == 2);
   RT_CHECK_EQ_INT(sem_field(0, &k, "#freed"), 2);
   RT_CHECK_EQ_INT(slots_taken(0, &k), 1);
   /* With the last slot the count goes. */
@@ -1534,13 +1534,13 @@ static void test_sem_refusal_counts_frees(void) {
   RT_CHECK_EQ_INT(sem_field(0, &k, "#refused"), -1);
   /* Slots taken back from a lease that ran out count too. */
   sem_try(0, &k, "cD:1", 2, 2, SHORT, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   CHECK_TTLS("semc");
   rt_sleep_ms(PAST_SHORT_MS);
   sem_try(0, &k, "cE:1", 2, 1, LONG, NULL, NULL);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   sem_try(0, &k, "cB:1", 2, 2, LONG, NULL, NULL);
-  RT_CHECK(at(0) == RL_FAM_BUSY && at(4) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_BUSY && at(4) == 2);
   CHECK_TTLS("semc");
 }
 
@@ -1588,7 +1588,7 @@ static void test_latch_states(void) {
   RT_CHECK_EQ_INT(ival(), 1);
   RT_CHECK(expect_msg(sub, "fam:{lat}:l:ch", "x"));
   CALL(0, RL_FAM_LATCH_SET, k.v, "0", LONG, "5000");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_BADARG);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_BADARG);
   redisFree(sub);
   CHECK_TTLS("lat");
 }
@@ -1691,19 +1691,19 @@ static void test_multi_all_or_nothing(void) {
   const char *ab[] = {"ma", "mb"}, *ba[] = {"mb", "ma"};
   const char *bc[] = {"mb", "mc"}, *cb[] = {"mc", "mb"};
   multi(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cX:1");
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(len(), 7);
   RT_CHECK(at(2) == 1 && at(5) == 1); /* counts */
   RT_CHECK(at(3) == 0 && at(6) == 0); /* first acquisitions */
   long long ta = at(1);
   multi(0, RL_FAM_MULTI_ACQUIRE, bc, 2, "cY:1");
-  RT_CHECK(at(0) == RL_FAM_BUSY && at(1) == 1 && at(2) > 0);
+  RT_CHECK(at(0) == RL_FAM_REPLY_BUSY && at(1) == 1 && at(2) > 0);
   multi(0, RL_FAM_MULTI_ACQUIRE, cb, 2, "cY:1");
-  RT_CHECK(at(0) == RL_FAM_BUSY && at(1) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_BUSY && at(1) == 2);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{mc}"), 0); /* none taken */
   /* Re-entry in another order; then the undo takes exactly that back. */
   multi_n(0, RL_FAM_MULTI_ACQUIRE, ba, 2, "cX:1", "2");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(5) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(2) == 2 && at(5) == 2);
   RT_CHECK(at(3) == 1 && at(6) == 1); /* re-entries */
   RT_CHECK_EQ_INT(at(4), ta); /* a re-entry keeps the token */
   /* The undo of a third level that was never granted here: nothing. */
@@ -1726,7 +1726,7 @@ static void test_multi_all_or_nothing(void) {
   cmd(0, "HSET fam:{mc} %s 1", "cS:1");
   cmd(0, "PEXPIRE fam:{mc} %s", LONG);
   multi(0, RL_FAM_MULTI_ACQUIRE, bc, 2, "cY:1");
-  RT_CHECK(at(0) == RL_FAM_BUSY && at(1) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_BUSY && at(1) == 2);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{mb}"), 0);
   redisFree(sub);
   CHECK_TTLS("ma");
@@ -1754,13 +1754,13 @@ static void test_multi_opposite_orders(void) {
     cmd(0, "HKEYS %s", "fam:{ob}");
     snprintf(ob, sizeof ob, "%s", len() ? last->element[0]->str : "");
     RT_CHECK(strcmp(oa, ob) == 0); /* both held by one owner, or free */
-    if (got == RL_FAM_GRANTED) {
+    if (got == RL_FAM_REPLY_GRANTED) {
       wins[who]++;
       if (rand() % 2) { /* hold on for the other's next turn, or not */
         multi(0, RL_FAM_MULTI_UNLOCK, ab, 2, owner);
       }
     } else {
-      RT_CHECK_EQ_INT(got, RL_FAM_BUSY);
+      RT_CHECK_EQ_INT(got, RL_FAM_REPLY_BUSY);
       multi(0, RL_FAM_MULTI_UNLOCK, ab, 2, who ? "cX:1" : "cY:1");
     }
   }
@@ -1779,7 +1779,7 @@ static void test_multi_deadline_floor_xslot(void) {
   const char *late[] = {LONG, "cX:1", "0", "1", "1", num(now - 1),
                         NULL};
   call(0, RL_FAM_MULTI_ACQUIRE, kv, late);
-  RT_CHECK_EQ_INT(at(0), RL_FAM_LATE);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_LATE);
   RT_CHECK_EQ_INT(key_count(0, "fa") + key_count(0, "fb"), 0);
   /* The floor counts for a counter that is there too (fb's, below). */
   RT_CHECK(rt_redis_int(&servers[0], "SET fam:{fb}:fence 5 PX 60000") ==
@@ -1790,7 +1790,7 @@ static void test_multi_deadline_floor_xslot(void) {
   const char *ok[] = {LONG, "cX:1", num(floor), "1", "3",
                       num(now + 60000000), NULL};
   call(0, RL_FAM_MULTI_ACQUIRE_XSLOT, kv, ok); /* the shebang twin */
-  RT_CHECK_EQ_INT(at(0), RL_FAM_GRANTED);
+  RT_CHECK_EQ_INT(at(0), RL_FAM_REPLY_GRANTED);
   RT_CHECK_EQ_INT(at(1), floor);
   RT_CHECK_EQ_INT(at(4), floor);
   RT_CHECK_EQ_INT(at(2), 1);
@@ -1804,7 +1804,7 @@ static void test_multi_deadline_floor_xslot(void) {
   RT_CHECK_EQ_INT(at(0), RL_FAM_RELEASED);
   RT_CHECK_EQ_INT(cmd_int(0, "EXISTS %s", "fam:{fb}"), 0);
   CALL(0, RL_FAM_MULTI_ACQUIRE, kv, LONG, "cX:1", "0", "2", "1", "0");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(2) == 2 && at(5) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(2) == 2 && at(5) == 1);
   const char *undo_counts[] = {"cX:1", "2", "1", NULL};
   const char *uk[] = {"fam:{fa}", "fam:{fb}", NULL};
   call(0, RL_FAM_MULTI_UNDO_XSLOT, uk, undo_counts);
@@ -1831,42 +1831,42 @@ static void test_leftover_field_new_token(void) {
   keyset k;
   keys_of(&k, "left", FAIR);
   fair_try(0, &k, "cL:1", 0, "0");
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   long long tok = at(1);
   fair_try(0, &k, "cL:1", 0, "0"); /* the field is left over */
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > tok && at(2) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) > tok && at(2) == 2);
   tok = at(1);
   CALL(0, RL_FAM_FAIR_ACQUIRE, k.v, LONG, "cL:1", "3", "0", "0", "0", "0");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == tok && at(2) == 3);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == tok && at(2) == 3);
   keyset w;
   keys_of(&w, "leftrw", RW);
   rw_write(0, &w, "cL:1", "0");
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   tok = at(1);
   rw_write(0, &w, "cL:1", "0");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > tok && at(2) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) > tok && at(2) == 2);
   tok = at(1);
   rw_write_n(0, &w, "cL:1", "0", "3");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == tok && at(2) == 3);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == tok && at(2) == 3);
   CALL(0, RL_FAM_RW_WRITE_UNLOCK, w.v, LONG, "cL:1", "1");
   rw_read(0, &w, "cR:1", LONG);
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   tok = at(1);
   rw_read(0, &w, "cR:1", LONG);
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > tok && at(2) == 2);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) > tok && at(2) == 2);
   tok = at(1);
   rw_read_n(0, &w, "cR:1", LONG, "3");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == tok && at(2) == 3);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == tok && at(2) == 3);
   const char *ab[] = {"la", "lb"};
   multi(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cL:1");
-  RT_REQUIRE(at(0) == RL_FAM_GRANTED);
+  RT_REQUIRE(at(0) == RL_FAM_REPLY_GRANTED);
   long long ta = at(1), tb = at(4);
   multi(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cL:1");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) > ta && at(4) > tb);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) > ta && at(4) > tb);
   RT_CHECK(at(3) == 1 && at(6) == 1); /* the fields were there */
   ta = at(1), tb = at(4);
   multi_n(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cL:1", "3");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == ta && at(4) == tb);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == ta && at(4) == tb);
   RT_CHECK(at(2) == 3 && at(5) == 3);
   CHECK_TTLS("left");
   CHECK_TTLS("leftrw");
@@ -1885,20 +1885,20 @@ static void test_token_not_from_master_clock(void) {
   keyset f, w, m;
   keys_of(&f, "mc1", FAIR);
   fair_try(0, &f, "cM:1", 0, "0");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == 1);
   keys_of(&w, "mc2", RW);
   rw_write(0, &w, "cM:1", "0");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == 1);
   keys_of(&m, "mc3", RW);
   rw_read(0, &m, "cM:1", LONG);
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == 1);
   keyset sk;
   keys_of(&sk, "mc4", SEM);
   sem_try(0, &sk, "cM:1", 2, 1, LONG, NULL, NULL);
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == 1);
   const char *ab[] = {"mc5", "mc6"};
   multi(0, RL_FAM_MULTI_ACQUIRE, ab, 2, "cM:1");
-  RT_CHECK(at(0) == RL_FAM_GRANTED && at(1) == 1 && at(4) == 1);
+  RT_CHECK(at(0) == RL_FAM_REPLY_GRANTED && at(1) == 1 && at(4) == 1);
   CHECK_TTLS("mc1");
   CHECK_TTLS("mc2");
 }

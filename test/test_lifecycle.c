@@ -405,7 +405,7 @@ static void acquire_script_deadline(void) {
                                  body, cases[k]);
     RT_REQUIRE(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements >= 2);
     RT_CHECK_EQ_INT(r->element[0]->integer, granted[k]);
-    if (!granted[k]) RT_CHECK_EQ_INT(r->element[1]->integer, RL_ACQUIRE_LATE);
+    if (!granted[k]) RT_CHECK_EQ_INT(r->element[1]->integer, RL_ACQUIRE_REPLY_LATE);
     freeReplyObject(r);
     RT_CHECK_EQ_INT(rt_redis_int(&a, "EXISTS k{d}"), granted[k]);
     rt_redis_int(&a, "DEL k{d}");

@@ -142,13 +142,15 @@ static void hostports(void) {
     char host[64];
     int port;
     RT_CHECK_EQ_INT(rl_hostport_split(bad[i], strlen(bad[i]), host,
-                                      sizeof host, &port), -1);
+                                      sizeof host, &port), RLOCK_EPROTO);
   }
   char small[4];
   int port;
-  RT_CHECK_EQ_INT(rl_hostport_split("abcd:1", 6, small, sizeof small, &port), -1);
+  RT_CHECK_EQ_INT(rl_hostport_split("abcd:1", 6, small, sizeof small, &port),
+                  RLOCK_EPROTO);
   RT_CHECK_EQ_INT(rl_hostport_split("abc:1", 5, small, sizeof small, &port), 0);
-  RT_CHECK_EQ_INT(rl_hostport_split("a\0b:1", 5, small, sizeof small, &port), -1);
+  RT_CHECK_EQ_INT(rl_hostport_split("a\0b:1", 5, small, sizeof small, &port),
+                  RLOCK_EPROTO);
 }
 
 /* Texts that look like redirects but are not usable: an ordinary error,

@@ -57,13 +57,13 @@ static void wrong_kinds(void) {
   rl_role ro;
   long long n;
   rl_switch_master sw;
-  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(role, &hp), RL_SENTINEL_EPROTO);
-  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(err, &hp), RL_SENTINEL_EREPLY);
-  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(NULL, &hp), RL_SENTINEL_EPROTO);
-  RT_CHECK_EQ_INT(rl_role_parse(addr, &ro), RL_SENTINEL_EPROTO);
-  RT_CHECK_EQ_INT(rl_role_parse(err, &ro), RL_SENTINEL_EREPLY);
-  RT_CHECK_EQ_INT(rl_wait_parse(role, &n), RL_SENTINEL_EPROTO);
-  RT_CHECK_EQ_INT(rl_wait_parse(err, &n), RL_SENTINEL_EREPLY);
+  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(role, &hp), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(err, &hp), RLOCK_EREDIS);
+  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(NULL, &hp), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_role_parse(addr, &ro), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_role_parse(err, &ro), RLOCK_EREDIS);
+  RT_CHECK_EQ_INT(rl_wait_parse(role, &n), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_wait_parse(err, &n), RLOCK_EREDIS);
   RT_CHECK_EQ_INT(rl_sentinel_parse_push(role, &sw), 1);
   RT_CHECK_EQ_INT(rl_sentinel_parse_push(NULL, &sw), 1);
   freeReplyObject(role);
@@ -98,11 +98,11 @@ static void switch_payloads(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     RT_CHECK_EQ_INT(rl_sentinel_parse_switch(bad[i], strlen(bad[i]), &sw),
-                    RL_SENTINEL_EPROTO);
+                    RLOCK_EPROTO);
     RT_CHECK(sw.name[0] == '\0');
   }
   RT_CHECK_EQ_INT(rl_sentinel_parse_switch("m a 1\0 b 2", 11, &sw),
-                  RL_SENTINEL_EPROTO);
+                  RLOCK_EPROTO);
 }
 
 /* The same message through PSUBSCRIBE, and other pushes. */
@@ -125,8 +125,8 @@ static void pushes(void) {
   RT_CHECK_EQ_INT(rl_sentinel_parse_push(a, &sw), 0);
   RT_CHECK_EQ_INT(sw.to.port, 6380);
   RT_CHECK_EQ_INT(rl_sentinel_parse_push(b, &sw), 1);
-  RT_CHECK_EQ_INT(rl_sentinel_parse_push(c, &sw), RL_SENTINEL_EPROTO);
-  RT_CHECK_EQ_INT(rl_sentinel_parse_push(d, &sw), RL_SENTINEL_EPROTO);
+  RT_CHECK_EQ_INT(rl_sentinel_parse_push(c, &sw), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_sentinel_parse_push(d, &sw), RLOCK_EPROTO);
   freeReplyObject(a);
   freeReplyObject(b);
   freeReplyObject(c);
@@ -175,7 +175,7 @@ static void role_shapes(void) {
   const char *what = "*2\r\n$5\r\nproxy\r\n*0\r\n";
   redisReply *w = rt_resp_parse(what, strlen(what));
   RT_REQUIRE(w != NULL);
-  RT_CHECK_EQ_INT(rl_role_parse(w, &ro), RL_SENTINEL_EPROTO);
+  RT_CHECK_EQ_INT(rl_role_parse(w, &ro), RLOCK_EPROTO);
   RT_CHECK_EQ_INT(ro.role, 0);
   freeReplyObject(w);
 }
@@ -186,10 +186,10 @@ static void wait_values(void) {
   redisReply *b = rt_resp_parse(str, strlen(str));
   RT_REQUIRE(a && b);
   long long n = 99;
-  RT_CHECK_EQ_INT(rl_wait_parse(a, &n), RL_SENTINEL_EPROTO);
+  RT_CHECK_EQ_INT(rl_wait_parse(a, &n), RLOCK_EPROTO);
   RT_CHECK_EQ_INT(n, 0);
-  RT_CHECK_EQ_INT(rl_wait_parse(b, &n), RL_SENTINEL_EPROTO);
-  RT_CHECK_EQ_INT(rl_wait_parse(NULL, &n), RL_SENTINEL_EPROTO);
+  RT_CHECK_EQ_INT(rl_wait_parse(b, &n), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_wait_parse(NULL, &n), RLOCK_EPROTO);
   freeReplyObject(a);
   freeReplyObject(b);
 }

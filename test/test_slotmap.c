@@ -193,7 +193,7 @@ static void lookups(void) {
   RT_CHECK(one[0] == &m.nodes[m.shards[0].first]);
   RT_CHECK_EQ_INT(rl_slotmap_primaries(&m, NULL, 0), 3);
   /* The same reply as SLOTS is nonsense: an error, and an empty map. */
-  RT_CHECK_EQ_INT(rl_slotmap_from_slots(&m, r, 0, NULL), RL_SLOTMAP_EPROTO);
+  RT_CHECK_EQ_INT(rl_slotmap_from_slots(&m, r, 0, NULL), RLOCK_EPROTO);
   RT_CHECK(m.err[0] != '\0');
   RT_CHECK_EQ_INT(m.covered, 0);
   RT_CHECK(rl_slotmap_primary(&m, 0) == NULL);
@@ -202,9 +202,9 @@ static void lookups(void) {
   /* An error reply (a sentinel's, here) keeps its text. */
   r = rt_capture_reply("err.unknown_command");
   RT_REQUIRE(r != NULL);
-  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, r, 0, NULL), RL_SLOTMAP_EREPLY);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, r, 0, NULL), RLOCK_EREDIS);
   RT_CHECK(strstr(m.err, "unknown command") != NULL);
-  RT_CHECK_EQ_INT(rl_slotmap_from_slots(&m, NULL, 0, NULL), RL_SLOTMAP_EPROTO);
+  RT_CHECK_EQ_INT(rl_slotmap_from_slots(&m, NULL, 0, NULL), RLOCK_EPROTO);
   rl_slotmap_free(&m);
   freeReplyObject(r);
 }
@@ -253,7 +253,7 @@ static void tls_ports(void) {
   RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, b, 1, NULL), 0);
   RT_CHECK_EQ_INT(rl_slotmap_primary(&m, 5)->port, 8000);
   /* A plain client on a TLS-only cluster has no port to go to. */
-  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, b, 0, NULL), RL_SLOTMAP_EPROTO);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, b, 0, NULL), RLOCK_EPROTO);
   RT_CHECK(strstr(m.err, "port") != NULL);
   /* A TLS client where no tls-port is announced takes "port", as MOVED
    * would tell it. */
@@ -288,7 +288,7 @@ static void inconsistent(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     redisReply *r = parse(bad[i].resp);
     RT_REQUIRE(r != NULL);
-    RT_CHECK_EQ_INT(rl_slotmap_from_slots(&m, r, 0, NULL), RL_SLOTMAP_EPROTO);
+    RT_CHECK_EQ_INT(rl_slotmap_from_slots(&m, r, 0, NULL), RLOCK_EPROTO);
     RT_CHECK_EQ_INT(m.covered, 0);
     freeReplyObject(r);
   }
@@ -302,8 +302,8 @@ static void inconsistent(void) {
       NODE(ID2, "$4\r\nport\r\n:7001\r\n", "12", REPLICA);
   redisReply *a = parse(two), *b = parse(none);
   RT_REQUIRE(a && b);
-  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, a, 0, NULL), RL_SLOTMAP_EPROTO);
-  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, b, 0, NULL), RL_SLOTMAP_EPROTO);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, a, 0, NULL), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, b, 0, NULL), RLOCK_EPROTO);
   freeReplyObject(a);
   freeReplyObject(b);
   rl_slotmap_free(&m);

@@ -12,6 +12,8 @@
 
 #include "harness.h"
 #include "holds.h"
+#include "keys.h"
+#include "kind.h"
 #include "lock.h"
 #include "options.h"
 #include "reply.h"
@@ -183,6 +185,59 @@ static void name_checks(void) {
   big[512] = 'x';
   big[513] = '\0';
   RT_CHECK(rl_name_check(big) == RLOCK_EINVAL);
+}
+
+/* The key prefix rule, and the keys of a name: PREFIX{NAME}SUFFIX, found
+ * again by suffix and type, with the suffixes the lock kinds use. */
+static void key_layout(void) {
+  RT_CHECK(rl_prefix_check("rlock:") == 0);
+  RT_CHECK(rl_prefix_check("") == 0);
+  RT_CHECK(rl_prefix_check(NULL) == RLOCK_EINVAL);
+  RT_CHECK(rl_prefix_check("a{") == RLOCK_EINVAL);
+  RT_CHECK(rl_prefix_check("a}") == RLOCK_EINVAL);
+  char p[RL_PREFIX_MAX + 2];
+  memset(p, 'p', sizeof p);
+  p[RL_PREFIX_MAX] = '\0';
+  RT_CHECK(rl_prefix_check(p) == 0);
+  p[RL_PREFIX_MAX] = 'p';
+  p[RL_PREFIX_MAX + 1] = '\0';
+  RT_CHECK(rl_prefix_check(p) == RLOCK_EINVAL);
+
+  char k[RL_KEY_MAX];
+  RT_CHECK_EQ_INT(rl_key_of(k, sizeof k, "rl:", "a b", RL_KEY_LOCK), 8);
+  RT_CHECK(strcmp(k, "rl:{a b}") == 0);
+  RT_CHECK_EQ_INT(rl_key_of(k, sizeof k, "rl:", "n", RL_KEY_SEM_LEASES), 10);
+  RT_CHECK(strcmp(k, "rl:{n}:s:t") == 0);
+  RT_CHECK(rl_key_of(k, sizeof k, "r{", "n", RL_KEY_LOCK) == RLOCK_EINVAL);
+  RT_CHECK(rl_key_of(k, sizeof k, "rl:", "", RL_KEY_LOCK) == RLOCK_EINVAL);
+  RT_CHECK(rl_key_of(k, 7, "rl:", "ab", RL_KEY_LOCK) == RLOCK_EINVAL);
+  RT_CHECK(rl_key_of(k, sizeof k, "rl:", "n", RL_KEY_COUNT) == RLOCK_EINVAL);
+  for (int id = 0; id < RL_KEY_COUNT; id++) {
+    int n = rl_key_of(k, sizeof k, "rl:", "n", id);
+    RT_REQUIRE(n > 0);
+    const rl_key_shape *sh = rl_key_shape_of(k, (size_t)n, NULL);
+    RT_CHECK(sh == &rl_key_shapes[id]);
+    if (sh->type != NULL)
+      RT_CHECK(rl_key_shape_of(k, (size_t)n, "list") == NULL);
+  }
+  RT_CHECK(rl_key_shape_of("rl:run_ids", 10, NULL) == NULL);
+  RT_CHECK(rl_key_shape_of("rl:{}", 5, NULL) == NULL);
+  RT_CHECK(rl_key_shape_of("rl:{n}:x", 8, NULL) == NULL);
+  /* Every key a lock kind's handle has is in the table, as its kind. */
+  const rl_kind *kinds[] = {&rl_kind_lock, &rl_kind_fair, &rl_kind_read,
+                            &rl_kind_write};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    for (int j = 0; j < kinds[i]->nkeys; j++) {
+      int n = snprintf(k, sizeof k, "rl:{n}%s", kinds[i]->suffixes[j]);
+      const rl_key_shape *sh = rl_key_shape_of(k, (size_t)n, NULL);
+      RT_CHECK(sh != NULL);
+      int rw = i >= 2;
+      if (sh != NULL)
+        RT_CHECK(strcmp(sh->kind, rw ? "read-write" : i == 1 && j >= 2
+                                                          ? "fair"
+                                                          : "lock") == 0);
+    }
+  }
 }
 
 static void sha1_vectors(void) {
@@ -559,19 +614,25 @@ static void reply_reader_matches_hiredis(void) {
   redisReaderFree(theirs);
 }
 
+/* Every code the library returns has a name: the public table's codes,
+ * 0, and the internal names, which are public codes by another name
+ * (test/check_codes.py keeps any other negative constant out). */
+#define RT_XX_CODE(name, code, text) RLOCK_##name,
 static void error_names(void) {
-  int codes[] = {RLOCK_OK,     RLOCK_ETIMEDOUT, RLOCK_ENOTOWNER,
-                 RLOCK_ENOQUORUM, RLOCK_ELOST,  RLOCK_EINVAL,
-                 RLOCK_ENOMEM, RLOCK_ECLOSED,   RLOCK_EREDIS,
-                 RLOCK_EDEADLK, RLOCK_ECANCELED, RLOCK_ELIMIT,
-                 RLOCK_ENOTFOUND, RLOCK_ECONFLICT, RLOCK_ENOENT,
-                 RLOCK_EFORKED};
-  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+  int codes[] = {RLOCK_OK, RLOCK_ERRNO_MAP(RT_XX_CODE)};
+  size_t n = sizeof codes / sizeof codes[0];
+  for (size_t i = 0; i < n; i++) {
     RT_CHECK(codes[i] <= 0);
     RT_CHECK(strcmp(rlock_strerror(codes[i]), "unknown error") != 0);
     for (size_t j = 0; j < i; j++) RT_CHECK(codes[i] != codes[j]);
   }
+  RT_CHECK_EQ_INT(codes[n - 1], RLOCK_EPROTO); /* the last one appended */
+  RT_CHECK_EQ_INT((int)n - 1, -RLOCK_EPROTO);  /* -1 .. -N, no gap */
+  int internal[] = {RL_EBUSY, RL_CONN_EDOWN, RL_CONN_EREFUSED};
+  for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++)
+    RT_CHECK(strcmp(rlock_strerror(internal[i]), "unknown error") != 0);
   RT_CHECK(strcmp(rlock_strerror(12345), "unknown error") == 0);
+  RT_CHECK(strcmp(rlock_strerror(RLOCK_EPROTO - 1), "unknown error") == 0);
 }
 
 /* A warning that may come once per lock at once is logged at most once a
@@ -594,7 +655,7 @@ int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
-      {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
+      {"key_layout", key_layout},       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},
       {"holds_compact", holds_compact}, {"handle_layout", handle_layout},
       {"error_names", error_names},     {"open_errors", open_errors},
       {"resp_matches_hiredis", resp_matches_hiredis},

@@ -150,9 +150,9 @@ static uint64_t round_up(uint64_t ms, uint64_t tick_ms) {
 }
 
 static void test_init_args(void) {
-  CHECK(rl_wheel_init(&W, 0, 10, 0) == RL_WHEEL_EINVAL);
-  CHECK(rl_wheel_init(&W, 8, 0, 0) == RL_WHEEL_EINVAL);
-  CHECK(rl_wheel_init(NULL, 8, 10, 0) == RL_WHEEL_EINVAL);
+  CHECK(rl_wheel_init(&W, 0, 10, 0) == RLOCK_EINVAL);
+  CHECK(rl_wheel_init(&W, 8, 0, 0) == RLOCK_EINVAL);
+  CHECK(rl_wheel_init(NULL, 8, 10, 0) == RLOCK_EINVAL);
   CHECK(setup(1, 1, 12345) == 0);
   CHECK(rl_wheel_count(&W) == 0);
   CHECK(adv(99999) == 0);

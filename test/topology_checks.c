@@ -400,7 +400,7 @@ void rt_check_addr(const redisReply *r, int port) {
 void rt_check_addr_unknown(const redisReply *r) {
   rl_hostport hp;
   RT_REQUIRE(r != NULL);
-  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(r, &hp), RL_SENTINEL_ENONAME);
+  RT_CHECK_EQ_INT(rl_sentinel_parse_addr(r, &hp), RLOCK_ENOTFOUND);
 }
 
 void rt_check_role_master(const redisReply *r, int port_a, int port_b) {

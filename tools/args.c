@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
 #include "tool.h"
 
 int rt_parse_ll(const char *s, long long lo, long long hi, long long *out) {
@@ -143,11 +142,4 @@ void rt_tls_from_env(rt_global *g) {
   if ((e = getenv("RLOCK_KEY")) && *e) g->key = e;
   if ((e = getenv("RLOCK_SNI")) && *e) g->sni = e;
   if ((e = getenv("RLOCK_INSECURE")) && strcmp(e, "1") == 0) g->insecure = 1;
-}
-
-/* Checks the key prefix by the library's rule for key_prefix (options.c):
- * at most RL_PREFIX_MAX bytes, and no braces, which would move the hash
- * tag of every key. */
-int rt_prefix_ok(const char *p) {
-  return strlen(p) <= RL_PREFIX_MAX && strpbrk(p, "{}") == NULL;
 }

@@ -11,7 +11,9 @@
 
 #include <hiredis/hiredis.h>
 
+#include "keys.h"
 #include "master.h"
+#include "options.h"
 #include "tool.h"
 
 enum { OPT_PATTERN = 256, OPT_OLDER, OPT_LEASE_OVER, OPT_ALL };
@@ -48,11 +50,6 @@ static char *glob_prefix(const char *prefix) {
   *o++ = '*';
   *o = '\0';
   return out;
-}
-
-static int ends_with(const char *s, size_t n, const char *suffix) {
-  size_t m = strlen(suffix);
-  return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
 typedef struct scan_totals {
@@ -141,55 +138,6 @@ static void key_set_free(key_set *ks) {
   free(ks->slots);
 }
 
-/* A lock's key is PREFIX{NAME}; other hashes (such as the library's
- * PREFIXrun_ids restart records) are not locks. */
-static int lock_shaped(const char *key, size_t len) {
-  return len >= 3 && key[len - 1] == '}' && memchr(key, '{', len) != NULL;
-}
-
-/* The fair and read-write locks' keys (rlock.h): PREFIX{NAME}:w, the
- * write side of a read-write lock (a hash, as a lock) and :r, its read
- * holds (a sorted set), are locks (1); the fair queue (:q, :qt), the read
- * counts (:rc) and the waiting writers (:wq) go with one (2): not counted
- * as locks, but a leak all the same when they have no TTL. 0 for anything
- * else. *kind names the kind they belong to. */
-static int family_shaped(const char *key, size_t len, const char *type,
-                         const char **kind) {
-  static const struct {
-    const char *suffix, *type, *kind;
-    int what;
-  } shapes[] = {{"}:w", "hash", "read-write", 1},
-                {"}:r", "zset", "read-write", 1},
-                {"}:q", "zset", "fair", 2},
-                {"}:qt", "zset", "fair", 2},
-                {"}:rc", "hash", "read-write", 2},
-                {"}:wq", "zset", "read-write", 2}};
-  if (memchr(key, '{', len) == NULL) return 0;
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-    if (ends_with(key, len, shapes[i].suffix) &&
-        strcmp(type, shapes[i].type) == 0) {
-      *kind = shapes[i].kind;
-      return shapes[i].what;
-    }
-  return 0;
-}
-
-/* A semaphore's or a latch's key: PREFIX{NAME} and ":s" (slots, a hash),
- * ":s:t" (leases, a zset), ":l" (the latch, a hash) or ":l:d" (its
- * count-down ids, a set); NULL if none of them. */
-static const char *family_kind(const char *key, size_t len) {
-  static const struct {
-    const char *suffix, *kind;
-  } k[] = {{"}:s", "semaphore"},
-           {"}:s:t", "semaphore"},
-           {"}:l", "latch"},
-           {"}:l:d", "latch"}};
-  if (memchr(key, '{', len) == NULL) return NULL;
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-    if (ends_with(key, len, k[i].suffix)) return k[i].kind;
-  return NULL;
-}
-
 /* What one scan carries from key to key and from master to master. */
 typedef struct scan_run {
   const char *pattern;
@@ -204,7 +152,9 @@ typedef struct scan_run {
 
 /* Keys a scan looks at: strings, without the fencing counters. */
 static int scan_skips(const redisReply *k) {
-  return k->type != REDIS_REPLY_STRING || ends_with(k->str, k->len, ":fence");
+  if (k->type != REDIS_REPLY_STRING) return 1;
+  const rl_key_shape *sh = rl_key_shape_of(k->str, k->len, NULL);
+  return sh != NULL && sh->role == RL_KEY_FENCE;
 }
 
 /* Starts one reported key's JSON object: its name, after a comma unless
@@ -277,21 +227,21 @@ static void report_key(scan_run *run, rl_conn *node, const char *where,
  */
 static int scan_classify(scan_run *run, rl_conn *node, const char *where,
                          const redisReply *k, redisReply *const *rr) {
-  int typed = rr[0]->type == REDIS_REPLY_STATUS;
   int alive = rr[1]->type == REDIS_REPLY_INTEGER &&
               rr[1]->integer != -2; /* -2: it went away meanwhile */
-  key_finding kf = {.lkind = "lock"};
-  int fam = typed ? family_shaped(k->str, k->len, rr[0]->str, &kf.lkind) : 0;
-  /* A semaphore's or a latch's key: reported on its own terms. */
-  kf.kind = family_kind(k->str, k->len);
-  if (alive && fam == 2) {
+  if (rr[0]->type != REDIS_REPLY_STATUS || strcmp(rr[0]->str, "none") == 0)
+    return 0;
+  /* The library's keys by suffix and type (keys.h); anything else is
+   * another key. */
+  const rl_key_shape *sh = rl_key_shape_of(k->str, k->len, rr[0]->str);
+  key_finding kf = {.lkind = sh != NULL ? sh->kind : "lock"};
+  if (alive && sh != NULL && sh->role == RL_KEY_WITH) {
     if (rr[1]->integer == -1) report_family_leak(run, where, k, kf.lkind);
     return 0;
   }
-  if (!typed || strcmp(rr[0]->str, "none") == 0) return 0;
-  int lockish = (strcmp(rr[0]->str, "hash") == 0 &&
-                 lock_shaped(k->str, k->len)) ||
-                fam == 1 || kf.kind != NULL;
+  /* A semaphore's or a latch's key: reported on its own terms. */
+  if (sh != NULL && sh->role == RL_KEY_OBJECT) kf.kind = sh->kind;
+  int lockish = sh != NULL && sh->role != RL_KEY_FENCE;
   if (!lockish || !alive) {
     run->t.other++;
     return 0;
@@ -530,7 +480,7 @@ int rt_cmd_scan(rt_global *g, int argc, char **argv) {
   int code = rt_parse_options(g, argc, argv, &line);
   if (code >= 0) return code;
   run.json = a.ra.json;
-  if (!rt_prefix_ok(g->prefix)) {
+  if (rl_prefix_check(g->prefix) != 0) {
     fprintf(stderr, "rlock scan: bad --prefix\n");
     return RT_EXIT_USAGE;
   }

@@ -11,9 +11,16 @@
 
 #include <hiredis/hiredis.h>
 
+#include "family_scripts.h"
+#include "keys.h"
 #include "options.h"
 #include "slot.h"
 #include "tool.h"
+
+/* Every key of the name, as the library lays them out (keys.h). */
+typedef struct name_keys {
+  char k[RL_KEY_COUNT][RL_KEY_MAX];
+} name_keys;
 
 /* Reads one string reply that is a decimal integer, or reports it absent. */
 static int reply_ll(const redisReply *r, long long *out) {
@@ -45,15 +52,18 @@ static const char status_usage[] =
 enum { FQ, FQT, RW_W, RW_WPTTL, RW_R, RW_RC, RW_WQ, RW_FENCE, FAM_N };
 
 /* Every key of a name shares its hash tag: one slot, one node. */
-static void status_family_append(rt_master *ctx, int slot, const char *key) {
-  rt_master_append(ctx, NULL, slot, "ZRANGE %s:q 0 -1 WITHSCORES", key);
-  rt_master_append(ctx, NULL, slot, "ZRANGE %s:qt 0 -1 WITHSCORES", key);
-  rt_master_append(ctx, NULL, slot, "HGETALL %s:w", key);
-  rt_master_append(ctx, NULL, slot, "PTTL %s:w", key);
-  rt_master_append(ctx, NULL, slot, "ZRANGE %s:r 0 -1 WITHSCORES", key);
-  rt_master_append(ctx, NULL, slot, "HGETALL %s:rc", key);
-  rt_master_append(ctx, NULL, slot, "ZRANGE %s:wq 0 -1 WITHSCORES", key);
-  rt_master_append(ctx, NULL, slot, "GET %s:w:fence", key);
+static void status_family_append(rt_master *ctx, int slot,
+                                 const name_keys *nk) {
+  const char *zrange = "ZRANGE %s 0 -1 WITHSCORES";
+  rt_master_append(ctx, NULL, slot, zrange, nk->k[RL_KEY_FAIR_QUEUE]);
+  rt_master_append(ctx, NULL, slot, zrange, nk->k[RL_KEY_FAIR_TIMES]);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s", nk->k[RL_KEY_RW_WRITE]);
+  rt_master_append(ctx, NULL, slot, "PTTL %s", nk->k[RL_KEY_RW_WRITE]);
+  rt_master_append(ctx, NULL, slot, zrange, nk->k[RL_KEY_RW_READ]);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s",
+                   nk->k[RL_KEY_RW_READ_COUNT]);
+  rt_master_append(ctx, NULL, slot, zrange, nk->k[RL_KEY_RW_WAITING]);
+  rt_master_append(ctx, NULL, slot, "GET %s", nk->k[RL_KEY_RW_FENCE]);
 }
 
 /* --- status: the semaphore and the latch of a name ----------------------- */
@@ -69,17 +79,18 @@ typedef struct semlatch_view {
   redisReply *lpttl;  /* PTTL <p>{name}:l */
 } semlatch_view;
 
-static void semlatch_read(rt_master *ctx, int slot, const char *key,
+static void semlatch_read(rt_master *ctx, int slot, const name_keys *nk,
                           semlatch_view *v) {
   memset(v, 0, sizeof *v);
   redisReply **r[] = {&v->slots, &v->leases, &v->time,
                       &v->token, &v->latch,  &v->lpttl};
-  rt_master_append(ctx, NULL, slot, "HGETALL %s:s", key);
-  rt_master_append(ctx, NULL, slot, "ZRANGE %s:s:t 0 -1 WITHSCORES", key);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s", nk->k[RL_KEY_SEM]);
+  rt_master_append(ctx, NULL, slot, "ZRANGE %s 0 -1 WITHSCORES",
+                   nk->k[RL_KEY_SEM_LEASES]);
   rt_master_append(ctx, NULL, slot, "TIME");
-  rt_master_append(ctx, NULL, slot, "GET %s:s:fence", key);
-  rt_master_append(ctx, NULL, slot, "HGETALL %s:l", key);
-  rt_master_append(ctx, NULL, slot, "PTTL %s:l", key);
+  rt_master_append(ctx, NULL, slot, "GET %s", nk->k[RL_KEY_SEM_FENCE]);
+  rt_master_append(ctx, NULL, slot, "HGETALL %s", nk->k[RL_KEY_LATCH]);
+  rt_master_append(ctx, NULL, slot, "PTTL %s", nk->k[RL_KEY_LATCH]);
   for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
     if (rt_master_get_reply(ctx, r[k], NULL, 0) != REDIS_OK) *r[k] = NULL;
 }
@@ -297,7 +308,7 @@ static long long sem_limit(const semlatch_view *v, long long *taken) {
   for (size_t k = 0; is_array(v->slots) && k + 1 < v->slots->elements;
        k += 2) {
     const redisReply *f = v->slots->element[k], *o = v->slots->element[k + 1];
-    if (strcmp(f->str, "#limit") == 0)
+    if (strcmp(f->str, RL_SEM_LIMIT_FIELD) == 0)
       limit = atoll(o->str);
     else if (sem_is_slot(f) && lease_left(v, o->str, o->len) > 0)
       (*taken)++;
@@ -446,8 +457,9 @@ typedef struct master_view {
 
 /* Sends the lock's and the other kinds' reads, and reads their replies
  * into v; err says why when one failed. */
-static void status_query(rt_master *ctx, const char *key, const char *fkey,
+static void status_query(rt_master *ctx, const name_keys *nk,
                          master_view *v) {
+  const char *key = nk->k[RL_KEY_LOCK], *fkey = nk->k[RL_KEY_LOCK_FENCE];
   /* Every key of the lock shares its hash tag: one slot, one node. */
   int slot = rl_slot_of_str(key);
   rt_master_append(ctx, NULL, slot, "HGETALL %s", key);
@@ -455,7 +467,7 @@ static void status_query(rt_master *ctx, const char *key, const char *fkey,
   rt_master_append(ctx, NULL, slot, "GET %s", fkey);
   rt_master_append(ctx, NULL, slot, "PTTL %s", fkey);
   rt_master_append(ctx, NULL, slot, "TIME");
-  status_family_append(ctx, slot, key);
+  status_family_append(ctx, slot, nk);
   for (int k = 0; k < 5 + FAM_N; k++) {
     redisReply *rep = NULL;
     if (rt_master_get_reply(ctx, &rep, v->node, sizeof v->node) != REDIS_OK) {
@@ -466,20 +478,20 @@ static void status_query(rt_master *ctx, const char *key, const char *fkey,
     if (rep->type == REDIS_REPLY_ERROR && v->err[0] == '\0')
       snprintf(v->err, sizeof v->err, "%s", rep->str);
   }
-  if (v->err[0] == '\0') semlatch_read(ctx, slot, key, &v->sl);
+  if (v->err[0] == '\0') semlatch_read(ctx, slot, nk, &v->sl);
 }
 
 /* Reads what master u says of the lock key and its fence key into v.
  * Returns the kinds found there (the bits family_kinds and semlatch_kinds
  * return, and 4 for the lock's hash). */
 static int status_read_master(const rt_master_url *u, const rt_global *g,
-                              long long timeout_ms, const char *key,
-                              const char *fkey, master_view *v) {
+                              long long timeout_ms, const name_keys *nk,
+                              master_view *v) {
   memset(v, 0, sizeof *v);
   rt_master *ctx =
       rt_master_open(u->spec, g, timeout_ms, v->err, sizeof v->err);
   if (ctx != NULL) {
-    status_query(ctx, key, fkey, v);
+    status_query(ctx, nk, v);
     rt_master_free(ctx);
   }
   redisReply **r = v->r;
@@ -585,14 +597,15 @@ static void status_master_human(FILE *f, const rt_master_url *u,
 
 /* What the report says before the masters. */
 static void status_header(FILE *f, int json, const char *name,
-                          const char *key, const char *fkey, size_t nmasters) {
+                          const name_keys *nk, size_t nmasters) {
+  const char *key = nk->k[RL_KEY_LOCK];
   if (json) {
     fputs("{\"name\":", f);
     rt_json_cstr(f, name);
     fputs(",\"key\":", f);
     rt_json_cstr(f, key);
     fputs(",\"fence_key\":", f);
-    rt_json_cstr(f, fkey);
+    rt_json_cstr(f, nk->k[RL_KEY_LOCK_FENCE]);
     fprintf(f, ",\"quorum\":%zu,\"masters\":[", nmasters / 2 + 1);
   } else {
     fprintf(f, "lock ");
@@ -632,14 +645,14 @@ static void status_footer(FILE *f, int json, int kinds_found, size_t held_on,
  * Returns the exit code. */
 static int status_report(const rt_global *g, const rt_master_url *us,
                          int json, long long timeout_ms, const char *name,
-                         const char *key, const char *fkey) {
+                         const name_keys *nk) {
   FILE *f = stdout;
   size_t answered = 0, held_on = 0;
   int kinds_found = 0;
-  status_header(f, json, name, key, fkey, g->nmasters);
+  status_header(f, json, name, nk, g->nmasters);
   for (size_t i = 0; i < g->nmasters; i++) {
     master_view v;
-    kinds_found |= status_read_master(&us[i], g, timeout_ms, key, fkey, &v);
+    kinds_found |= status_read_master(&us[i], g, timeout_ms, nk, &v);
     if (v.ok) {
       answered++;
       if (v.r[0]->elements > 0) held_on++;
@@ -667,22 +680,20 @@ int rt_cmd_status(rt_global *g, int argc, char **argv) {
     fprintf(stderr, "rlock status: bad lock name\n");
     return RT_EXIT_USAGE;
   }
-  if (!rt_prefix_ok(g->prefix)) {
+  if (rl_prefix_check(g->prefix) != 0) {
     fprintf(stderr, "rlock status: bad --prefix\n");
     return RT_EXIT_USAGE;
   }
   rt_master_url *us;
   if (rt_parse_masters(g, &us) != 0) return RT_EXIT_USAGE;
-  size_t klen = strlen(g->prefix) + strlen(name) + 3;
-  char *key = malloc(klen), *fkey = malloc(klen + 6);
+  name_keys *nk = malloc(sizeof *nk);
   code = RT_EXIT_OSERR;
-  if (key != NULL && fkey != NULL) {
-    snprintf(key, klen, "%s{%s}", g->prefix, name);
-    snprintf(fkey, klen + 6, "%s:fence", key);
-    code = status_report(g, us, ra.json, ra.timeout_ms, name, key, fkey);
+  if (nk != NULL) {
+    for (int id = 0; id < RL_KEY_COUNT; id++)
+      rl_key_of(nk->k[id], sizeof nk->k[id], g->prefix, name, id);
+    code = status_report(g, us, ra.json, ra.timeout_ms, name, nk);
   }
-  free(key);
-  free(fkey);
+  free(nk);
   free(us);
   return code;
 }

@@ -96,9 +96,10 @@ int rt_tls_option(rt_global *g, int opt, const char *arg);
  * so, in its own words). */
 int rt_global_option(rt_global *g, int opt, const char *arg);
 
-/* What an option taker made of one option. */
+/* What an option taker made of one option (outcomes, not error codes:
+ * none is negative). */
 enum {
-  RT_TAKE_BAD = -1, /* a bad value: the taker said why */
+  RT_TAKE_BAD = 0,  /* a bad value: the taker said why */
   RT_TAKE_NOT_MINE, /* not an option of this subcommand */
   RT_TAKE_OK,
   RT_TAKE_DONE      /* answered (--version): exit 0 */
@@ -144,9 +145,6 @@ void rt_tls_from_env(rt_global *g);
  */
 int rt_set_masters(rt_global *g, const char *list);
 void rt_global_free(rt_global *g);
-
-/* 1 if p is a key prefix the library accepts, else 0. */
-int rt_prefix_ok(const char *p);
 
 /* Parses a non-negative decimal number of seconds (fractions allowed)
  * into milliseconds. Returns 0, or -1 if s is not such a number. */

@@ -23,7 +23,6 @@
 #define TICK_MS 10
 #define SLOTS 1024
 #define BURST 16 /* batches collected before the advance stops early */
-#define WD_ENOMEM (-6) /* RLOCK_ENOMEM, without the lock layer's header */
 
 static rl_watchdog *of(uv_timer_t *t) {
   return (rl_watchdog *)(void *)((char *)t - offsetof(rl_watchdog, timer));
@@ -123,8 +122,8 @@ int rl_watchdog_init(rl_watchdog *w, uv_loop_t *loop, uint64_t period_ms,
   w->on_due = on_due;
   w->arg = arg;
   /* The wheel first: on failure no handle is on the loop yet. */
-  if (rl_wheel_init(&w->wheel, SLOTS, TICK_MS, uv_now(loop)) != 0)
-    return WD_ENOMEM;
+  int rc = rl_wheel_init(&w->wheel, SLOTS, TICK_MS, uv_now(loop));
+  if (rc != 0) return rc; /* RLOCK_ENOMEM: the arguments are constants */
   uv_timer_init(loop, &w->timer);
   return 0;
 }

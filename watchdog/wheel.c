@@ -35,10 +35,10 @@ int rl_wheel_init(rl_wheel *w, unsigned nslots, uint64_t tick_ms,
   unsigned i;
 
   if (w == NULL || nslots == 0 || tick_ms == 0)
-    return RL_WHEEL_EINVAL;
+    return RLOCK_EINVAL;
   w->slots = calloc(nslots, sizeof(*w->slots));
   if (w->slots == NULL)
-    return RL_WHEEL_ENOMEM;
+    return RLOCK_ENOMEM;
   for (i = 0; i < nslots; i++)
     rl__head_init(&w->slots[i]);
   rl__head_init(&w->deferred);

@@ -22,10 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Error codes of rl_wheel_init(); equal to RLOCK_EINVAL and RLOCK_ENOMEM,
- * so that callers may hand them on unchanged. */
-#define RL_WHEEL_EINVAL (-5)
-#define RL_WHEEL_ENOMEM (-6)
+#include "rlock.h"
 
 /* Intrusive: embedded in each held lock, of which a client may have a
  * million, so it is kept to 32 bytes: rounds and armed share a word. */
@@ -60,8 +57,8 @@ typedef struct rl_wheel {
   uint64_t memo_expire, memo_cur, memo_tick, memo_rounds, memo_slot;
 } rl_wheel;
 
-/* nslots >= 1, tick_ms >= 1. Returns 0, RL_WHEEL_EINVAL on a bad argument
- * (or a NULL wheel) or RL_WHEEL_ENOMEM if the slots cannot be allocated. */
+/* nslots >= 1, tick_ms >= 1. Returns 0, RLOCK_EINVAL on a bad argument
+ * (or a NULL wheel) or RLOCK_ENOMEM if the slots cannot be allocated. */
 int rl_wheel_init(rl_wheel *w, unsigned nslots, uint64_t tick_ms,
                   uint64_t now_ms);
 

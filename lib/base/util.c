@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rlock.h"
+
 uint64_t rl_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -37,7 +39,7 @@ int rl_random_bytes(void *buf, size_t len) {
     ssize_t n = getrandom(p, len, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return -1;
+      return RLOCK_ENOMEM; /* a resource the OS would not give */
     }
     p += n;
     len -= (size_t)n;

@@ -16,7 +16,8 @@ uint64_t rl_now_ns(void);
  * fair tickets, never for validity. */
 uint64_t rl_wall_us(void);
 
-/* Fills buf from the OS random source; 0 or -1. */
+/* Fills buf from the OS random source; 0, or RLOCK_ENOMEM when the OS
+ * gives none (the nearest code: a resource that could not be had). */
 int rl_random_bytes(void *buf, size_t len);
 
 /* A uniformly random integer in [0, bound] (bound >= 0); thread-safe. */

@@ -357,7 +357,7 @@ int rl_conn_set_handshake_extra(rl_conn *conn, const char *resp, size_t len,
   char *copy = NULL;
   if (n > 0) {
     copy = malloc(len);
-    if (copy == NULL) return -1;
+    if (copy == NULL) return RLOCK_ENOMEM;
     memcpy(copy, resp, len);
   }
   free(conn->extra);

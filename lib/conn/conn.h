@@ -48,6 +48,7 @@
 #include <uv.h>
 
 #include "list.h"
+#include "rlock.h"
 #include "stream.h"
 #include "tls.h"
 #include "url.h"
@@ -77,10 +78,13 @@ enum {
   RL_CONN_BARE          /* AUTH and SELECT only (the tool) */
 };
 
-/* rl_conn_send's failures. */
-#define RL_CONN_EDOWN (-1)    /* not connected, or out of memory */
-#define RL_CONN_EREFUSED (-2) /* down because the master refused the
-                                 handshake: conn->err says why */
+/* rl_conn_send's failures, as public codes (one code space). A master
+ * that cannot be sent to is a vote missing from the quorum, hence
+ * ENOQUORUM; a master that refused the handshake (AUTH, SELECT) answered
+ * with an error reply, hence EREDIS. */
+#define RL_CONN_EDOWN RLOCK_ENOQUORUM /* not connected, or out of memory */
+#define RL_CONN_EREFUSED RLOCK_EREDIS /* down because the master refused
+                                         the handshake: conn->err says why */
 
 /* Every command in a pipeline, a NOSCRIPT fallback's resend included,
  * is bounded by this many buffers. */
@@ -305,8 +309,8 @@ void rl_conn_flush(rl_conn *conn);
  * scripts (command mode): n commands in RESP, back to back in
  * resp[0..len) (copied). Their replies go to cb in order, before the
  * connection is ready and before any other command's reply. n = 0 removes
- * them. A handshake already written keeps the commands it had. 0, or -1
- * when out of memory.
+ * them. A handshake already written keeps the commands it had. 0, or
+ * RLOCK_ENOMEM.
  */
 int rl_conn_set_handshake_extra(rl_conn *conn, const char *resp, size_t len,
                                 int n, rl_conn_extra_cb cb, void *data);

@@ -245,25 +245,27 @@ static void send_tls_output(rl_stream *s) {
 }
 
 int rl_stream_append(rl_stream *s, const char *data, size_t len) {
-  if (s->state != S_OPEN) return -1;
-  return bytes_append(s->tls ? &s->stage : &s->out, data, len);
+  if (s->state != S_OPEN) return RLOCK_ECLOSED;
+  if (bytes_append(s->tls ? &s->stage : &s->out, data, len) != 0)
+    return RLOCK_ENOMEM;
+  return 0;
 }
 
 int rl_stream_flush(rl_stream *s) {
-  if (s->state != S_OPEN) return -1;
+  if (s->state != S_OPEN) return RLOCK_ECLOSED;
   if (s->tls != NULL && bytes_size(&s->stage) > 0) {
     int rc = rl_tls_write(s->tls, s->stage.p + s->stage.off,
                           bytes_size(&s->stage));
     s->stage.off = s->stage.len = 0;
     if (rc != 0) {
       fail(s, rl_tls_error(s->tls), 1);
-      return -1;
+      return RLOCK_ECLOSED;
     }
     send_tls_output(s);
   } else {
     try_send(s);
   }
-  return s->state == S_OPEN ? 0 : -1;
+  return s->state == S_OPEN ? 0 : RLOCK_ECLOSED;
 }
 
 /* --- receiving --------------------------------------------------------------- */

@@ -58,13 +58,14 @@ void *rl_stream_data(const rl_stream *s);
 /* 1 while the TLS handshake is in progress (the socket is connected). */
 int rl_stream_tls_handshaking(const rl_stream *s);
 
-/* Stages bytes for the next rl_stream_flush (copied). -1 unless
- * connected. */
+/* Stages bytes for the next rl_stream_flush (copied). 0, RLOCK_ECLOSED
+ * unless connected, or RLOCK_ENOMEM. */
 int rl_stream_append(rl_stream *s, const char *data, size_t len);
 
 /* Sends what is staged (encrypting it first over TLS), as far as the
- * kernel takes it now; the rest goes when there is room. 0, or -1 when
- * the stream failed (reported through failed first). */
+ * kernel takes it now; the rest goes when there is room. 0, or
+ * RLOCK_ECLOSED when the stream failed (reported through failed first)
+ * or was not open. */
 int rl_stream_flush(rl_stream *s);
 
 /*

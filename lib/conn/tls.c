@@ -189,7 +189,7 @@ static int failure(rl_tls *t, int ret, const char *during) {
   if (e == SSL_ERROR_ZERO_RETURN) {
     snprintf(t->err, sizeof t->err, "TLS: the master closed the session");
     ERR_clear_error();
-    return RL_TLS_CLOSED;
+    return RLOCK_ECLOSED;
   }
   long verify = SSL_get_verify_result(t->ssl);
   const char *reason = queued_reason(NULL);
@@ -200,7 +200,7 @@ static int failure(rl_tls *t, int ret, const char *during) {
     snprintf(t->err, sizeof t->err, "TLS %s: %s", during, reason);
   else
     snprintf(t->err, sizeof t->err, "TLS %s: the connection ended", during);
-  return RL_TLS_ERROR;
+  return RLOCK_EPROTO;
 }
 
 int rl_tls_handshake(rl_tls *t) {
@@ -218,7 +218,7 @@ int rl_tls_feed(rl_tls *t, const char *data, size_t len) {
     int n = BIO_write(t->rbio, data, chunk);
     if (n <= 0) {
       snprintf(t->err, sizeof t->err, "TLS: out of memory");
-      return RL_TLS_ERROR;
+      return RLOCK_ENOMEM;
     }
     data += n;
     len -= (size_t)n;

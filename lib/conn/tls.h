@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "rlock.h"
+
 typedef struct rl_tls_ctx rl_tls_ctx;
 typedef struct rl_tls rl_tls;
 
@@ -44,23 +46,24 @@ void rl_tls_ctx_free(rl_tls_ctx *ctx);
 rl_tls *rl_tls_new(rl_tls_ctx *ctx, const char *server_name);
 void rl_tls_free(rl_tls *t);
 
-/* Status of the calls below: 0 fine (perhaps waiting for more input),
- * RL_TLS_CLOSED when the master closed the session, RL_TLS_ERROR on any
- * failure (the reason is then in rl_tls_error). */
-enum { RL_TLS_CLOSED = -1, RL_TLS_ERROR = -2 };
+/* Status of the calls below: 0 fine (perhaps waiting for more input), or
+ * a public code with the reason in rl_tls_error: RLOCK_ECLOSED when the
+ * master closed the session (the nearest code: the session is closed,
+ * though the client is not), RLOCK_ENOMEM when a buffer could not grow,
+ * RLOCK_EPROTO on any other failure (handshake, certificate, record). */
 
 /* Drives the handshake; 1 once it is complete, 0 while it needs more
  * input, or an error status. */
 int rl_tls_handshake(rl_tls *t);
 
-/* Hands the session ciphertext read from the socket. 0 or RL_TLS_ERROR. */
+/* Hands the session ciphertext read from the socket. 0 or RLOCK_EPROTO. */
 int rl_tls_feed(rl_tls *t, const char *data, size_t len);
 
 /* Decrypts into buf: the number of plaintext bytes (0 when none is
  * ready yet), or an error status. */
 long rl_tls_read(rl_tls *t, char *buf, size_t size);
 
-/* Encrypts len bytes of plaintext (all of them). 0 or RL_TLS_ERROR. */
+/* Encrypts len bytes of plaintext (all of them). 0 or RLOCK_EPROTO. */
 int rl_tls_write(rl_tls *t, const char *data, size_t len);
 
 /* Queues a close_notify alert. */

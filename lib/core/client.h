@@ -24,8 +24,11 @@
 #define RL_OWNER_MAX 64
 #define RL_FOREVER UINT64_MAX
 
-/* Internal: an attempt found the lock held by another owner. */
-#define RL_EBUSY (-100)
+/* An attempt found the lock held by another owner: RLOCK_ETIMEDOUT, the
+ * code that says so once the wait is over. The acquisition engines tell
+ * it from their other failures (ENOQUORUM, EREDIS) to wait for the
+ * holder rather than retry. */
+#define RL_EBUSY RLOCK_ETIMEDOUT
 
 typedef struct rlock_client rl_client;
 typedef struct rl_waiter rl_waiter;

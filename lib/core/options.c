@@ -63,11 +63,9 @@ void rlock_options_init(rlock_options *o) {
   o->latch_linger_ms = 600000;
 }
 
-static int prefix_ok(const char *p) {
-  if (p == NULL) return 0;
-  size_t n = strlen(p);
-  if (n > RL_PREFIX_MAX) return 0;
-  return strpbrk(p, "{}") == NULL;
+int rl_prefix_check(const char *p) {
+  if (p == NULL || strlen(p) > RL_PREFIX_MAX) return RLOCK_EINVAL;
+  return strpbrk(p, "{}") == NULL ? 0 : RLOCK_EINVAL;
 }
 
 /* Refuses an option with a reason for rlock_open_error. */
@@ -129,7 +127,7 @@ int rl_options_check(const rlock_options *o, rl_master_url *urls) {
   if (o->retry_jitter_ms < 0 || o->retry_jitter_ms > 600000)
     REFUSE("retry_jitter_ms: %lld, not in 0..600000",
            (long long)o->retry_jitter_ms);
-  if (!prefix_ok(o->key_prefix))
+  if (rl_prefix_check(o->key_prefix) != 0)
     REFUSE("key_prefix: %s", o->key_prefix == NULL
                                  ? "NULL"
                                  : "longer than 64 bytes, or has '{' or '}'");

@@ -47,7 +47,12 @@ void rl_url_canonical(const rl_url *u, char *buf, size_t size);
 void rl_open_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rl_open_error_clear(void);
 
-/* 0 if name is a valid lock name, else RLOCK_EINVAL. */
+/* 0 if name is a valid lock name (1 to RL_NAME_MAX bytes, no brace),
+ * else RLOCK_EINVAL. */
 int rl_name_check(const char *name);
+
+/* 0 if p is a valid key_prefix (at most RL_PREFIX_MAX bytes, no brace,
+ * which would move the hash tag of every key), else RLOCK_EINVAL. */
+int rl_prefix_check(const char *p);
 
 #endif

@@ -129,7 +129,7 @@ static int classify_set(rl_round *r, int i, const redisReply *rep) {
   long long code = rep->element[0]->integer;
   r->slot[i].v[0] = code;
   if (code == 1 || code == 0) return RL_VOTE_YES;
-  return code == -4 ? RL_VOTE_NO : RL_VOTE_FAIL;
+  return code == RL_FAM_REPLY_BADARG ? RL_VOTE_NO : RL_VOTE_FAIL;
 }
 
 static void set_done(rl_round *r) {

@@ -56,7 +56,8 @@ enum { G_GRANTED = 1, G_FINAL = 2, G_UNDONE = 4, G_UNKNOWN = 8 };
 enum { A_OPEN = 0, A_KEPT, A_ABANDONED };
 
 /* A refusal's code in its round slot's v[0] (v[1] its value). */
-enum { R_BUSY = 0, R_LATE = -1, R_MISMATCH = -3, R_BADARG = -4 };
+enum { R_BUSY = RL_FAM_REPLY_BUSY, R_LATE = RL_FAM_REPLY_LATE,
+       R_MISMATCH = RL_FAM_REPLY_MISMATCH, R_BADARG = RL_FAM_REPLY_BADARG };
 
 typedef struct rl_sem_attempt {
   int refs;       /* the round, and the request while open */

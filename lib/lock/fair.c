@@ -31,19 +31,19 @@ static int parse_fair_grant(const redisReply *rep, rl_round_slot *sl) {
   for (size_t k = 0; k < rep->elements; k++)
     if (rep->element[k]->type != REDIS_REPLY_INTEGER) return -1;
   long long ok = rep->element[0]->integer;
-  if (ok == RL_FAM_GRANTED && rep->elements == 5) {
+  if (ok == RL_FAM_REPLY_GRANTED && rep->elements == 5) {
     sl->v[0] = rep->element[1]->integer;
     sl->v[1] = rep->element[2]->integer;
     sl->v[2] = rep->element[3]->integer;
     return 1;
   }
-  if (ok == RL_FAM_BUSY && rep->elements == 4) {
+  if (ok == RL_FAM_REPLY_BUSY && rep->elements == 4) {
     long long pttl = rep->element[1]->integer;
     long long head = rep->element[3]->integer;
     sl->v[2] = pttl >= 0 ? pttl : head >= 0 ? head : -1;
     return 0;
   }
-  if (ok == RL_FAM_LATE && rep->elements == 2) {
+  if (ok == RL_FAM_REPLY_LATE && rep->elements == 2) {
     sl->v[2] = RL_GRANT_LATE;
     return 0;
   }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "round.h"
+#include "scripts.h"
 
 struct rl_req;
 
@@ -73,8 +74,11 @@ typedef struct rl_call_vals {
 /* Acquire replies, read into a round slot: a grant sets v[0] the token,
  * v[1] the count, v[2] 1 if the owner's field was there (returns 1); a
  * refusal sets v[2] the ms to sleep at most (-1 if unknown), or one of
- * these (returns 0); -1 for a malformed reply. */
-#define RL_GRANT_LATE (-3)   /* past the deadline: nothing granted */
+ * these (returns 0); -1 for a malformed reply. The two are reply values
+ * in a slot, not result codes: the engine turns LATE into a failed vote
+ * and DEADLK into RLOCK_EDEADLK. */
+#define RL_GRANT_LATE RL_ACQUIRE_REPLY_LATE /* past the deadline: nothing
+                                               granted */
 #define RL_GRANT_DEADLK (-4) /* a read holder asked for the write side */
 
 typedef struct rl_kind {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "family.h"
+#include "keys.h"
 #include "kind.h"
 #include "options.h"
 #include "pubsub.h"
@@ -103,10 +104,7 @@ rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
   p += nlen + 1;
   for (int k = 0; k < nkeys; k++) {
     if (in_key[k] != k) continue;
-    memcpy(p, c->prefix, plen);
-    p[plen] = '{';
-    memcpy(p + plen + 1, name, nlen);
-    p[plen + 1 + nlen] = '}';
+    rl_key_base(p, c->prefix, plen, name, nlen);
     memcpy(p + base, suffixes[k], slen[k] + 1);
     lock->at[k] = (uint16_t)(p - t);
     p += base + slen[k] + 1;

@@ -43,22 +43,22 @@ static int parse_rw_grant(const redisReply *rep, rl_round_slot *sl) {
   for (size_t k = 0; k < rep->elements; k++)
     if (rep->element[k]->type != REDIS_REPLY_INTEGER) return -1;
   long long ok = rep->element[0]->integer;
-  if (ok == RL_FAM_GRANTED && rep->elements == 4) {
+  if (ok == RL_FAM_REPLY_GRANTED && rep->elements == 4) {
     sl->v[0] = rep->element[1]->integer;
     sl->v[1] = rep->element[2]->integer;
     sl->v[2] = rep->element[3]->integer;
     return 1;
   }
-  if (ok == RL_FAM_BUSY && rep->elements == 3) {
+  if (ok == RL_FAM_REPLY_BUSY && rep->elements == 3) {
     long long wait = rep->element[1]->integer;
     sl->v[2] = wait >= 0 ? wait : -1;
     return 0;
   }
-  if (ok == RL_FAM_LATE && rep->elements == 2) {
+  if (ok == RL_FAM_REPLY_LATE && rep->elements == 2) {
     sl->v[2] = RL_GRANT_LATE;
     return 0;
   }
-  if (ok == RL_FAM_DEADLK && rep->elements == 1) {
+  if (ok == RL_FAM_REPLY_DEADLK && rep->elements == 1) {
     sl->v[2] = RL_GRANT_DEADLK;
     return 0;
   }

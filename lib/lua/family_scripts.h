@@ -59,16 +59,21 @@ typedef enum rl_fam_script_id {
 
 /*
  * The first element of every acquire-type reply (fair, read, write,
- * semaphore, several locks). A refusal other than RL_FAM_BUSY changes
- * nothing on the master.
+ * semaphore, several locks), as the scripts send it: values of the wire
+ * protocol, not result codes. The engines decode them into public codes
+ * (LATE into a failed vote, DEADLK into RLOCK_EDEADLK, MISMATCH into
+ * RLOCK_ECONFLICT, BADARG into RLOCK_EINVAL). A refusal other than
+ * RL_FAM_REPLY_BUSY changes nothing on the master.
  */
 enum {
-  RL_FAM_GRANTED = 1,   /* {1, token, count, ...}: see each kind */
-  RL_FAM_BUSY = 0,      /* {0, wait_ms, ...}: try again later */
-  RL_FAM_LATE = -1,     /* {-1, now_us}: the deadline had passed */
-  RL_FAM_DEADLK = -2,   /* {-2}: a read holder asked for the write side */
-  RL_FAM_MISMATCH = -3, /* {-3, limit}: the semaphore has another limit */
-  RL_FAM_BADARG = -4    /* {-4, ...}: an argument no master could grant */
+  RL_FAM_REPLY_GRANTED = 1,   /* {1, token, count, ...}: see each kind */
+  RL_FAM_REPLY_BUSY = 0,      /* {0, wait_ms, ...}: try again later */
+  RL_FAM_REPLY_LATE = -1,     /* {-1, now_us}: the deadline had passed */
+  RL_FAM_REPLY_DEADLK = -2,   /* {-2}: a read holder asked to write */
+  RL_FAM_REPLY_MISMATCH = -3, /* {-3, limit}: the semaphore has another
+                                 limit */
+  RL_FAM_REPLY_BADARG = -4    /* {-4, ...}: an argument no master could
+                                 grant */
 };
 
 /* Replies of the unlock-type scripts (fair, read, write, several locks),

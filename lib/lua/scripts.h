@@ -45,9 +45,10 @@ typedef enum rl_script_id {
 #define RL_SCRIPT_ALL (2 * RL_SCRIPT_COUNT)
 
 /* Replies of the acquire script: {1, token, count, existed} or
- * {0, holder_pttl}; a holder_pttl of RL_ACQUIRE_LATE means the request's
- * deadline had passed on the master (nothing was granted). */
-#define RL_ACQUIRE_LATE (-3)
+ * {0, holder_pttl}; a holder_pttl of RL_ACQUIRE_REPLY_LATE means the
+ * request's deadline had passed on the master (nothing was granted). A
+ * value of the wire protocol, not a result code. */
+#define RL_ACQUIRE_REPLY_LATE (-3)
 /* Replies of the unlock script. */
 enum {
   RL_UNLOCK_NOT_OWNER = 0,

@@ -976,7 +976,7 @@ static void on_refresh_reply(rl_cmd *cmd, redisReply *r, int status) {
   rl_slotmap_init(&fresh);
   int rc2 = slots ? rl_slotmap_from_slots(&fresh, r, cl->url.url.tls, n->host)
                   : rl_slotmap_from_shards(&fresh, r, cl->url.url.tls, n->host);
-  if (rc2 == RL_SLOTMAP_EREPLY && !slots) {
+  if (rc2 == RLOCK_EREDIS && !slots) {
     /* A server before 7.0: no SHARDS. */
     rl_slotmap_free(&fresh);
     cl->refreshing = 0;

@@ -447,7 +447,7 @@ static void on_role(rl_cmd *cmd, redisReply *reply, int status) {
       s->closing || s->confirmed)
     return;
   rl_role *role = malloc(sizeof *role);
-  int rc = role ? rl_role_parse(reply, role) : RL_SENTINEL_EPROTO;
+  int rc = role ? rl_role_parse(reply, role) : RLOCK_EPROTO;
   char a[300];
   fmt_addr(a, sizeof a, n->host, n->port);
   if (rc == 0 && role->role == RL_ROLE_MASTER) {
@@ -457,7 +457,7 @@ static void on_role(rl_cmd *cmd, redisReply *reply, int status) {
     return;
   }
   char why[260];
-  if (rc == RL_SENTINEL_EREPLY) {
+  if (rc == RLOCK_EREDIS) {
     /* A user without ROLE: it will not mend by itself. */
     snprintf(why, sizeof why,
              "%.60s: ROLE refused: %.100s (the user of a Sentinel master "
@@ -867,7 +867,7 @@ static void on_ask_reply(rl_cmd *cmd, redisReply *reply, int status) {
       int rc = rl_sentinel_parse_addr(reply, &a->addr[k]);
       if (rc == 0) {
         a->state[k] = A_ADDR;
-      } else if (rc == RL_SENTINEL_ENONAME) {
+      } else if (rc == RLOCK_ENOTFOUND) {
         a->state[k] = A_NONAME;
       } else if (reply->type == REDIS_REPLY_ERROR) {
         a->state[k] = A_REFUSED; /* NOAUTH, NOPERM: it will not mend */

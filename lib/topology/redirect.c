@@ -29,27 +29,27 @@ int rl_hostport_split(const char *s, size_t len, char *host, size_t cap,
       colon = s + i - 1;
       break;
     }
-  if (colon == NULL) return -1;
+  if (colon == NULL) return RLOCK_EPROTO;
   const char *h = s, *hend = colon;
   if (hend > h && *h == '[') {
-    if (hend[-1] != ']' || hend - h < 3) return -1;
+    if (hend[-1] != ']' || hend - h < 3) return RLOCK_EPROTO;
     h++;
     hend--;
   }
   size_t hlen = (size_t)(hend - h);
-  if (hlen >= cap) return -1;
+  if (hlen >= cap) return RLOCK_EPROTO;
   for (size_t i = 0; i < hlen; i++) {
     unsigned char c = (unsigned char)h[i];
-    if (c <= ' ' || c == 0x7f || c == '[' || c == ']') return -1;
+    if (c <= ' ' || c == 0x7f || c == '[' || c == ']') return RLOCK_EPROTO;
   }
   const char *p = colon + 1, *end = s + len;
   long v = 0;
-  if (p == end || end - p > 5) return -1;
+  if (p == end || end - p > 5) return RLOCK_EPROTO;
   for (; p < end; p++) {
-    if (*p < '0' || *p > '9') return -1;
+    if (*p < '0' || *p > '9') return RLOCK_EPROTO;
     v = v * 10 + (*p - '0');
   }
-  if (v < 1 || v > 65535) return -1;
+  if (v < 1 || v > 65535) return RLOCK_EPROTO;
   memcpy(host, h, hlen);
   host[hlen] = '\0';
   *port = (int)v;

@@ -42,6 +42,8 @@
 #include <hiredis/hiredis.h>
 #include <stddef.h>
 
+#include "rlock.h"
+
 enum {
   RL_REPLY_RESULT = 0,  /* not an error reply */
   RL_REPLY_ERROR,       /* an ordinary error reply */
@@ -69,9 +71,9 @@ typedef struct rl_redirect {
 /*
  * Splits "host:port" (len bytes, not NUL-terminated) at its last colon:
  * "10.0.0.1:7000", "::1:7000", "[::1]:7000", "node-3.example:7000",
- * ":7000" (empty host). The host is copied without brackets. 0, or -1
- * when there is no port in 1..65535, the host does not fit in cap, or it
- * contains a NUL, a blank or a control byte.
+ * ":7000" (empty host). The host is copied without brackets. 0, or
+ * RLOCK_EPROTO when there is no port in 1..65535, the host does not fit
+ * in cap, or it contains a NUL, a blank or a control byte.
  */
 int rl_hostport_split(const char *s, size_t len, char *host, size_t cap,
                       int *port);

@@ -68,13 +68,13 @@ static int hostport_of(const redisReply *host, const redisReply *port,
 
 int rl_sentinel_parse_addr(const redisReply *r, rl_hostport *out) {
   memset(out, 0, sizeof *out);
-  if (r == NULL) return RL_SENTINEL_EPROTO;
-  if (r->type == REDIS_REPLY_NIL) return RL_SENTINEL_ENONAME;
-  if (r->type == REDIS_REPLY_ERROR) return RL_SENTINEL_EREPLY;
+  if (r == NULL) return RLOCK_EPROTO;
+  if (r->type == REDIS_REPLY_NIL) return RLOCK_ENOTFOUND;
+  if (r->type == REDIS_REPLY_ERROR) return RLOCK_EREDIS;
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
       hostport_of(r->element[0], r->element[1], out) != 0) {
     memset(out, 0, sizeof *out);
-    return RL_SENTINEL_EPROTO;
+    return RLOCK_EPROTO;
   }
   return 0;
 }
@@ -113,14 +113,14 @@ static int word_hostport(const char **p, const char *end, rl_hostport *hp) {
 int rl_sentinel_parse_switch(const char *s, size_t len,
                              rl_switch_master *out) {
   memset(out, 0, sizeof *out);
-  if (s == NULL || memchr(s, '\0', len) != NULL) return RL_SENTINEL_EPROTO;
+  if (s == NULL || memchr(s, '\0', len) != NULL) return RLOCK_EPROTO;
   const char *p = s, *end = s + len, *w;
   size_t n;
   if (next_word(&p, end, &w, &n) != 0 || n >= sizeof out->name ||
       word_hostport(&p, end, &out->from) != 0 ||
       word_hostport(&p, end, &out->to) != 0 || p != end) {
     memset(out, 0, sizeof *out);
-    return RL_SENTINEL_EPROTO;
+    return RLOCK_EPROTO;
   }
   memcpy(out->name, w, n);
   out->name[n] = '\0';
@@ -143,7 +143,7 @@ int rl_sentinel_parse_push(const redisReply *r, rl_switch_master *out) {
   if (!text_is(channel, "+switch-master")) return 1;
   if (payload == NULL || payload->type != REDIS_REPLY_STRING ||
       payload->str == NULL)
-    return RL_SENTINEL_EPROTO;
+    return RLOCK_EPROTO;
   return rl_sentinel_parse_switch(payload->str, payload->len, out);
 }
 
@@ -204,9 +204,9 @@ static int role_sentinel(const redisReply *r, rl_role *out) {
 
 int rl_role_parse(const redisReply *r, rl_role *out) {
   memset(out, 0, sizeof *out);
-  if (r != NULL && r->type == REDIS_REPLY_ERROR) return RL_SENTINEL_EREPLY;
+  if (r != NULL && r->type == REDIS_REPLY_ERROR) return RLOCK_EREDIS;
   if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 2)
-    return RL_SENTINEL_EPROTO;
+    return RLOCK_EPROTO;
   int rc = -1;
   const redisReply *kind = r->element[0];
   if (text_is(kind, "master")) {
@@ -221,7 +221,7 @@ int rl_role_parse(const redisReply *r, rl_role *out) {
   }
   if (rc != 0) {
     memset(out, 0, sizeof *out);
-    return RL_SENTINEL_EPROTO;
+    return RLOCK_EPROTO;
   }
   return 0;
 }
@@ -236,9 +236,9 @@ int rl_role_monitors(const rl_role *role, const char *name) {
 
 int rl_wait_parse(const redisReply *r, long long *acked) {
   *acked = 0;
-  if (r != NULL && r->type == REDIS_REPLY_ERROR) return RL_SENTINEL_EREPLY;
+  if (r != NULL && r->type == REDIS_REPLY_ERROR) return RLOCK_EREDIS;
   if (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < 0)
-    return RL_SENTINEL_EPROTO;
+    return RLOCK_EPROTO;
   *acked = r->integer;
   return 0;
 }

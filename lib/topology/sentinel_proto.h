@@ -21,7 +21,7 @@
  *
  * Numbers are accepted as integers or as decimal strings wherever Redis
  * has used either, since the types differ by role. Every parser is total:
- * a reply of another shape gives RL_SENTINEL_EPROTO, never a crash.
+ * a reply of another shape gives RLOCK_EPROTO, never a crash.
  */
 #ifndef RL_SENTINEL_PROTO_H
 #define RL_SENTINEL_PROTO_H
@@ -29,10 +29,13 @@
 #include <hiredis/hiredis.h>
 #include <stddef.h>
 
-#define RL_SENTINEL_EPROTO (-1)  /* not the documented shape */
-#define RL_SENTINEL_ENONAME (-2) /* GET-MASTER-ADDR-BY-NAME: nil, the
-                                    sentinel does not monitor the name */
-#define RL_SENTINEL_EREPLY (-3)  /* an error reply */
+#include "rlock.h"
+
+/* Failures, as public codes: RLOCK_EPROTO for a reply not in the
+ * documented shape, RLOCK_EREDIS for an error reply, and RLOCK_ENOTFOUND
+ * for GET-MASTER-ADDR-BY-NAME's nil (the sentinel does not monitor the
+ * name: the master's name does not resolve, as ENOTFOUND says of a host
+ * name). */
 
 #define RL_SENTINEL_HOST_MAX 256
 #define RL_SENTINEL_NAME_MAX 256
@@ -43,7 +46,7 @@ typedef struct rl_hostport {
   int port;
 } rl_hostport;
 
-/* SENTINEL GET-MASTER-ADDR-BY-NAME: 0 and *out, or RL_SENTINEL_E*. */
+/* SENTINEL GET-MASTER-ADDR-BY-NAME: 0 and *out, or RLOCK_E*. */
 int rl_sentinel_parse_addr(const redisReply *reply, rl_hostport *out);
 
 typedef struct rl_switch_master {
@@ -52,7 +55,7 @@ typedef struct rl_switch_master {
 } rl_switch_master;
 
 /* The payload of a +switch-master message (len bytes). 0, or
- * RL_SENTINEL_EPROTO. */
+ * RLOCK_EPROTO. */
 int rl_sentinel_parse_switch(const char *payload, size_t len,
                              rl_switch_master *out);
 
@@ -61,7 +64,7 @@ int rl_sentinel_parse_switch(const char *payload, size_t len,
  * payload] (SUBSCRIBE) or ["pmessage", pattern, "+switch-master",
  * payload] (PSUBSCRIBE). 0 and *out for a +switch-master message, 1 for
  * any other message or push (a subscribe confirmation, another channel),
- * RL_SENTINEL_EPROTO for a +switch-master whose payload does not parse.
+ * RLOCK_EPROTO for a +switch-master whose payload does not parse.
  */
 int rl_sentinel_parse_push(const redisReply *push, rl_switch_master *out);
 
@@ -100,7 +103,7 @@ typedef struct rl_role {
   char name[RL_ROLE_MAX_LISTED][RL_SENTINEL_NAME_MAX];
 } rl_role;
 
-/* ROLE: 0 and *out, or RL_SENTINEL_EREPLY or RL_SENTINEL_EPROTO. */
+/* ROLE: 0 and *out, or RLOCK_EREDIS or RLOCK_EPROTO. */
 int rl_role_parse(const redisReply *reply, rl_role *out);
 
 /* Whether a sentinel's ROLE lists a name: 1 or 0, or -1 when it was not
@@ -108,7 +111,7 @@ int rl_role_parse(const redisReply *reply, rl_role *out);
  * whose nil says no). */
 int rl_role_monitors(const rl_role *role, const char *name);
 
-/* WAIT: 0 and *acked (>= 0), or RL_SENTINEL_EREPLY or RL_SENTINEL_EPROTO. */
+/* WAIT: 0 and *acked (>= 0), or RLOCK_EREDIS or RLOCK_EPROTO. */
 int rl_wait_parse(const redisReply *reply, long long *acked);
 
 #endif

@@ -220,18 +220,18 @@ static int add_replica(rl_slotmap *m, int shard, rl_slotnode *n) {
   return 0;
 }
 
-/* Gives slots [lo, hi] to a shard. 0, or -1 (with m->err) when a number
- * is out of range or a slot already has an owner. */
+/* Gives slots [lo, hi] to a shard. 0, or RLOCK_EPROTO (with m->err) when a
+ * number is out of range or a slot already has an owner. */
 static int claim(rl_slotmap *m, long long lo, long long hi, int shard) {
   if (lo < 0 || hi >= RL_SLOTS || lo > hi) {
     snprintf(m->err, sizeof m->err, "slot range %lld-%lld out of 0-16383",
              lo, hi);
-    return -1;
+    return RLOCK_EPROTO;
   }
   for (long long s = lo; s <= hi; s++) {
     if (m->owner[s] != RL_SLOTMAP_NONE) {
       snprintf(m->err, sizeof m->err, "slot %lld served by two shards", s);
-      return -1;
+      return RLOCK_EPROTO;
     }
     m->owner[s] = (uint16_t)shard;
   }
@@ -279,13 +279,14 @@ static int shards_node(rl_slotmap *m, const redisReply *r, int tls,
 }
 
 /* One element of a SHARDS reply: "slots", [lo, hi, ...], "nodes", [...].
- * A shard with no slots (a failed primary, an empty one) is skipped. */
+ * A shard with no slots (a failed primary, an empty one) is skipped.
+ * 0, RLOCK_EPROTO (the reason in m->err) or RLOCK_ENOMEM. */
 static int shards_entry(rl_slotmap *m, const redisReply *e, int tls,
                         const char *from_host) {
   const redisReply *slots = NULL, *nodes = NULL;
   if (!is_list(e) || e->elements % 2 != 0) {
     snprintf(m->err, sizeof m->err, "SHARDS: a shard is not a list of pairs");
-    return -1;
+    return RLOCK_EPROTO;
   }
   for (size_t i = 0; i < e->elements; i += 2) {
     if (text_is(e->element[i], "slots")) slots = e->element[i + 1];
@@ -295,7 +296,7 @@ static int shards_entry(rl_slotmap *m, const redisReply *e, int tls,
       slots->elements % 2 != 0 || !is_list(nodes) ||
       nodes->type != REDIS_REPLY_ARRAY) {
     snprintf(m->err, sizeof m->err, "SHARDS: a shard lacks slots or nodes");
-    return -1;
+    return RLOCK_EPROTO;
   }
   if (slots->elements == 0) return 0;
 
@@ -306,11 +307,11 @@ static int shards_entry(rl_slotmap *m, const redisReply *e, int tls,
       rl_slotnode n;
       int primary;
       if (shards_node(m, nodes->element[i], tls, from_host, &n, &primary))
-        return -1;
+        return RLOCK_EPROTO;
       if (pass == 0 && primary) {
         if (shard >= 0) {
           snprintf(m->err, sizeof m->err, "SHARDS: two primaries in a shard");
-          return -1;
+          return RLOCK_EPROTO;
         }
         if ((shard = add_shard(m, &n)) < 0) goto nomem;
       } else if (pass == 1 && !primary) {
@@ -320,28 +321,28 @@ static int shards_entry(rl_slotmap *m, const redisReply *e, int tls,
     if (shard < 0) {
       snprintf(m->err, sizeof m->err, "SHARDS: a shard with slots and no "
                                       "primary");
-      return -1;
+      return RLOCK_EPROTO;
     }
   }
   for (size_t i = 0; i < slots->elements; i += 2) {
     long long lo, hi;
     if (int_of(slots->element[i], &lo) || int_of(slots->element[i + 1], &hi)) {
       snprintf(m->err, sizeof m->err, "SHARDS: a slot is not a number");
-      return -1;
+      return RLOCK_EPROTO;
     }
-    if (claim(m, lo, hi, shard) != 0) return -1;
+    if (claim(m, lo, hi, shard) != 0) return RLOCK_EPROTO;
   }
   return 0;
 nomem:
   snprintf(m->err, sizeof m->err, "out of memory");
-  return -2;
+  return RLOCK_ENOMEM;
 }
 
 /* An error reply fails the build with its text, which the caller needs to
  * tell "unknown subcommand" (try SLOTS) from the rest. */
 static int error_reply(rl_slotmap *m, const redisReply *r, const char *cmd) {
   int len = r->str ? (int)(r->len < 120 ? r->len : 120) : 0;
-  return fail(m, RL_SLOTMAP_EREPLY, "%s: %.*s", cmd, len,
+  return fail(m, RLOCK_EREDIS, "%s: %.*s", cmd, len,
               r->str ? r->str : "");
 }
 
@@ -351,11 +352,11 @@ int rl_slotmap_from_shards(rl_slotmap *m, const redisReply *r, int tls,
   if (r != NULL && r->type == REDIS_REPLY_ERROR)
     return error_reply(m, r, "CLUSTER SHARDS");
   if (r == NULL || r->type != REDIS_REPLY_ARRAY)
-    return fail(m, RL_SLOTMAP_EPROTO, "CLUSTER SHARDS: not an array");
+    return fail(m, RLOCK_EPROTO, "CLUSTER SHARDS: not an array");
   for (size_t i = 0; i < r->elements; i++) {
     int rc = shards_entry(m, r->element[i], tls, from_host);
-    if (rc == -2) return fail(m, RL_SLOTMAP_ENOMEM, "out of memory");
-    if (rc != 0) return fail(m, RL_SLOTMAP_EPROTO, "%s", m->err);
+    if (rc == RLOCK_ENOMEM) return fail(m, rc, "out of memory");
+    if (rc != 0) return fail(m, RLOCK_EPROTO, "%s", m->err);
   }
   m->from = RL_SLOTMAP_FROM_SHARDS;
   return 0;
@@ -430,7 +431,8 @@ static int shard_has(const rl_slotmap *m, int shard, const rl_slotnode *n) {
   return 0;
 }
 
-/* One element of a SLOTS reply: [lo, hi, primary, replica...]. */
+/* One element of a SLOTS reply: [lo, hi, primary, replica...]. 0,
+ * RLOCK_EPROTO (the reason in m->err) or RLOCK_ENOMEM. */
 static int slots_entry(rl_slotmap *m, const redisReply *e, int tls,
                        const char *from_host) {
   long long lo, hi;
@@ -438,29 +440,31 @@ static int slots_entry(rl_slotmap *m, const redisReply *e, int tls,
   if (e == NULL || e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
       int_of(e->element[0], &lo) || int_of(e->element[1], &hi)) {
     snprintf(m->err, sizeof m->err, "SLOTS: a range is not [lo, hi, node...]");
-    return -1;
+    return RLOCK_EPROTO;
   }
-  if (slots_node(m, e->element[2], tls, from_host, &n) != 0) return -1;
+  if (slots_node(m, e->element[2], tls, from_host, &n) != 0)
+    return RLOCK_EPROTO;
   int shard = find_shard(m, &n);
   if (shard == -2) {
     snprintf(m->err, sizeof m->err, "SLOTS: node %s listed at two addresses",
              n.id);
-    return -1;
+    return RLOCK_EPROTO;
   }
   /* Replicas of a shard are stored right after its primary, so a range of
    * a shard met before may not add new ones unless that shard is last. */
-  if (shard < 0 && (shard = add_shard(m, &n)) < 0) return -2;
+  if (shard < 0 && (shard = add_shard(m, &n)) < 0) return RLOCK_ENOMEM;
   for (size_t i = 3; i < e->elements; i++) {
     rl_slotnode r;
-    if (slots_node(m, e->element[i], tls, from_host, &r) != 0) return -1;
+    if (slots_node(m, e->element[i], tls, from_host, &r) != 0)
+      return RLOCK_EPROTO;
     r.health = RL_NODE_ONLINE; /* SLOTS lists available replicas only */
     if (shard_has(m, shard, &r)) continue;
     if (shard != m->nshards - 1) {
       snprintf(m->err, sizeof m->err, "SLOTS: ranges of one primary list "
                                       "different replicas");
-      return -1;
+      return RLOCK_EPROTO;
     }
-    if (add_replica(m, shard, &r) != 0) return -2;
+    if (add_replica(m, shard, &r) != 0) return RLOCK_ENOMEM;
   }
   return claim(m, lo, hi, shard);
 }
@@ -471,11 +475,11 @@ int rl_slotmap_from_slots(rl_slotmap *m, const redisReply *r, int tls,
   if (r != NULL && r->type == REDIS_REPLY_ERROR)
     return error_reply(m, r, "CLUSTER SLOTS");
   if (r == NULL || r->type != REDIS_REPLY_ARRAY)
-    return fail(m, RL_SLOTMAP_EPROTO, "CLUSTER SLOTS: not an array");
+    return fail(m, RLOCK_EPROTO, "CLUSTER SLOTS: not an array");
   for (size_t i = 0; i < r->elements; i++) {
     int rc = slots_entry(m, r->element[i], tls, from_host);
-    if (rc == -2) return fail(m, RL_SLOTMAP_ENOMEM, "out of memory");
-    if (rc != 0) return fail(m, RL_SLOTMAP_EPROTO, "%s", m->err);
+    if (rc == RLOCK_ENOMEM) return fail(m, rc, "out of memory");
+    if (rc != 0) return fail(m, RLOCK_EPROTO, "%s", m->err);
   }
   m->from = RL_SLOTMAP_FROM_SLOTS;
   return 0;
@@ -536,7 +540,7 @@ int rl_slotmap_apply_moved(rl_slotmap *m, int slot, const char *host,
                            int port) {
   if (slot < 0 || slot >= RL_SLOTS || host == NULL || *host == '\0' ||
       strlen(host) >= RL_SLOTMAP_HOST_MAX || port <= 0 || port > 65535)
-    return RL_SLOTMAP_EPROTO;
+    return RLOCK_EPROTO;
   rl_slotnode n;
   memset(&n, 0, sizeof n);
   strcpy(n.host, host);
@@ -545,7 +549,7 @@ int rl_slotmap_apply_moved(rl_slotmap *m, int slot, const char *host,
   int shard = find_shard(m, &n);
   int added = 0;
   if (shard < 0) {
-    if ((shard = add_shard(m, &n)) < 0) return RL_SLOTMAP_ENOMEM;
+    if ((shard = add_shard(m, &n)) < 0) return RLOCK_ENOMEM;
     added = 1;
   }
   int old = m->owner[slot];

@@ -10,7 +10,7 @@
  *
  * Building is pure: a hiredis reply tree in, a map or an error out. A
  * reply that is not the documented shape fails the build with
- * RL_SLOTMAP_EPROTO and a reason in m->err; nothing in a reply can crash
+ * RLOCK_EPROTO and a reason in m->err; nothing in a reply can crash
  * it or make it read out of bounds. A failed build leaves an empty map, so
  * build into a new map and keep the old one until the new one is good.
  *
@@ -35,17 +35,16 @@
 #include <hiredis/hiredis.h>
 #include <stdint.h>
 
+#include "rlock.h"
 #include "slot.h"
 
 #define RL_SLOTMAP_NONE 0xFFFF /* owner[] of a slot nobody serves */
 #define RL_SLOTMAP_ID_MAX 41   /* a node id is 40 hex digits */
 #define RL_SLOTMAP_HOST_MAX 256
 
-/* Build failures. */
-#define RL_SLOTMAP_EPROTO (-1) /* not the shape of a SHARDS/SLOTS reply */
-#define RL_SLOTMAP_ENOMEM (-2)
-#define RL_SLOTMAP_EREPLY (-3) /* an error reply (for SHARDS on a server
-                                  before 7.0: try SLOTS); text in m->err */
+/* Build failures are public codes: RLOCK_EPROTO (not the shape of a
+ * SHARDS/SLOTS reply), RLOCK_ENOMEM, and RLOCK_EREDIS (an error reply: for
+ * SHARDS on a server before 7.0, try SLOTS); the text is in m->err. */
 
 /* Where a map came from. */
 enum { RL_SLOTMAP_FROM_SHARDS = 1, RL_SLOTMAP_FROM_SLOTS, RL_SLOTMAP_FROM_MOVED };
@@ -96,7 +95,7 @@ void rl_slotmap_free(rl_slotmap *m);
  * Builds *m (whatever it held is freed first) from a CLUSTER SHARDS or a
  * CLUSTER SLOTS reply. tls: the client connects with TLS. from_host: the
  * host the reply was asked of, for nodes whose endpoint is unknown; NULL
- * to fall back to their IP. 0, or RL_SLOTMAP_E* with m empty and m->err
+ * to fall back to their IP. 0, or RLOCK_E* with m empty and m->err
  * saying why.
  */
 int rl_slotmap_from_shards(rl_slotmap *m, const redisReply *reply, int tls,
@@ -140,7 +139,7 @@ int rl_slotmap_diff(const rl_slotmap *a, const rl_slotmap *b,
  * returns 0. Otherwise (a promoted replica, a node the map does not know)
  * a primary with that address and no id is added, the slot is given to
  * it, and this returns 1: the map is stale, refresh it soon. A negative
- * RL_SLOTMAP_E* on bad arguments or no memory, with the map unchanged.
+ * RLOCK_E* on bad arguments or no memory, with the map unchanged.
  */
 int rl_slotmap_apply_moved(rl_slotmap *m, int slot, const char *host,
                            int port);
