@@ -73,7 +73,6 @@ loop: lib/core/client.c lib/core/metrics.c
 loop: lib/family/family.c lib/family/sem.c lib/family/sem_acquire.c lib/family/sem_renew.c
 loop: lib/lock/acquire.c lib/lock/extend.c lib/lock/hold.c lib/lock/lock.c lib/lock/pubwait.c lib/lock/query.c lib/lock/release.c lib/lock/transfer.c
 loop: lib/quorum/quarantine.c lib/quorum/round.c
-loop: pubsub/sub.c pubsub/waiters.c
 """.splitlines() if line.strip())
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
