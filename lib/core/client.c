@@ -146,18 +146,6 @@
 #include "util.h"
 #include "wait.h"
 
-atomic_uint rl_forks;
-
-/* In the child, on the forking thread, before fork() returns there. */
-static void on_fork_child(void) {
-  atomic_fetch_add_explicit(&rl_forks, 1, memory_order_relaxed);
-  rl_waiter_after_fork();
-}
-
-static void register_fork_handler(void) {
-  pthread_atfork(NULL, NULL, on_fork_child);
-}
-
 static void client_free(rl_client *c) {
   rl_log_flush(c, 0);
   rl_quarantine_free(c);
@@ -181,13 +169,8 @@ void rl_client_unref(rl_client *c) {
   if (atomic_fetch_sub(&c->refs, 1) == 1) client_free(c);
 }
 
-/* This thread is inside rl_client_fast_start (with the loop lock). */
-static __thread int in_fast_start;
-
-int rl_client_in_fast_start(void) { return in_fast_start; }
-
 int rl_client_on_loop(rl_client *c) {
-  if (in_fast_start) return 1;
+  if (rl_client_in_fast_start()) return 1;
   uv_thread_t self = uv_thread_self();
   return uv_thread_equal(&self, &c->loop_thread);
 }
@@ -478,7 +461,6 @@ int rl_client_fast_start(rl_client *c, rl_req *req) {
   /* The loop's clock stopped when it went to sleep: deadlines and timers
    * count from now. */
   uv_update_time(c->loop);
-  in_fast_start = 1;
   rl_stream_off_loop = 1;
   atomic_fetch_add_explicit(&c->fast_starts, 1, memory_order_relaxed);
   /* Before anything is written: no reply can wake the loop thread. */
@@ -496,7 +478,6 @@ int rl_client_fast_start(rl_client *c, rl_req *req) {
     rl_conn_mute(master_conn(c, i), 0);
   for (int k = 0; k < subs.n; k++) rl_conn_mute(subs.conns[k], 0);
   rl_stream_off_loop = 0;
-  in_fast_start = 0;
   int timeout = loop_timeout(c->loop);
   int now = timeout == 0 || loop_needs_turn(c->loop) ||
             !rl_list_empty(&c->done) || !rl_list_empty(&c->logs);
@@ -622,7 +603,7 @@ void rl_req_finish(rl_req *req, int status) {
         atomic_fetch_add_explicit(&c->wakes_overflow, 1, memory_order_relaxed);
       uv_cond_signal(&w->cond);
     }
-  } else if (in_fast_start) {
+  } else if (rl_client_in_fast_start()) {
     /* Finished on a caller under the loop lock: its callback is user
      * code, which runs on the loop (on_async; the caller wakes it). */
     rl_list_push_back(&req->lock->client->done, &req->node);
@@ -882,8 +863,7 @@ static int open_client(rlock_client **out, const rlock_options *opts) {
     rl_open_error("out of memory");
     return RLOCK_ENOMEM;
   }
-  static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-  pthread_once(&fork_once, register_fork_handler);
+  rl_fork_watch();
   int rc = rl_options_check(opts, urls);
   for (size_t i = 0; rc == 0 && i < opts->nmasters; i++) {
     rc = rl_master_url_resolve(&urls[i]);

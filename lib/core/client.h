@@ -17,7 +17,9 @@
 #include "list.h"
 #include "metrics.h"
 #include "rlock.h"
+#include "stream.h"
 #include "tls.h"
+#include "wait.h"
 #include "watchdog.h"
 
 #define RL_MAX_MASTERS 64
@@ -231,12 +233,11 @@ struct rlock_client {
  * child may touch them: a call would write to the parent's connections
  * (its replies then land in the parent, as errors) or wait for ever for a
  * loop thread that does not exist there, and a mutex another thread held
- * at the fork stays held. rl_forks counts the forks this process has
- * seen (a pthread_atfork child handler, registered at the first open);
- * a client remembers the count it was opened at, so every call can tell,
- * with one load and before any lock, that it runs in a child.
+ * at the fork stays held. rl_forks (wait.h) counts the forks this process
+ * has seen, from the first open on; a client remembers the count it was
+ * opened at, so every call can tell, with one load and before any lock,
+ * that it runs in a child.
  */
-extern atomic_uint rl_forks;
 
 /* 1 if c was opened by another process (inherited across fork). */
 static inline int rl_client_forked(const rl_client *c) {
@@ -246,8 +247,10 @@ static inline int rl_client_forked(const rl_client *c) {
 /* 1 if the calling thread runs the client's loop. */
 int rl_client_on_loop(rl_client *c);
 /* 1 when this thread is a caller inside rl_client_fast_start: loop-thread
- * state is its to touch, but user code must wait for the loop. */
-int rl_client_in_fast_start(void);
+ * state is its to touch, but user code must wait for the loop. That is
+ * exactly while the stream layer's off-loop flag is set, which the fast
+ * path sets on entry and clears before it lets go of the loop lock. */
+static inline int rl_client_in_fast_start(void) { return rl_stream_off_loop; }
 
 /* Queues a request for the loop thread. 0, or RLOCK_ECLOSED. */
 int rl_client_post(rl_client *c, rl_req *req);
