@@ -36,7 +36,8 @@ rl_family *rl_family_get(rl_client *c);
 /* The family's watchdog, started on first use; NULL when out of memory. */
 rl_watchdog *rl_family_watchdog(rl_client *c);
 
-/* Client shutdown (client.c), after every request finished: gives back
+/* Client shutdown (the client's shutdown hook, client.h, set in
+ * lib/api/open.c), after every request finished: gives back
  * every semaphore permit still held (written before the connections
  * close), forgets the holds and closes the watchdog. */
 void rl_family_shutdown(rl_client *c);
