@@ -242,7 +242,7 @@ static void chan_check(rl_chan *ch) {
   int need = ready >= ps->quorum ? ps->quorum : (ready > 0 ? ready : 1);
   if (popcount64(ch->acked) < need) return;
   ch->confirmed = 1;
-  rl_chan_event(ch, -1);
+  ch->ps->event(ch, -1);
 }
 
 static void check_all(rl_pubsub *ps) {
@@ -326,7 +326,7 @@ static void on_sub_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
     return;
   }
   if (restored && ch->confirmed) {
-    rl_chan_event(ch, -1);
+    ch->ps->event(ch, -1);
     return;
   }
   chan_check(ch);
@@ -337,7 +337,7 @@ static void on_sub_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
 static void on_message(void *data, rl_master *m, const char *name,
                        size_t len) {
   rl_chan *ch = chan_find(data, name, len);
-  if (ch != NULL && ch->refs > 0) rl_chan_event(ch, m->idx);
+  if (ch != NULL && ch->refs > 0) ch->ps->event(ch, m->idx);
 }
 
 /* A subscription ended on where without being asked. */
@@ -411,10 +411,12 @@ static const rl_master_sub_hooks hooks = {on_message, on_dropped, on_down,
 
 /* --- lifecycle ------------------------------------------------------------- */
 
-rl_pubsub *rl_pubsub_new(const rl_pubsub_config *cfg) {
+rl_pubsub *rl_pubsub_make(const rl_pubsub_config *cfg,
+                          void (*event)(rl_chan *ch, int idx)) {
   rl_pubsub *ps = calloc(1, sizeof *ps);
   if (ps == NULL) return NULL;
   ps->cfg = *cfg;
+  ps->event = event;
   ps->n = cfg->n;
   ps->quorum = cfg->n / 2 + 1;
   ps->masters = calloc((size_t)cfg->n, sizeof *ps->masters);

@@ -50,6 +50,12 @@ struct rl_chan {
 
 struct rl_pubsub {
   rl_pubsub_config cfg;
+  /* What an event on a channel does (waiters.c's chan_event, set by
+   * rl_pubsub_new): idx is the master whose unlock message came, or -1
+   * for a synthetic event (confirmation, or a subscription restored after
+   * a reconnect). sub.c sees the events and waiters.c, above it, decides
+   * who wakes; this pointer is how the one reaches the other. */
+  void (*event)(rl_chan *ch, int idx);
   int n, quorum;
   rl_master **masters;
   rl_chan **buckets;
@@ -107,8 +113,10 @@ void rl_chan_sync(rl_chan *ch);
  * freed once no command for it is in flight. */
 void rl_chan_unref(rl_chan *ch);
 
-/* waiters.c: an unlock message from master idx (or -1 for a synthetic
- * event: confirmation, or a subscription restored after a reconnect). */
-void rl_chan_event(rl_chan *ch, int idx);
+/* Makes the pub/sub state with event as its event hook (rl_pubsub_new,
+ * waiters.c, passes its own) and starts the masters' subscriber side.
+ * NULL when out of memory. */
+rl_pubsub *rl_pubsub_make(const rl_pubsub_config *cfg,
+                          void (*event)(rl_chan *ch, int idx));
 
 #endif

@@ -80,7 +80,10 @@ static void wake_first(rl_chan *ch) {
   wake(ch->event_w);
 }
 
-void rl_chan_event(rl_chan *ch, int idx) {
+/* An unlock message on ch from master idx, or with -1 a synthetic event
+ * (confirmation, or a subscription restored after a reconnect): sub.c
+ * calls it through rl_pubsub.event. */
+static void chan_event(rl_chan *ch, int idx) {
   if (idx >= 0) {
     /* A master published: the lock was free there, and the run of
      * hand-offs ends. */
@@ -99,6 +102,10 @@ void rl_chan_event(rl_chan *ch, int idx) {
   wake_first(ch);
 }
 
+rl_pubsub *rl_pubsub_new(const rl_pubsub_config *cfg) {
+  return rl_pubsub_make(cfg, chan_event);
+}
+
 void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
                         uint64_t published) {
   rl_chan *ch = rl_chan_find(ps, channel, len);
@@ -111,7 +118,7 @@ void rl_pubsub_unlocked(rl_pubsub *ps, const char *channel, size_t len,
     return; /* a message of one of them already counted: see waitq.h */
   /* An event whose messages, from the masters in coming, are still to
    * come: every other master counts as having reported it already, so
-   * that a message of theirs is a new unlock (rl_chan_event). */
+   * that a message of theirs is a new unlock (chan_event). */
   ch->event_ms = now;
   ch->event_mask = ~coming;
   wake_first(ch);

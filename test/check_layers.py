@@ -37,44 +37,11 @@ RANK = dict(LAYERS)
 
 # Back-edges that remain to be replaced by hooks, as "from -> to" of files
 # (includes) or "from -> to: symbol" (calls), and loops inside a folder.
-# What is left is the client's dispatch (core/client.c starts, finishes
-# and shuts down the lock layer's requests by name rather than through
-# hooks), the quarantine's records sent as rounds, the lock layer's own
-# files calling each other, and the Cluster and Sentinel masters sharing
-# master.c's helpers both ways. Shrink only.
+# What is left is files of the lock layer and of the family calling each
+# other. Shrink only.
 KNOWN = set(line.strip() for line in """
-lib/core/client.c -> lib/family/family.h
-lib/core/client.c -> lib/lock/kind.h
-lib/core/client.c -> lib/lock/lock.h
-lib/core/client.c -> lib/lock/pubsub.h
-lib/core/client.c -> lib/quorum/quarantine.h
-lib/core/client.c -> lib/quorum/round.h
-lib/lock/lock.c -> lib/family/family.h
-lib/core/client.c -> lib/lock/acquire.c: rl_acquire_end
-lib/core/client.c -> lib/family/family.c: rl_family_shutdown
-lib/core/client.c -> lib/lock/kind.c: rl_kind_lock
-lib/core/client.c -> lib/lock/lock.c: rl_lock_unref
-lib/core/client.c -> lib/lock/pubwait.c: rl_pubsub_own_wait
-lib/core/client.c -> lib/lock/pubwait.c: rl_pubsub_run_woken
-lib/core/client.c -> lib/lock/pubwait.c: rl_pubsub_shutdown
-lib/core/client.c -> lib/quorum/quarantine.c: rl_quarantine_free
-lib/core/client.c -> lib/quorum/quarantine.c: rl_quarantine_init
-lib/core/client.c -> lib/quorum/quarantine.c: rl_quarantine_on_info
-lib/core/client.c -> lib/quorum/quarantine.c: rl_quarantine_on_state
-lib/core/client.c -> lib/lock/release.c: rl_release_all
-lib/core/client.c -> lib/lock/renew.c: rl_renew_close
-lib/core/client.c -> lib/lock/renew.c: rl_renew_due
-lib/core/client.c -> lib/lock/lock.c: rl_req_hold
-lib/core/client.c -> lib/lock/lock.c: rl_req_start
-lib/core/client.c -> lib/quorum/round.c: rl_round_cmd_settled
-lib/core/client.c -> lib/lock/acquire.c: rl_sleep_cancel
-lib/lock/lock.c -> lib/family/family.c: rl_family_refused
-loop: lib/core/client.c lib/core/metrics.c
 loop: lib/family/family.c lib/family/sem.c lib/family/sem_acquire.c lib/family/sem_renew.c
 loop: lib/lock/acquire.c lib/lock/extend.c lib/lock/hold.c lib/lock/lock.c lib/lock/pubwait.c lib/lock/query.c lib/lock/release.c lib/lock/transfer.c
-loop: lib/quorum/quarantine.c lib/quorum/round.c
-loop: lib/topology/master.c lib/topology/master_ack.c lib/topology/master_cluster.c lib/topology/master_sentinel.c lib/topology/master_single.c
-loop: pubsub/sub.c pubsub/waiters.c
 """.splitlines() if line.strip())
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -639,8 +639,8 @@ static void own_round_master_faults(void) {
   rt_redis_stop_many(rs, 4);
 }
 
-/* --- the caller's own wait (client.c): a blocking trylock that waits
- * for the unlock message reads it on its own thread ------------------- */
+/* --- the caller's own wait (lib/lock/fast.c): a blocking trylock that
+ * waits for the unlock message reads it on its own thread -------------- */
 
 static uint64_t own_waits(rlock_client *c) {
   return atomic_load(&((rl_client *)c)->own_waits);

@@ -83,6 +83,23 @@ void rl_waiter_after_fork(void) {
   }
 }
 
+atomic_uint rl_forks;
+
+/* In the child, on the forking thread, before fork() returns there. */
+static void on_fork_child(void) {
+  atomic_fetch_add_explicit(&rl_forks, 1, memory_order_relaxed);
+  rl_waiter_after_fork();
+}
+
+static void register_fork_handler(void) {
+  pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+void rl_fork_watch(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, register_fork_handler);
+}
+
 uint64_t rl_thread_seq(void) {
   if (self_seq == 0) self_seq = atomic_fetch_add(&next_seq, 1);
   return self_seq;

@@ -7,6 +7,7 @@
 #ifndef RL_WAIT_H
 #define RL_WAIT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -25,6 +26,15 @@ rl_waiter *rl_waiter_self(void);
  * and condition variable and the spares' mutex anew, since a thread of
  * the parent may have held them at the fork. */
 void rl_waiter_after_fork(void);
+
+/* The forks this process has seen: a pthread_atfork child handler,
+ * registered by the first rl_fork_watch, adds one in the child (and runs
+ * rl_waiter_after_fork there). A client remembers the count it was
+ * opened at (client.h's rl_client_forked). */
+extern atomic_uint rl_forks;
+
+/* Registers that handler, once per process; any thread. */
+void rl_fork_watch(void);
 
 /* A small number that names the calling thread for its lifetime, unique
  * in the process (thread ids may be reused; these are not). */

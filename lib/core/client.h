@@ -17,7 +17,9 @@
 #include "list.h"
 #include "metrics.h"
 #include "rlock.h"
+#include "stream.h"
 #include "tls.h"
+#include "wait.h"
 #include "watchdog.h"
 
 #define RL_MAX_MASTERS 64
@@ -99,6 +101,55 @@ typedef struct rl_req {
 } rl_req;
 
 /*
+ * The client's hooks: how the core, and the quorum layer's rounds, reach
+ * the layers above them without naming them (the core is below
+ * lib/quorum, lib/lock and lib/family, and calls nothing of theirs). One
+ * constant table, lib/api/open.c's, filled with those layers' functions
+ * and handed to rl_client_open by rlock_client_open; a client keeps a
+ * pointer to it (c->hooks) and every hook is set. A request of the lock
+ * family also carries its own start and end (rl_req), which the lock
+ * layer's start and the core's rl_req_finish honour.
+ */
+typedef struct rl_client_hooks {
+  /* lib/quorum (quarantine.c): the masters' restart records. quarantine_init
+   * makes them (c->quarantine) from the resolved addresses urls[nmasters]
+   * before the connections start, 0 or RLOCK_ENOMEM; quarantine_free frees
+   * them with the client. node_info and node_state become every master's
+   * on_node_info and on_node_state (master.h; the core's own state hook
+   * calls node_state first). node_quarantined is called by round.c for each
+   * reply: 1 if the node that answered for master idx is in restart
+   * quarantine. */
+  int (*quarantine_init)(struct rlock_client *c, const rl_master_url *urls);
+  void (*quarantine_free)(struct rlock_client *c);
+  void (*node_info)(rl_master *m, rl_conn *node, const char *run_id,
+                    uint64_t uptime_ms);
+  void (*node_state)(rl_master *m, rl_conn *node, int state);
+  int (*node_quarantined)(struct rlock_client *c, int idx,
+                          const rl_conn *node);
+  /* lib/lock: start runs a request the loop took from the queue (lock.c's
+   * rl_req_start, which dispatches by kind or runs req->start). end runs
+   * in rl_req_finish after req->end, before the request leaves the
+   * client's active list: an acquisition's grants are kept by its hold or
+   * given back, and the round in flight (which lives on for late replies)
+   * lets go of the request. cancel runs after it left the list: the
+   * request leaves its wait queue and its retry timer stops (acquire.c's
+   * rl_sleep_cancel). */
+  void (*start)(rl_req *req);
+  void (*end)(rl_req *req, int status);
+  void (*cancel)(rl_req *req);
+  /* lib/lock (renew.c): the client's watchdog's due callback, with the
+   * client as its argument: renews the due holds. */
+  rl_watchdog_due_cb renew_due;
+  /* lib/family and lib/lock: the client shuts down on the loop, every
+   * request already failed: what the layers still hold is given back
+   * (semaphore permits, then locks, written before the connections
+   * close), their waits end, and closed(c) runs once the release rounds
+   * are over (at once when nothing is held); it closes the connections. */
+  void (*shutdown)(struct rlock_client *c,
+                   void (*closed)(struct rlock_client *c));
+} rl_client_hooks;
+
+/*
  * A handle: one allocation, since a client may hold a million locks (at
  * most 300 bytes per held lock, handle and hold together).
  * No pointers into itself: after the struct come at[], 16-bit offsets and
@@ -133,6 +184,7 @@ struct rlock {
 
 struct rlock_client {
   atomic_int refs; /* the opener, each handle, and the open handles */
+  const rl_client_hooks *hooks; /* the layers above (rl_client_hooks) */
   unsigned forks;  /* rl_forks when it was opened (rl_client_forked) */
   int opener_pid;  /* the process that opened it, for messages */
   char id[33];     /* random 128-bit id, hex */
@@ -234,12 +286,11 @@ struct rlock_client {
  * child may touch them: a call would write to the parent's connections
  * (its replies then land in the parent, as errors) or wait for ever for a
  * loop thread that does not exist there, and a mutex another thread held
- * at the fork stays held. rl_forks counts the forks this process has
- * seen (a pthread_atfork child handler, registered at the first open);
- * a client remembers the count it was opened at, so every call can tell,
- * with one load and before any lock, that it runs in a child.
+ * at the fork stays held. rl_forks (wait.h) counts the forks this process
+ * has seen, from the first open on; a client remembers the count it was
+ * opened at, so every call can tell, with one load and before any lock,
+ * that it runs in a child.
  */
-extern atomic_uint rl_forks;
 
 /* 1 if c was opened by another process (inherited across fork). */
 static inline int rl_client_forked(const rl_client *c) {
@@ -248,9 +299,12 @@ static inline int rl_client_forked(const rl_client *c) {
 
 /* 1 if the calling thread runs the client's loop. */
 int rl_client_on_loop(rl_client *c);
-/* 1 when this thread is a caller inside rl_client_fast_start: loop-thread
- * state is its to touch, but user code must wait for the loop. */
-int rl_client_in_fast_start(void);
+/* 1 when this thread is a caller inside the fast path (between
+ * rl_client_fast_enter and rl_client_fast_leave): loop-thread state is
+ * its to touch, but user code must wait for the loop. That is exactly
+ * while the stream layer's off-loop flag is set, which the fast path sets
+ * on entry and clears before it lets go of the loop lock. */
+static inline int rl_client_in_fast_start(void) { return rl_stream_off_loop; }
 
 /* Queues a request for the loop thread. 0, or RLOCK_ECLOSED. */
 int rl_client_post(rl_client *c, rl_req *req);
@@ -265,21 +319,29 @@ void rl_client_note_master_error(rl_client *c, const char *text, size_t len);
 void rl_client_unref(rl_client *c);
 
 /*
- * Any thread but the loop's, for a blocking request not yet posted:
- * starts it on the calling thread under the loop lock when that is free
- * and the request is one that can run there (client.c), and when it may,
- * waits for its replies on that thread and finishes it there too (its
- * own round), sleeping in poll(2) at once. 0 when it did not start it
- * (post it instead); else RL_FAST_STARTED, with RL_FAST_OWN when it
- * waited for the replies itself (finished or not: the caller must not
- * spin after it), and RL_FAST_TIMERS when the start armed a timer the
- * sleeping loop does not know of yet: the caller must rl_client_wake it
- * before it waits for long.
+ * The fast path's loop lock (client.c's top comment says why it is
+ * safe), for lib/lock/fast.c, which decides what a caller may start and
+ * finish itself. Any thread but the loop's, for a blocking request not
+ * yet posted: rl_client_fast_enter takes the loop lock when it is free
+ * (trylock: it never waits), the client is open and every master is one
+ * connection that is ready, so that no send can fail at once; the loop's
+ * clock is then brought up to date and the thread counts as inside the
+ * fast path (rl_client_in_fast_start). 1 when it took it, else 0 (post
+ * the request instead). rl_client_fast_leave lets go, with own set when
+ * the caller waited for its replies itself (its own round) and req its
+ * request, after waking the loop if what the caller left needs it at
+ * once; it returns RL_FAST_STARTED, with RL_FAST_OWN when own, and
+ * RL_FAST_TIMERS when the start armed a timer the sleeping loop does not
+ * know of yet: the caller must rl_client_wake it before it waits for long.
+ * rl_client_loop_timeout is the loop's poll timeout, in ms, for a caller
+ * that polls under the loop lock: never past the loop's next timer.
  */
 #define RL_FAST_STARTED 1
 #define RL_FAST_TIMERS 2
 #define RL_FAST_OWN 4
-int rl_client_fast_start(rl_client *c, rl_req *req);
+int rl_client_fast_enter(rl_client *c);
+int rl_client_fast_leave(rl_client *c, rl_req *req, int own);
+int rl_client_loop_timeout(rl_client *c);
 
 /* Wakes the loop thread (unless the client is closed): it then sees
  * every timer and watcher started under the loop lock. Any thread. */
@@ -288,8 +350,15 @@ void rl_client_wake(rl_client *c);
 /* Loop thread: completes a request with status, exactly once. */
 void rl_req_finish(rl_req *req, int status);
 
-/* Loop thread: starts a request taken from the queue. */
-void rl_req_start(rl_req *req);
+/* Handle references (any thread): the last unref frees the handle and
+ * drops its reference to the client. */
+void rl_lock_ref(rlock *lock);
+void rl_lock_unref(rlock *lock);
+
+/* rlock_client_open with the layers' hooks (rl_client_hooks), which must
+ * outlive the client: lib/api/open.c's. */
+int rl_client_open(rlock_client **out, const rlock_options *opts,
+                   const rl_client_hooks *hooks);
 
 /* The drift allowance of a lease, in ms: lease * drift_factor + 2. A
  * grant is valid for lease - elapsed - this. */

@@ -26,21 +26,6 @@
 
 /* --- per-client state ----------------------------------------------------- */
 
-int rl_family_refused(rl_client *c, const char *what) {
-  if (rl_client_forked(c)) return RLOCK_EFORKED;
-  for (int i = 0; i < c->nmasters; i++) {
-    if (c->masters[i]->kind != RL_MASTER_CLUSTER) continue;
-    char text[200];
-    int n = snprintf(text, sizeof text,
-                     "%s are not yet supported on a redis-cluster:// master "
-                     "(masters[%d])",
-                     what, i);
-    rl_client_note_error(c, text, (size_t)n);
-    return RLOCK_EINVAL;
-  }
-  return 0;
-}
-
 rl_family *rl_family_get(rl_client *c) {
   if (c->family != NULL) return c->family;
   if (rl_client_closing(c)) return NULL;

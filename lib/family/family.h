@@ -33,22 +33,11 @@ typedef struct rl_family {
  * or once the client shuts down. */
 rl_family *rl_family_get(rl_client *c);
 
-/*
- * The lock family on cluster masters: its scripts have no shard forms yet
- * (the fair lock publishes to a per-client channel, rlock_lock_all spans
- * slots), so every family kind is refused when any master of the client
- * is a redis-cluster:// one. RLOCK_EINVAL, with rlock_client_last_error
- * saying "<what> are not yet supported on a redis-cluster:// master"
- * (what: "fair locks", "read-write locks", "semaphores", "latches",
- * "several locks at once"); 0 when every master is a single server
- * (plain or Sentinel). Any thread: the masters' kinds are fixed at open.
- */
-int rl_family_refused(rl_client *c, const char *what);
-
 /* The family's watchdog, started on first use; NULL when out of memory. */
 rl_watchdog *rl_family_watchdog(rl_client *c);
 
-/* Client shutdown (client.c), after every request finished: gives back
+/* Client shutdown (the client's shutdown hook, client.h, set in
+ * lib/api/open.c), after every request finished: gives back
  * every semaphore permit still held (written before the connections
  * close), forgets the holds and closes the watchdog. */
 void rl_family_shutdown(rl_client *c);
@@ -82,7 +71,6 @@ uint64_t rl_fam_deadline(int64_t wait_ms);
 /* retry_delay_ms plus a random jitter: the pause before a retry that no
  * message will announce. */
 uint64_t rl_fam_retry_ms(const rl_client *c);
-
 
 /* A random id of 32 hex digits (and a NUL) in out[33]. */
 void rl_fam_random_id(char out[33]);

@@ -3,14 +3,15 @@
  * arguments that every kind's calls share: a lease the client accepts, a
  * wait. The public calls (lib/api/) and the family's (lib/family/) build
  * a request and hand it to rl_req_call, which posts it (or starts it on
- * the caller's thread when the loop sleeps: client.c's fast path) and
- * waits on the calling thread's waiter.
+ * the caller's thread when the loop sleeps: fast.c) and waits on the
+ * calling thread's waiter.
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast.h"
 #include "lock.h"
 #include "options.h"
 #include "util.h"
@@ -80,7 +81,7 @@ int rl_wait_check(const rlock *lock, int64_t wait_ms) {
  * sleeping at once took 340-410 us (N = 3: 410-430 against 230-240),
  * while at N = 1 it saved 5-10 us a pair.
  *
- * A call in its own round (client.c) does not spin: it sleeps in poll(2)
+ * A call in its own round (fast.c) does not spin: it sleeps in poll(2)
  * on its masters' sockets, whose reply wakes it on the CPU that ran the
  * master. Spinning there took the CPU that the master and a waiter of
  * another process needed for a hand-off: 8 interleaved rounds each of
@@ -128,9 +129,9 @@ int rl_req_call(rlock *lock, rl_req *req) {
   atomic_init(&req->finished, 0);
   atomic_fetch_add_explicit(&c->blocking, 1, memory_order_relaxed);
   int spin = spin_begin(c);
-  /* Started here when the loop sleeps (client.c's fast path), and often
-   * finished here too (its own round), else posted. */
-  int fast = rl_client_fast_start(c, req);
+  /* Started here when the loop sleeps (fast.c), and often finished here
+   * too (its own round), else posted. */
+  int fast = rl_fast_start(c, req);
   if (!fast) {
     int rc = rl_client_post(c, req);
     if (rc != 0) {

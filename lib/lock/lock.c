@@ -12,23 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "family.h"
 #include "keys.h"
 #include "kind.h"
 #include "options.h"
 #include "pubsub.h"
 #include "util.h"
 #include "wait.h"
-
-void rl_lock_ref(rlock *lock) { atomic_fetch_add(&lock->refs, 1); }
-
-void rl_lock_unref(rlock *lock) {
-  if (atomic_fetch_sub(&lock->refs, 1) != 1) return;
-  rl_client *c = lock->client;
-  free(lock->lost);
-  free(lock);
-  rl_client_unref(c);
-}
 
 /* A callback and its argument are set and read together under the
  * client's queue mutex (taken briefly, and last in the lock order), so the
@@ -123,6 +112,21 @@ rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
   lock->client = c;
   atomic_fetch_add(&c->refs, 1);
   return lock;
+}
+
+int rl_family_refused(rl_client *c, const char *what) {
+  if (rl_client_forked(c)) return RLOCK_EFORKED;
+  for (int i = 0; i < c->nmasters; i++) {
+    if (c->masters[i]->kind != RL_MASTER_CLUSTER) continue;
+    char text[200];
+    int n = snprintf(text, sizeof text,
+                     "%s are not yet supported on a redis-cluster:// master "
+                     "(masters[%d])",
+                     what, i);
+    rl_client_note_error(c, text, (size_t)n);
+    return RLOCK_EINVAL;
+  }
+  return 0;
 }
 
 /* A handle of the given kind: its keys, prefix{name} followed by each of

@@ -44,10 +44,6 @@ int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg);
 /* The lost-lock callback and its argument as last set (NULL: none). */
 rlock_lost_cb rl_lock_lost(rlock *lock, void **arg);
 
-/* Handle references (any thread). */
-void rl_lock_ref(rlock *lock);
-void rl_lock_unref(rlock *lock);
-
 /* A handle of no kind yet (the caller sets kind, or leaves it NULL for a
  * family object): nkeys keys "<prefix>{<name>}" + suffixes[k], of which
  * hold is the hold key, fence the fencing counter and chan_key the one
@@ -61,6 +57,24 @@ rlock *rl_lock_alloc(rl_client *c, const char *name, int nkeys,
 /* Writes the owner field of the calling thread, or of an async owner. */
 void rl_owner_thread(rl_client *c, rl_req *req);
 void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req);
+
+/* Loop thread: starts a request taken from the queue: req->start when
+ * set (the lock family's), else by kind (the client's start hook). */
+void rl_req_start(rl_req *req);
+
+/*
+ * The lock family on cluster masters: its scripts have no shard forms yet
+ * (the fair lock publishes to a per-client channel, rlock_lock_all spans
+ * slots), so every family kind is refused when any master of the client
+ * is a redis-cluster:// one. RLOCK_EINVAL, with rlock_client_last_error
+ * saying "<what> are not yet supported on a redis-cluster:// master"
+ * (what: "fair locks", "read-write locks", "semaphores", "latches",
+ * "several locks at once"); 0 when every master is a single server
+ * (plain or Sentinel). Any thread: the masters' kinds are fixed at open.
+ * It lives in the lock layer (lock.c) because the fair and read-write
+ * locks are refused by it too; the family's objects use it from above.
+ */
+int rl_family_refused(rl_client *c, const char *what);
 
 void rl_acquire_start(rl_req *req);
 /* Another attempt of an acquisition already started (a woken waiter). */

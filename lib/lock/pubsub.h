@@ -52,7 +52,7 @@ rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
                                  struct rl_psw **psw);
 
 /*
- * The caller's own wait (client.c): req, a blocking acquisition parked in
+ * The caller's own wait (fast.c): req, a blocking acquisition parked in
  * its wait queue, waits on its caller's thread. The subscriber
  * connections of its channel, one per master, into conns, when every one
  * is ready, plain TCP and idle but for the channel's own SUBSCRIBE or

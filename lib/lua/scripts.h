@@ -112,7 +112,7 @@ rl_script_id rl_script_shard(rl_script_id id);
  * a cluster node (cluster 1) the reentrant lock's scripts, the
  * cluster-only ones and their shard forms. The lock family's scripts are
  * not loaded on cluster nodes: the family kinds are refused on cluster
- * masters for now (family.c, rl_family_refused). */
+ * masters for now (lock.c, rl_family_refused). */
 int rl_script_loaded_on(int id, int cluster);
 
 /* What a script is for replica acknowledgement (master_ack.c): 0 not

@@ -27,21 +27,24 @@ void rl_quarantine_free(struct rlock_client *c);
  * max_lease_ms. */
 uint64_t rl_quarantine_length(const struct rlock_client *c);
 
-/* Master hooks (wired in client.c): a node's command connection changed
- * state (a single master's that went down no longer vouches for its
- * run_id); a node's handshake reported the server's run_id and uptime.
- * A single master's restart records are read in every handshake of its
- * connection (rl_conn_set_handshake_extra, set up by rl_quarantine_init),
- * before any lock reply on it; a cluster's nodes are judged each by what
- * this client saw of it (a known address answering with a new run_id and
- * a short uptime). */
+/* Master hooks, through the client's hooks node_state and node_info
+ * (client.h): a node's command connection changed state (a single
+ * master's that went down no longer vouches for its run_id); a node's
+ * handshake reported the server's run_id and uptime. A single master's
+ * restart records are read in every handshake of its connection
+ * (rl_conn_set_handshake_extra, set up by rl_quarantine_init), before any
+ * lock reply on it; a cluster's nodes are judged each by what this client
+ * saw of it (a known address answering with a new run_id and a short
+ * uptime). */
 void rl_quarantine_on_state(rl_master *m, rl_conn *node, int state);
 void rl_quarantine_on_info(rl_master *m, rl_conn *node, const char *run_id,
                            uint64_t uptime_ms);
 
 /* 1 if node, which just answered for master idx, is in restart quarantine
  * (for masters whose server changes; a single master's quarantine is
- * rl_master_quarantined's, judged when the round is decided). */
+ * rl_master_quarantined's, judged when the round is decided). round.c,
+ * below this file, calls it through the client's node_quarantined hook
+ * (client.h). */
 int rl_node_quarantined(struct rlock_client *c, int idx,
                         const rl_conn *node);
 

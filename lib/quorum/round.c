@@ -255,7 +255,8 @@ static void on_cmd(rl_mcmd *cmd, rl_conn *node, redisReply *reply,
         rl_master_count_error(r->client->masters[i], node);
         rl_client_note_error(r->client, reply->str, reply->len);
       } else {
-        sl->node_quarantined = rl_node_quarantined(r->client, i, node);
+        sl->node_quarantined =
+            r->client->hooks->node_quarantined(r->client, i, node);
         sl->answered = node;
         vote = r->ops->classify(r, i, reply);
       }

@@ -160,7 +160,7 @@ void rl_round_send_one(rl_round *r, int idx);
  * 1 if c is a round's command and the round is decided, and what a late
  * reply runs is known to run no user code (no late hook, or the
  * acquisition's, which keeps or undoes the grant): a caller in its own
- * round may read that reply (client.c).
+ * round may read that reply (lib/lock/fast.c).
  */
 int rl_round_cmd_settled(const rl_mcmd *c);
 

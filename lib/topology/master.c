@@ -1,7 +1,9 @@
 /*
- * What every kind of master shares (master.h): the constructor that picks
- * the kind from the address, the common fields, and the small helpers the
- * kinds use for logs and pub/sub replies.
+ * What every kind of master shares (master.h): the common fields and the
+ * small helpers the kinds use for logs and pub/sub replies. This file is
+ * the base of the kinds and names none of them: a kind is reached through
+ * its rl_master_ops, and the constructor that picks the kind from the
+ * address is master_new.c, above every kind.
  */
 #include "master.h"
 
@@ -12,23 +14,6 @@
 #include <strings.h>
 
 #include "resp.h"
-
-rl_master *rl_master_single_new(const rl_master_url *url, uv_loop_t *loop,
-                                const rl_conn_config *cfg, int idx);
-rl_master *rl_master_sentinel_new(const rl_master_url *url, uv_loop_t *loop,
-                                  const rl_conn_config *cfg, int idx);
-rl_master *rl_master_cluster_new(const rl_master_url *url, uv_loop_t *loop,
-                                 const rl_conn_config *cfg, int idx);
-
-rl_master *rl_master_new(const rl_master_url *url, uv_loop_t *loop,
-                         const rl_conn_config *cfg, int idx) {
-  switch (url->kind) {
-    case 0: return rl_master_single_new(url, loop, cfg, idx);
-    case RL_TOPO_SENTINEL: return rl_master_sentinel_new(url, loop, cfg, idx);
-    case RL_TOPO_CLUSTER: return rl_master_cluster_new(url, loop, cfg, idx);
-    default: return NULL; /* a kind options.c refuses */
-  }
-}
 
 /* The name logs show: the address without credentials. */
 static void display_name(const rl_master_url *u, char *buf, size_t size) {

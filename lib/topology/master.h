@@ -235,7 +235,7 @@ rl_master *rl_master_new(const rl_master_url *url, uv_loop_t *loop,
 
 /* The command a single master's connection carries as cmd (its data), or
  * NULL when cmd is not one of those (the connection's own, another
- * sender's): for a caller's own round (client.c). */
+ * sender's): for a caller's own round (lib/lock/fast.c). */
 rl_mcmd *rl_master_single_mcmd(const rl_cmd *cmd);
 
 /* The acknowledgements a durable write on m needs now (see acks_have). */
