@@ -838,7 +838,7 @@ static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls) {
   if (conn->state == RL_CONN_CLOSED) return;
   if (rl_stream_off_loop) {
-    /* A caller's own round or start (client.c): the loop reports it. */
+    /* A caller's own round or start (lib/lock/fast.c): the loop reports it. */
     if (!conn->fail_deferred) {
       conn->fail_deferred = 1;
       conn->deferred_refused = refused;

@@ -169,7 +169,7 @@ struct rl_conn {
   int replied; /* the current attempt's master has sent a reply */
   int dispatching; /* inside the reply loop */
   /* A failure found off the loop thread (a caller reading its own
-   * replies, client.c), to be reported by the loop: its timer fires at
+   * replies, lib/lock/fast.c), to be reported by the loop: its timer fires at
    * once and fails the attempt there, so that the owner's hooks (the
    * log, user code) never run on that caller. */
   int fail_deferred;
@@ -335,7 +335,7 @@ static inline int rl_conn_ready(const rl_conn *conn) {
 
 /*
  * For a caller that finishes its own round under the client's loop lock
- * (client.c): 1 if the connection is ready, nothing is queued or waiting
+ * (lib/lock/fast.c): 1 if the connection is ready, nothing is queued or waiting
  * on it, and every command written and unanswered is the connection's
  * own clock refresh or script load, or one that settled says is settled
  * (its reply runs no user code; settled may be NULL: none is), so that
@@ -346,7 +346,7 @@ int rl_conn_idle(const rl_conn *conn, int (*settled)(const rl_cmd *cmd));
 
 /*
  * For a caller that waits for a pub/sub message on its own thread under
- * the client's loop lock (client.c's own wait): 1 if this subscriber
+ * the client's loop lock (lib/lock/fast.c's own wait): 1 if this subscriber
  * connection is ready, plain TCP, nothing waits for its handshake, and
  * every command queued or unanswered on it is a SUBSCRIBE or UNSUBSCRIBE
  * of channel (or the connection's own), so that every reply it reads

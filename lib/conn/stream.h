@@ -70,7 +70,7 @@ int rl_stream_flush(rl_stream *s);
 
 /*
  * Set by a thread that flushes off the loop thread, under the client's
- * loop lock (client.c): then a send that fails does not fail the stream
+ * loop lock (lib/core/client.c): then a send that fails does not fail the stream
  * (whose callbacks would run user code on that thread) but waits for the
  * socket to be writable, which it is at once when it has failed, and the
  * loop thread sends again and fails it there.
@@ -82,7 +82,7 @@ extern __thread int rl_stream_off_loop;
 void rl_stream_read_now(rl_stream *s);
 
 /*
- * Off the loop thread, under the client's loop lock (client.c, a caller
+ * Off the loop thread, under the client's loop lock (lib/lock/fast.c, a caller
  * that finishes its own round): reads what the kernel already holds for
  * a plain stream that is open, and hands it to received on the calling
  * thread. Nothing here fails the stream, whose failed callback would run
