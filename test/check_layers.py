@@ -65,13 +65,12 @@ lib/core/client.c -> lib/lock/release.c: rl_release_all
 lib/core/client.c -> lib/lock/renew.c: rl_renew_close
 lib/core/client.c -> lib/lock/renew.c: rl_renew_due
 lib/core/client.c -> lib/lock/lock.c: rl_req_hold
-lib/core/client.c -> lib/lock/lock.c: rl_req_start
+lib/core/client.c -> lib/lock/dispatch.c: rl_req_start
 lib/core/client.c -> lib/quorum/round.c: rl_round_cmd_settled
 lib/core/client.c -> lib/lock/acquire.c: rl_sleep_cancel
 lib/lock/lock.c -> lib/family/family.c: rl_family_refused
 loop: lib/core/client.c lib/core/metrics.c
 loop: lib/family/family.c lib/family/sem.c lib/family/sem_acquire.c lib/family/sem_renew.c
-loop: lib/lock/acquire.c lib/lock/extend.c lib/lock/hold.c lib/lock/lock.c lib/lock/pubwait.c lib/lock/query.c lib/lock/release.c lib/lock/transfer.c
 loop: lib/quorum/quarantine.c lib/quorum/round.c
 loop: lib/topology/master.c lib/topology/master_ack.c lib/topology/master_cluster.c lib/topology/master_sentinel.c lib/topology/master_single.c
 loop: pubsub/sub.c pubsub/waiters.c

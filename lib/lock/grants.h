@@ -9,6 +9,7 @@
 
 #include "kind.h"
 #include "lock.h"
+#include "pubsub.h"
 
 /* Per master, in rl_grants.slot. RL_G_CATCHUP: the attempt won before
  * this master answered; its late reply decides whether its fencing
@@ -33,6 +34,8 @@ typedef struct rl_grants {
    * until it is finished, and whether its outcome was decided. */
   rl_req *unlock;
   int unlock_decided;
+  /* How the unlock's outcome is decided (release.c's, given by it). */
+  void (*unlock_outcome)(rl_req *req, const rl_round *r, uint64_t published);
   rl_call_vals vals; /* for undos: the handle's keys, channel, owner, and
                        the count the attempt's grants set (count) */
   const char *keys[RL_KIND_MAXKEYS];
@@ -69,6 +72,9 @@ void rl_attempt_end(rl_req *req, int keep, int waiting);
 /* An attempt of req won a majority in round r: fencing, write-back and
  * the hold, then req is finished (or goes on, as acquire.c says). */
 void rl_acquire_won(rl_req *req, rl_round *r, rl_grants *g);
+
+/* A lock waiter's wake in its pub/sub wait queue: its next attempt. */
+void rl_acquire_on_event(rl_psw *w, void *data);
 
 /* An attempt failed with err (RL_EBUSY: the lock is held, holder_pttl
  * ms left): req waits again, retries, or is finished. */

@@ -63,8 +63,6 @@ void rl_owner_thread(rl_client *c, rl_req *req);
 void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req);
 
 void rl_acquire_start(rl_req *req);
-/* Another attempt of an acquisition already started (a woken waiter). */
-void rl_acquire_retry(rl_req *req);
 void rl_unlock_start(rl_req *req);
 void rl_force_start(rl_req *req);
 void rl_query_start(rl_req *req);
@@ -74,7 +72,7 @@ rl_hold *rl_req_hold(rl_req *req);
 
 /* The owner's live hold. Without one, finishes req with RLOCK_ENOTOWNER,
  * or with RLOCK_ELOST after dropping a hold that was lost, and returns
- * NULL. */
+ * NULL (hold.c). */
 rl_hold *rl_req_live_hold(rl_req *req);
 
 /* Forgets a hold: stops its renewal, drops its handle reference and
@@ -127,12 +125,6 @@ void rl_acquire_end(rl_req *req, int status);
  * acquisition is never hit. */
 void rl_hold_release_everywhere(rl_client *c, const rl_hold *h);
 
-/* waiter_alive_ms as set, or its automatic value (acquire.c). */
-int64_t rl_waiter_alive_ms(const rl_client *c);
-
-/* How often a queued waiter of req's kind must attempt to stay queued
- * (a third of waiter_alive_ms), or 0 when it need not (acquire.c). */
-uint64_t rl_heartbeat_ms(const rl_req *req);
 
 /* The call values of a handle's keys and channel (lock.c): what every
  * script call of the handle starts from. */
