@@ -70,7 +70,6 @@ lib/core/client.c -> lib/quorum/round.c: rl_round_cmd_settled
 lib/core/client.c -> lib/lock/acquire.c: rl_sleep_cancel
 lib/lock/lock.c -> lib/family/family.c: rl_family_refused
 loop: lib/core/client.c lib/core/metrics.c
-loop: lib/family/family.c lib/family/sem.c lib/family/sem_acquire.c lib/family/sem_renew.c
 loop: lib/quorum/quarantine.c lib/quorum/round.c
 loop: lib/topology/master.c lib/topology/master_ack.c lib/topology/master_cluster.c lib/topology/master_sentinel.c lib/topology/master_single.c
 loop: pubsub/sub.c pubsub/waiters.c

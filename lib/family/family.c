@@ -20,7 +20,6 @@
 #include "options.h"
 #include "pubsub.h"
 #include "resp.h"
-#include "sem.h"
 #include "util.h"
 #include "waitq.h"
 
@@ -55,13 +54,13 @@ rl_family *rl_family_get(rl_client *c) {
   return f;
 }
 
-rl_watchdog *rl_family_watchdog(rl_client *c) {
+rl_watchdog *rl_family_watchdog(rl_client *c, rl_watchdog_due_cb due) {
   rl_family *f = rl_family_get(c);
   if (f == NULL) return NULL;
   if (!f->watchdog_open) {
     uint64_t period = (uint64_t)c->opts.watchdog_timeout_ms / 3;
     if (rl_watchdog_init(&f->watchdog, c->loop, period ? period : 1,
-                         (size_t)c->opts.watchdog_batch, rl_sem_renew_due,
+                         (size_t)c->opts.watchdog_batch, due,
                          c) != 0)
       return NULL;
     f->watchdog_open = 1;
@@ -80,7 +79,7 @@ static void on_watchdog_closed(uv_handle_t *h) {
 void rl_family_shutdown(rl_client *c) {
   rl_family *f = c->family;
   if (f == NULL) return;
-  rl_sem_close_all(c, f);
+  if (f->close_all != NULL) f->close_all(c, f);
   c->family = NULL;
   rl_holds_free(&f->permits);
   if (f->watchdog_open)

@@ -27,6 +27,9 @@ typedef struct rl_family {
   rl_holds permits;     /* semaphore holds by (":s" key, owner): sem.h */
   rl_watchdog watchdog; /* renews the permits of RLOCK_WATCHDOG holds */
   int watchdog_open;    /* its timer is a handle of the loop */
+  /* Set by the semaphores with their first hold (sem_hold.c): gives back
+   * every permit still held and forgets the holds, at shutdown. */
+  void (*close_all)(rl_client *c, struct rl_family *f);
 } rl_family;
 
 /* The client's family state, made on first use; NULL when out of memory
@@ -45,8 +48,9 @@ rl_family *rl_family_get(rl_client *c);
  */
 int rl_family_refused(rl_client *c, const char *what);
 
-/* The family's watchdog, started on first use; NULL when out of memory. */
-rl_watchdog *rl_family_watchdog(rl_client *c);
+/* The family's watchdog, started on first use with due as its renewal
+ * routine (the semaphores', sem_renew.c); NULL when out of memory. */
+rl_watchdog *rl_family_watchdog(rl_client *c, rl_watchdog_due_cb due);
 
 /* Client shutdown (client.c), after every request finished: gives back
  * every semaphore permit still held (written before the connections

@@ -7,8 +7,9 @@
  * key and the owner, like a lock's hold, whose ext is the list of slots it
  * holds and, per slot, the masters that granted it (a slot counts while a
  * majority of masters has it for the owner). sem.c has the handles, the
- * public calls, release and the queries; sem_acquire.c the acquisition;
- * sem_renew.c the watchdog's renewals, loss and giving back at close.
+ * public calls, release and the queries; sem_hold.c the holds, their
+ * loss and giving back at close; sem_acquire.c the acquisition;
+ * sem_renew.c the watchdog's renewals.
  * Loop thread only, save the public calls.
  */
 #ifndef RL_SEM_H
@@ -93,7 +94,7 @@ typedef struct rl_sem_req {
 void rl_sem_ref(rlock_sem *sem);
 void rl_sem_unref(rlock_sem *sem);
 
-/* Holds (sem.c). */
+/* Holds (sem_hold.c). */
 rl_hold *rl_sem_hold_find(rl_client *c, const rlock_sem *sem,
                           const char *owner, size_t ownerlen);
 /* A new hold, with no slots yet; NULL when out of memory. */
@@ -126,14 +127,17 @@ void rl_sem_send_drop(rl_client *c, const rlock_sem *sem, const char *owner,
                       size_t ownerlen, const int64_t *keep, size_t n,
                       int idx);
 
+/* Gives back everything the owner has of the semaphore, on every master
+ * (a lost hold: a later acquisition must not stack on what survived). */
+void rl_sem_drop_everywhere(rl_client *c, const rl_hold *h);
+
 /* Acquisition (sem_acquire.c): the request's start and end hooks. */
 void rl_sem_acquire_start(rl_req *req);
 void rl_sem_acquire_end(rl_req *req, int status);
 
 /* Renewal (sem_renew.c): arms a hold's renewal; the family watchdog's
- * routine; giving every permit back at close. */
+ * routine. */
 void rl_sem_watch(rl_client *c, rl_hold *h);
 void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg);
-void rl_sem_close_all(rl_client *c, rl_family *f);
 
 #endif
