@@ -146,12 +146,6 @@ uint64_t rl_fam_deadline(int64_t wait_ms) {
                                                   : now + (uint64_t)wait_ms;
 }
 
-uint64_t rl_fam_retry_ms(const rl_client *c) {
-  uint64_t ms = (uint64_t)c->opts.retry_delay_ms +
-                rl_random_upto((uint64_t)c->opts.retry_jitter_ms);
-  return ms > 0 ? ms : 1;
-}
-
 void rl_fam_random_id(char out[33]) {
   unsigned char raw[16];
   if (rl_random_bytes(raw, sizeof raw) != 0) {

@@ -83,10 +83,6 @@ int rl_fam_post(rlock *obj, rl_req *req, uint64_t owner, rlock_cb cb,
  * RL_FOREVER). */
 uint64_t rl_fam_deadline(int64_t wait_ms);
 
-/* retry_delay_ms plus a random jitter: the pause before a retry that no
- * message will announce. */
-uint64_t rl_fam_retry_ms(const rl_client *c);
-
 
 /* A random id of 32 hex digits (and a NUL) in out[33]. */
 void rl_fam_random_id(char out[33]);

@@ -36,9 +36,11 @@
 
 #include "kind.h"
 #include "multi.h"
+#include "fence.h"
 #include "grants.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "retry.h"
 #include "scripts.h"
 #include "util.h"
 
@@ -328,12 +330,6 @@ static int hold_intact(rl_round *r, rl_multi_attempt *a, size_t j,
   return r->yes + r->no + r->fail < r->n ? -1 : 0;
 }
 
-static int classify_fence(rl_round *r, int i, const redisReply *rep) {
-  (void)r;
-  (void)i;
-  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
-}
-
 static void fence_done(rl_round *r) {
   if (!rl_votes_settle(r, 0)) return;
   rl_multi_attempt *a = r->data;
@@ -354,23 +350,8 @@ static void fence_release(rl_round *r) {
   if (r->data != NULL) attempt_unref(r->data);
 }
 
-static const rl_round_ops fence_ops = {classify_fence, fence_done, NULL,
+static const rl_round_ops fence_ops = {rl_fence_classify, fence_done, NULL,
                                        fence_release};
-
-static rl_round *fence_round(rl_multi_attempt *a, size_t j,
-                             const rl_round_ops *ops) {
-  rl_args args;
-  rl_args_init(&args);
-  rl_args_str(&args, NULL, 0);
-  rl_args_str(&args, "1", 1);
-  rl_args_str(&args, rl_lock_fence(a->locks[j]), rl_lock_fencelen(a->locks[j]));
-  rl_args_i64(&args, (int64_t)a->out_token[j]);
-  rl_args_i64(&args, RL_FENCE_TTL_MS);
-  rl_round *r = rl_args_round(&args, a->c, ops, ops ? a : NULL,
-                              RL_SCRIPT_FENCE_MAX);
-  rl_args_free(&args);
-  return r;
-}
 
 /* Tokens of the first acquisitions; written back where needed, then
  * committed. */
@@ -389,26 +370,21 @@ static void hand_out_tokens(rl_multi_req *mr, rl_round *r) {
       if (r->slot[i].vote == RL_VOTE_YES && a->token[(size_t)i * n + j] > token)
         token = a->token[(size_t)i * n + j];
     a->out_token[j] = (uint64_t)token;
-    if (c->nmasters == 1) continue;
-    int agree = 0;
-    for (int i = 0; i < r->n; i++)
-      if (r->slot[i].vote == RL_VOTE_YES &&
-          a->token[(size_t)i * n + j] == token && !rl_master_duplicate(c, i))
-        agree++;
-    if (agree >= r->quorum) {
-      for (int i = 0; i < r->n; i++) {
-        if (r->slot[i].granted && a->token[(size_t)i * n + j] == token)
-          continue;
-        rl_round *u = fence_round(a, j, NULL);
-        if (u != NULL) rl_round_send_one(u, i);
-      }
-    } else {
-      rl_round *f = fence_round(a, j, &fence_ops);
-      if (f == NULL) {
-        for (size_t k = 0; k < nneed; k++) rl_round_discard(need[k]);
-        rl_req_finish(&mr->req, RLOCK_ENOMEM);
-        return;
-      }
+    int64_t stored[RL_MAX_MASTERS];
+    rl_fence_in in = {rl_lock_fence(a->locks[j]), rl_lock_fencelen(a->locks[j]),
+                      (uint64_t)token, r->quorum, stored, 0, 0, NULL, 0};
+    for (int i = 0; i < r->n; i++) {
+      stored[i] = r->slot[i].granted ? a->token[(size_t)i * n + j] : -1;
+      if (r->slot[i].vote == RL_VOTE_YES) in.counted |= 1ull << i;
+    }
+    rl_round *f;
+    int rc = rl_fence_write_back(c, &in, &fence_ops, a, &f);
+    if (rc < 0) {
+      for (size_t k = 0; k < nneed; k++) rl_round_discard(need[k]);
+      rl_req_finish(&mr->req, RLOCK_ENOMEM);
+      return;
+    }
+    if (rc > 0) {
       a->refs++;
       need[nneed++] = f;
     }
@@ -508,27 +484,14 @@ static void fail_attempt(rl_multi_req *mr, int err, int64_t pttl,
                          size_t blocker) {
   rl_req *req = &mr->req;
   rl_client *c = req->lock->client;
-  if (err == RLOCK_EREDIS) {
-    rl_req_finish(req, err);
+  /* The retry policy (retry.c) says when; the set waits in the queue of
+   * the lock found held. */
+  rl_retry p = {err, pttl, 0, NULL, 0};
+  if (rl_retry_next(req, &p) == RL_RETRY_DONE) {
+    rl_req_finish(req, p.err);
     return;
   }
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, err == RL_EBUSY ? RLOCK_ETIMEDOUT : err);
-    return;
-  }
-  uint64_t ms;
-  if (err == RL_EBUSY && c->opts.wait_strategy == RLOCK_WAIT_PUBSUB) {
-    /* Until the held lock's unlock message, or its holder's lease. */
-    ms = pttl >= 0 ? (uint64_t)pttl + 1
-                   : (uint64_t)c->opts.watchdog_timeout_ms;
-  } else {
-    ms = rl_fam_retry_ms(c);
-    if (err == RL_EBUSY && pttl >= 0 && (uint64_t)pttl + 1 < ms)
-      ms = (uint64_t)pttl + 1;
-  }
-  if (req->deadline != RL_FOREVER && req->deadline - now < ms)
-    ms = req->deadline - now;
+  uint64_t ms = p.ms;
   const rlock *held = mr->locks[blocker];
   if (rl_fwait_sleep(&mr->wait, req, rl_lock_channel(held), held->channellen,
                      ms, retry, &c->metrics.waiters) != 0)

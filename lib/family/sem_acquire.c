@@ -45,9 +45,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fence.h"
 #include "grants.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "retry.h"
 #include "scripts.h"
 #include "sem.h"
 #include "util.h"
@@ -462,12 +464,6 @@ static void commit(rl_sem_req *sr) {
   rl_req_finish(req, RLOCK_OK);
 }
 
-static int classify_fence(rl_round *r, int i, const redisReply *rep) {
-  (void)r;
-  (void)i;
-  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
-}
-
 static void fence_done(rl_round *r) {
   if (!rl_votes_settle(r, 0)) return;
   rl_sem_req *sr = r->data;
@@ -481,27 +477,11 @@ static void fence_done(rl_round *r) {
   fail_attempt(sr, RLOCK_ENOQUORUM, -1, 0);
 }
 
-static const rl_round_ops fence_ops = {classify_fence, fence_done, NULL, NULL};
-
-/* fence_max of the semaphore's counter to token, one master (no answer
- * expected) or all (a round with sr as its data). */
-static rl_round *fence_round(rl_sem_req *sr, uint64_t token,
-                             const rl_round_ops *ops) {
-  rl_args a;
-  rl_args_init(&a);
-  rl_args_str(&a, NULL, 0);
-  rl_args_str(&a, "1", 1);
-  rl_args_str(&a, rl_lock_fence(sr->sem->obj), rl_lock_fencelen(sr->sem->obj));
-  rl_args_i64(&a, (int64_t)token);
-  rl_args_i64(&a, RL_FENCE_TTL_MS);
-  rl_round *r = rl_args_round(&a, sr->req.lock->client, ops,
-                              ops ? sr : NULL, RL_SCRIPT_FENCE_MAX);
-  rl_args_free(&a);
-  return r;
-}
+static const rl_round_ops fence_ops = {rl_fence_classify, fence_done, NULL,
+                                       NULL};
 
 /* A first acquisition's token: the largest among the granting masters,
- * written back to a majority before it is handed out (as acquire.c). */
+ * handed out as a lock's is (fence.c). */
 static void hand_out_token(rl_sem_req *sr, rl_round *won) {
   rl_client *c = sr->req.lock->client;
   int64_t token = 0;
@@ -511,31 +491,23 @@ static void hand_out_token(rl_sem_req *sr, rl_round *won) {
   if (token <= 0) token = (int64_t)rl_token_floor(c);
   rl_note_token(c, token);
   sr->req.token = (uint64_t)token;
-  if (c->nmasters == 1) {
-    commit(sr);
-    return;
+  int64_t stored[RL_MAX_MASTERS];
+  rl_fence_in in = {rl_lock_fence(sr->sem->obj), rl_lock_fencelen(sr->sem->obj),
+                    (uint64_t)token, won->quorum, stored, 0, 0, NULL, 0};
+  for (int i = 0; i < won->n; i++) {
+    stored[i] = won->slot[i].granted ? won->slot[i].v[0] : -1;
+    if (won->slot[i].vote == RL_VOTE_YES) in.counted |= 1ull << i;
   }
-  int agree = 0;
-  for (int i = 0; i < won->n; i++)
-    if (won->slot[i].vote == RL_VOTE_YES && won->slot[i].v[0] == token &&
-        !rl_master_duplicate(c, i))
-      agree++;
-  if (agree >= won->quorum) {
-    for (int i = 0; i < won->n; i++) {
-      if (won->slot[i].granted && won->slot[i].v[0] == token) continue;
-      rl_round *u = fence_round(sr, (uint64_t)token, NULL);
-      if (u != NULL) rl_round_send_one(u, i);
-    }
+  rl_round *r;
+  int rc = rl_fence_write_back(c, &in, &fence_ops, sr, &r);
+  if (rc == 0) {
     commit(sr);
-    return;
-  }
-  rl_round *r = fence_round(sr, (uint64_t)token, &fence_ops);
-  if (r == NULL) {
+  } else if (rc < 0) {
     rl_req_finish(&sr->req, RLOCK_ENOMEM);
-    return;
+  } else {
+    sr->req.round = r;
+    rl_round_send(r);
   }
-  sr->req.round = r;
-  rl_round_send(r);
 }
 
 static void won(rl_sem_req *sr, rl_round *r) {
@@ -714,49 +686,25 @@ static void stop_backoff(rl_sem_req *sr) {
   sr->backoff = NULL;
 }
 
-/*
- * After a split: a majority granted, but no n slots had a majority each.
- * Every grant of it has been given back, and so have the other
- * contenders' (one waiter per client: waitq.h). Retrying at once, woken by those give-backs'
- * messages, each contender's next acquire lands on every master right
- * behind its own give-back and takes back the very slot it gave back:
- * masters that chose differently stay split, for as long as the
- * contenders keep retrying together (measured: four clients, 111 to 258
- * attempts per hold, the same slot from the same master after 100% of
- * the splits). So the retry waits a random time first, with no message
- * waking it: whoever comes back first finds the others' grants gone and
- * every master choosing from the same free slots. The window starts at a
- * few of this attempt's round trips and doubles with each split in a row,
- * up to retry_delay_ms + retry_jitter_ms.
- */
+/* After a split: a random pause that no message cuts short (the retry
+ * policy's split back-off, retry.c, says why). */
 static void back_off(rl_sem_req *sr) {
   rl_req *req = &sr->req;
-  rl_client *c = req->lock->client;
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, RLOCK_ETIMEDOUT);
+  rl_retry p = {RL_EBUSY, -1, 1, &sr->splits, 0};
+  if (rl_retry_next(req, &p) == RL_RETRY_DONE) {
+    rl_req_finish(req, p.err);
     return;
   }
-  uint64_t cap = (uint64_t)c->opts.retry_delay_ms +
-                 (uint64_t)c->opts.retry_jitter_ms;
-  if (cap < 2) cap = 2;
-  uint64_t window = 4 * (now - req->t_start) + 2;
-  for (int k = 0; k < sr->splits && window < cap; k++) window *= 2;
-  if (window > cap) window = cap;
-  sr->splits++;
-  uint64_t ms = 1 + rl_random_upto(window - 1);
-  if (req->deadline != RL_FOREVER && req->deadline - now < ms)
-    ms = req->deadline - now;
   if (sr->backoff == NULL) {
     sr->backoff = malloc(sizeof *sr->backoff);
     if (sr->backoff == NULL) {
       rl_req_finish(req, RLOCK_ENOMEM);
       return;
     }
-    uv_timer_init(c->loop, sr->backoff);
+    uv_timer_init(req->lock->client->loop, sr->backoff);
     sr->backoff->data = sr;
   }
-  uv_timer_start(sr->backoff, on_backoff, ms, 0);
+  uv_timer_start(sr->backoff, on_backoff, p.ms, 0);
 }
 
 /*
@@ -785,29 +733,14 @@ static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms,
                          int pass) {
   rl_req *req = &sr->req;
   rl_client *c = req->lock->client;
-  sr->splits = 0;
-  if (err == RLOCK_EREDIS) {
-    rl_req_finish(req, err);
+  /* The retry policy (retry.c) says when; the semaphore's waiters wait
+   * in its channel's queue either way. */
+  rl_retry p = {err, wait_ms, 0, &sr->splits, 0};
+  if (rl_retry_next(req, &p) == RL_RETRY_DONE) {
+    rl_req_finish(req, p.err);
     return;
   }
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, err == RL_EBUSY ? RLOCK_ETIMEDOUT : err);
-    return;
-  }
-  uint64_t ms;
-  if (err == RL_EBUSY && c->opts.wait_strategy == RLOCK_WAIT_PUBSUB) {
-    /* Until permits come back (a message), or the earliest other lease
-     * runs out at the latest. */
-    ms = wait_ms >= 0 ? (uint64_t)wait_ms + 1
-                      : (uint64_t)c->opts.watchdog_timeout_ms;
-  } else {
-    ms = rl_fam_retry_ms(c);
-    if (err == RL_EBUSY && wait_ms >= 0 && (uint64_t)wait_ms + 1 < ms)
-      ms = (uint64_t)wait_ms + 1;
-  }
-  if (req->deadline != RL_FOREVER && req->deadline - now < ms)
-    ms = req->deadline - now;
+  uint64_t ms = p.ms;
   const char *channel = rl_lock_channel(sr->sem->obj);
   int rc;
   rl_fwait *w = &sr->waits[sr->cur];
