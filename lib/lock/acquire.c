@@ -1,6 +1,7 @@
 /*
  * Acquisition: one quorum round of the acquire script per attempt; retry
- * with jitter while the wait allows; the fencing token written back.
+ * with jitter while the wait allows; the fencing token written back. The
+ * engine of every kind of acquisition (the last paragraph says how).
  *
  * Safety rests on these rules.
  *
@@ -52,6 +53,19 @@
  * masters that did not grant; and one that gives up (deadline, cancel,
  * close, error) leaves every master's queue, after its undos, so that
  * nothing of it stays in Redis.
+ *
+ * The engine. Every acquisition, of a lock of any kind, of a semaphore's
+ * permits (lib/family/sem_kind.c) and of a set of locks
+ * (lib/family/multi_kind.c), runs its attempts here: one round per
+ * attempt over a ledger of its grants (grants.c), kept or given back by
+ * the rules above, late replies included; the retry policy (retry.c);
+ * the fencing write-back (fence.c). What differs is the kind's row
+ * (rl_acq, grants.h): its script and arguments, how a reply reads, how a
+ * grant is undone, how a settled round decides (for a lock, below; a
+ * semaphore counts the masters behind each slot, a set decides lock by
+ * lock), how a hold is recorded, and where a waiter sleeps. The family's
+ * rows are set by lib/family, above this layer, and reached only through
+ * their function pointers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +89,7 @@ struct rl_sleep {
   rl_req *req;
 };
 
-static void attempt(rl_req *req);
+static void attempt(rl_req *req) { rl_attempt_next(req, &rl_acq_lock); }
 
 static void on_sleep_closed(uv_handle_t *h) { free(h); }
 
@@ -127,40 +141,37 @@ static void leave_queues(rl_req *req) {
 }
 
 void rl_acquire_end(rl_req *req, int status) {
-  rl_grants *g = req->grants;
-  /* The round still runs for late replies, which need the ledger: the
-   * request must not detach it. */
-  if (g != NULL && req->round != NULL && req->round == g->round)
-    req->round = NULL;
   rl_attempt_end(req, status == RLOCK_OK, 0);
   if (status != RLOCK_OK && req->queued) leave_queues(req);
 }
 
-/* --- replies --------------------------------------------------------------- */
+/* --- the engine: an attempt's round ------------------------------------ */
 
-/* The kind's reading of an acquire reply; a round whose ledger is gone
+/* Every kind's round reads a reply the same way: the kind says what it
+ * means (acq->read), the ledger records it. A round whose ledger is gone
  * (the fuzzer's) reads it as the reentrant lock's. */
-static int parse_grant(const rl_round *r, const redisReply *rep,
-                       rl_round_slot *sl) {
+static const rl_acq *acq_of(const rl_round *r) {
   const rl_grants *g = r->data;
-  const rl_kind *k = g != NULL ? g->kind : &rl_kind_lock;
-  return k->parse_grant(rep, sl);
+  return g != NULL ? g->acq : &rl_acq_lock;
 }
 
 static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   rl_round_slot *sl = &r->slot[i];
   rl_grants *g = r->data;
+  const rl_acq *acq = acq_of(r);
+  int gr = acq->read(r, i, rep, sl, 0);
+  if (gr == 2 && g == NULL) return RL_VOTE_FAIL;
   if (g != NULL) g->slot[i] |= RL_G_FINAL;
-  int gr = parse_grant(r, rep, sl);
   if (gr < 0) {
-    rl_client_note_error(r->client, "unexpected reply to acquire", 27);
+    char why[64];
+    int n = snprintf(why, sizeof why, "unexpected reply to %s", acq->script);
+    rl_client_note_error(r->client, why, n > 0 ? (size_t)n : 0);
     sl->error_reply = 1;
     return RL_VOTE_FAIL;
   }
+  if (gr == 2) return RL_VOTE_FAIL; /* too late for the master */
   sl->granted = gr;
-  if (gr == 0) /* too late for the master (nothing granted), or held */
-    return sl->v[2] == RL_GRANT_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
-  rl_note_token(r->client, sl->v[0]);
+  if (gr == 0) return RL_VOTE_NO;
   if (g != NULL) g->slot[i] |= RL_G_GRANTED;
   /* A quarantined master's grant counts or not when the round is decided
    * (rl_votes_settle): records may still be on their way. */
@@ -169,17 +180,108 @@ static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
 
 static void acquire_late(rl_round *r, int i, const redisReply *rep) {
   rl_round_slot tmp;
-  int gr = rep != NULL && parse_grant(r, rep, &tmp) == 1;
-  rl_grant_late(r, i, gr ? &tmp : NULL);
+  memset(&tmp, 0, sizeof tmp);
+  const rl_acq *acq = acq_of(r);
+  int gr = rep != NULL && acq->read(r, i, rep, &tmp, 1) == 1;
+  acq->late(r, i, gr ? &tmp : NULL);
 }
 
-/* --- deciding -------------------------------------------------------------- */
+static void acquire_done(rl_round *r) {
+  rl_grants *g = r->data;
+  if (g == NULL || !rl_votes_settle(r, 1)) return;
+  rl_req *req = g->req;
+  if (req == NULL) return; /* finished meanwhile: given back already */
+  req->round = NULL;
+  g->acq->decide(req, r, g);
+}
+
+const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
+                                     acquire_late, rl_grants_round_release};
+
+void rl_attempt_next(rl_req *req, const rl_acq *acq) {
+  rl_grants *g = NULL;
+  rl_round *r = acq->round(req, &g);
+  if (r == NULL) {
+    if (g != NULL) {
+      g->refs = 1;
+      rl_grants_unref(g);
+    }
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  g->round = r;
+  req->grants = g;
+  req->round = r;
+  req->t_start = rl_now_ms();
+  rl_round_send(r);
+}
+
+void rl_attempt_failed(rl_req *req, const rl_acq *acq, int err, int64_t pttl,
+                       int split, int *splits) {
+  rl_retry p = {err, pttl, split, splits, 0};
+  int how = rl_retry_next(req, &p);
+  if (how == RL_RETRY_DONE)
+    rl_req_finish(req, p.err);
+  else
+    acq->wait(req, how, &p);
+}
 
 int rl_acquire_valid(rl_req *req) {
   rl_client *c = req->lock->client;
   int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
   return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
 }
+
+/* The write-back's round: its majority hands the token out (the kind's
+ * commit); anything else fails the attempt, which is given back. */
+static void fence_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
+  rl_req *req = r->data;
+  if (req == NULL) return; /* finished: its grants were given back */
+  req->round = NULL;
+  const rl_acq *acq = req->grants != NULL ? req->grants->acq : &rl_acq_lock;
+  if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
+    acq->commit(req);
+    return;
+  }
+  rl_attempt_end(req, 0, 1);
+  rl_attempt_failed(req, acq, RLOCK_ENOQUORUM, -1, 0, NULL);
+}
+
+const rl_round_ops rl_fence_ops = {rl_fence_classify, fence_done, NULL,
+                                   NULL};
+
+void rl_attempt_write_back(rl_req *req, const rl_fence_in *in) {
+  rl_round *r;
+  int rc = rl_fence_write_back(req->lock->client, in, &rl_fence_ops, req, &r);
+  if (rc == 0) {
+    req->grants->acq->commit(req);
+  } else if (rc < 0) {
+    rl_req_finish(req, RLOCK_ENOMEM);
+  } else {
+    req->round = r;
+    rl_round_send(r);
+  }
+}
+
+/* --- the lock's row: replies -------------------------------------------- */
+
+/* The kind's reading of an acquire reply (kind.h); a refusal past the
+ * master's deadline is no vote. */
+static int lock_read(rl_round *r, int i, const redisReply *rep,
+                     rl_round_slot *sl, int late) {
+  (void)i;
+  const rl_grants *g = r->data;
+  const rl_kind *k = g != NULL ? g->kind : &rl_kind_lock;
+  int gr = k->parse_grant(rep, sl);
+  if (late) return gr;
+  if (gr == 0) sl->granted = 0;
+  if (gr == 0 && sl->v[2] == RL_GRANT_LATE) return 2;
+  if (gr == 1) rl_note_token(r->client, sl->v[0]);
+  return gr;
+}
+
+/* --- the lock's row: deciding ------------------------------------------- */
 
 /* Records the hold and finishes the request (its grants are then kept). */
 static void commit(rl_req *req) {
@@ -227,22 +329,6 @@ static void commit(rl_req *req) {
   rl_req_finish(req, RLOCK_OK);
 }
 
-static void fence_done(rl_round *r) {
-  if (!rl_votes_settle(r, 0)) return;
-  rl_req *req = r->data;
-  if (req == NULL) return; /* finished: its grants were given back */
-  req->round = NULL;
-  if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
-    commit(req);
-    return;
-  }
-  rl_attempt_end(req, 0, 1);
-  rl_acquire_failed(req, RLOCK_ENOQUORUM, -1);
-}
-
-const rl_round_ops rl_fence_ops = {rl_fence_classify, fence_done, NULL,
-                                   NULL};
-
 /* The token, handed out now or after its write-back (fence.c). A master
  * that has not answered yet most often grants with a token at least this
  * one (a first grant's token is at least the client's wall clock when
@@ -252,7 +338,6 @@ const rl_round_ops rl_fence_ops = {rl_fence_classify, fence_done, NULL,
  * masters (bench_latency, MONITOR), each a script run on masters that
  * share the client's CPUs here. */
 static void write_back(rl_req *req, rl_round *won, rl_grants *g) {
-  rl_client *c = req->lock->client;
   int64_t stored[RL_MAX_MASTERS];
   rl_fence_in in = {rl_lock_fence(req->lock), rl_lock_fencelen(req->lock),
                     req->token, won->quorum, stored, 0, 0,
@@ -264,16 +349,7 @@ static void write_back(rl_req *req, rl_round *won, rl_grants *g) {
     if (sl->vote == RL_VOTE_PENDING || sl->timed_out) in.later |= 1ull << i;
   }
   if (g != NULL) g->token = req->token;
-  rl_round *r;
-  int rc = rl_fence_write_back(c, &in, &rl_fence_ops, req, &r);
-  if (rc == 0) {
-    commit(req);
-  } else if (rc < 0) {
-    rl_req_finish(req, RLOCK_ENOMEM);
-  } else {
-    req->round = r;
-    rl_round_send(r);
-  }
+  rl_attempt_write_back(req, &in);
 }
 
 /* For a reentrant round: 1 if the hold continues, 0 if it is lost, -1 if
@@ -342,12 +418,11 @@ void rl_acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
   write_back(req, r, g);
 }
 
-static void acquire_done(rl_round *r) {
-  rl_grants *g = r->data;
-  if (g == NULL || !rl_votes_settle(r, 1)) return;
-  rl_req *req = g->req;
-  if (req == NULL) return; /* finished meanwhile: given back already */
-  req->round = NULL;
+static void lock_failed(rl_req *req, int err, int64_t pttl) {
+  rl_attempt_failed(req, &rl_acq_lock, err, pttl, 0, NULL);
+}
+
+static void lock_decide(rl_req *req, rl_round *r, rl_grants *g) {
   if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
     rl_acquire_won(req, r, g);
     return;
@@ -400,7 +475,7 @@ static void acquire_done(rl_round *r) {
                      (long long)(rl_now_ms() - req->t_start),
                      (long long)rl_drift_ms(c, req->lease_ms));
     rl_client_note_error(c, why, n > 0 ? (size_t)n : 0);
-    rl_acquire_failed(req, RLOCK_ENOQUORUM, -1);
+    lock_failed(req, RLOCK_ENOQUORUM, -1);
     return;
   }
   int64_t pttl = -1;
@@ -414,31 +489,27 @@ static void acquire_done(rl_round *r) {
     if (sl->vote == RL_VOTE_NO && sl->v[2] == -2 && pttl < 0) pttl = 0;
   }
   if (r->no > 0)
-    rl_acquire_failed(req, RL_EBUSY, pttl);
+    lock_failed(req, RL_EBUSY, pttl);
   else
-    rl_acquire_failed(req, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
+    lock_failed(req, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
 }
-
-const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
-                                     acquire_late, rl_grants_round_release};
 
 void rl_acquire_on_event(rl_psw *w, void *data) {
   (void)w;
   attempt(data);
 }
 
-/* The retry policy (retry.c) says what next; a lock's waiter waits for
- * an event in its pub/sub wait queue, and polls on a timer. */
-void rl_acquire_failed(rl_req *req, int err, int64_t holder_pttl) {
-  rl_retry p = {err, holder_pttl, 0, NULL, 0};
-  switch (rl_retry_next(req, &p)) {
-    case RL_RETRY_DONE: rl_req_finish(req, p.err); break;
-    case RL_RETRY_WAIT: rl_pubsub_wait(req, p.ms, rl_acquire_on_event); break;
-    default: sleep_then_attempt(req, p.ms); break;
-  }
+/* After a failed attempt, as the retry policy (retry.c) said: a lock's
+ * waiter waits for an event in its pub/sub wait queue, and polls on a
+ * timer. */
+static void lock_wait(rl_req *req, int how, const rl_retry *p) {
+  if (how == RL_RETRY_WAIT)
+    rl_pubsub_wait(req, p->ms, rl_acquire_on_event);
+  else
+    sleep_then_attempt(req, p->ms);
 }
 
-static void attempt(rl_req *req) {
+static rl_round *lock_round(rl_req *req, rl_grants **out) {
   rl_client *c = req->lock->client;
   rlock *lock = req->lock;
   /* A lost hold was released on every master when it was found lost, and
@@ -464,7 +535,8 @@ static void attempt(rl_req *req) {
   int may_wait = req->deadline == RL_FOREVER || req->deadline > now;
   int queues = lock->kind->heartbeat && h == NULL && may_wait;
   v.alive_ms = queues ? rl_waiter_alive_ms(c) : 0;
-  rl_grants *g = rl_grants_new(req, h != NULL ? h->gen : 0);
+  rl_grants *g = rl_grants_new(req, h != NULL ? h->gen : 0, &rl_acq_lock);
+  *out = g;
   /* The undo names the grant by the count it set: on a master that
    * refused this attempt or never ran it, the owner's earlier hold is
    * left as it is. */
@@ -472,20 +544,19 @@ static void attempt(rl_req *req) {
   rl_round *r = g == NULL ? NULL
                           : rl_call_round(c, &lock->kind->acquire, &v,
                                           &rl_acquire_ops, g);
-  if (r == NULL) {
-    free(g);
-    rl_req_finish(req, RLOCK_ENOMEM);
-    return;
-  }
+  if (r == NULL) return NULL;
   if (queues) req->queued = 1;
   g->queued = req->queued; /* by this attempt or an earlier one */
   r->late_is_quiet = 1; /* acquire_late keeps or gives back a grant */
-  g->round = r;
-  req->grants = g;
-  req->round = r;
-  req->t_start = rl_now_ms();
-  rl_round_send(r);
+  return r;
 }
+
+const rl_acq rl_acq_lock = {
+    "acquire",     lock_round,         lock_read,
+    rl_grants_undo_lock, rl_grant_late, lock_decide,
+    rl_grants_kept_late_lock, commit, lock_wait,
+    NULL,
+};
 
 void rl_acquire_start(rl_req *req) {
   rl_client *c = req->lock->client;

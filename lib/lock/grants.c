@@ -19,7 +19,8 @@
 
 /* A ledger with copies of what its undos need: they may be sent after
  * the request and its handle are gone. */
-rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
+rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen,
+                          const rl_acq *acq) {
   rl_client *c = req->lock->client;
   const rlock *lock = req->lock;
   size_t n = (size_t)c->nmasters, size = sizeof(rl_grants) + n;
@@ -30,6 +31,7 @@ rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
   g->refs = 2;
   g->c = c;
   g->req = req;
+  g->acq = acq;
   g->base_gen = base_gen;
   g->kind = lock->kind;
   g->ticket = req->ticket;
@@ -57,15 +59,29 @@ rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
   return g;
 }
 
+rl_grants *rl_grants_new_kind(rl_req *req, const rl_acq *acq) {
+  rl_client *c = req->lock->client;
+  rl_grants *g = rl_zalloc(sizeof(rl_grants) + (size_t)c->nmasters);
+  if (g == NULL) return NULL;
+  g->refs = 2;
+  g->c = c;
+  g->req = req;
+  g->acq = acq;
+  g->slot = (uint8_t *)(g + 1);
+  return g;
+}
+
 void rl_grants_unref(rl_grants *g) {
-  if (--g->refs == 0) free(g);
+  if (--g->refs > 0) return;
+  if (g->ext != NULL && g->acq->free != NULL) g->acq->free(g->ext);
+  free(g);
 }
 
 /* Takes back master i's grant: a decrement where the owner's count is at
  * least the one this attempt's grant set (nothing elsewhere), and for a
  * waiter that still waits in the masters' queues, its place back (kind.h,
  * arguments a and C). */
-static void undo_slot(rl_grants *g, int i) {
+void rl_grants_undo_lock(rl_grants *g, int i) {
   g->slot[i] |= RL_G_UNDONE;
   rl_call_vals v = g->vals;
   v.ticket = g->ticket;
@@ -73,17 +89,21 @@ static void undo_slot(rl_grants *g, int i) {
   rl_call_send_one(g->c, &g->kind->undo, &v, i);
 }
 
-/* Gives back every grant the attempt has, and may still get. */
-static void grants_abandon(rl_grants *g) {
+int rl_grants_pending(const rl_grants *g, int i) {
+  const rl_round *r = g->round;
+  return r != NULL && !(g->slot[i] & RL_G_FINAL) &&
+         (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
+}
+
+void rl_grants_abandon(rl_grants *g) {
   g->state = RL_G_ABANDONED;
   rl_round *r = g->round;
   /* A NOSCRIPT acquire resent as EVAL would land after the undo. */
   if (r != NULL) r->args.no_resend = 1;
   for (int i = 0; i < g->c->nmasters; i++) {
     if (g->slot[i] & RL_G_UNDONE) continue;
-    int pending = r != NULL && !(g->slot[i] & RL_G_FINAL) &&
-                  (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
-    if ((g->slot[i] & RL_G_GRANTED) || pending) undo_slot(g, i);
+    if ((g->slot[i] & RL_G_GRANTED) || rl_grants_pending(g, i))
+      g->acq->undo(g, i);
   }
 }
 
@@ -94,15 +114,18 @@ void rl_attempt_end(rl_req *req, int keep, int waiting) {
   if (g == NULL) return;
   req->grants = NULL;
   g->req = NULL;
-  rl_hold *h = keep ? rl_req_hold(req) : NULL;
-  if (h != NULL) {
-    g->state = RL_G_KEPT;
-    g->kept_gen = h->gen;
-  } else if (keep) {
-    g->state = RL_G_KEPT;
-  } else {
+  /* The round still runs for late replies, which need the ledger: the
+   * request must not detach it. */
+  if (req->round != NULL && req->round == g->round) req->round = NULL;
+  if (keep) {
+    /* A lock's hold is the request's; the other kinds' commit marked
+     * their ledger kept themselves. */
+    rl_hold *h = g->kind != NULL ? rl_req_hold(req) : NULL;
+    if (h != NULL) g->kept_gen = h->gen;
+    if (g->state == RL_G_OPEN) g->state = RL_G_KEPT;
+  } else if (g->state == RL_G_OPEN) {
     g->waiting = waiting;
-    grants_abandon(g);
+    rl_grants_abandon(g);
   }
   rl_grants_unref(g);
 }
@@ -119,12 +142,14 @@ void rl_grants_late(rl_grants *g, int i, int gr) {
    * is kept or given back with the others. Abandoned: given back, unless
    * the undo already went out behind it. */
   if (gr && g->state == RL_G_ABANDONED && !(g->slot[i] & RL_G_UNDONE))
-    undo_slot(g, i);
-  if (gr && g->state == RL_G_KEPT) {
-    rl_hold *h = rl_holds_find(&g->c->holds, g->key, g->keylen, g->owner,
-                               g->ownerlen);
-    if (h != NULL && h->gen == g->kept_gen) h->masters |= 1ull << i;
-  }
+    g->acq->undo(g, i);
+  if (gr && g->state == RL_G_KEPT) g->acq->kept_late(g, i);
+}
+
+void rl_grants_kept_late_lock(rl_grants *g, int i) {
+  rl_hold *h = rl_holds_find(&g->c->holds, g->key, g->keylen, g->owner,
+                             g->ownerlen);
+  if (h != NULL && h->gen == g->kept_gen) h->masters |= 1ull << i;
 }
 
 void rl_grant_late(rl_round *r, int i, const rl_round_slot *got) {

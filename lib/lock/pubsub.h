@@ -3,8 +3,8 @@
  * acquisition that found the lock held by another owner (RL_EBUSY) hands
  * itself to rl_pubsub_wait instead of sleeping a fixed retry delay; the
  * mechanism (pubsub/waitq.h) wakes it through a callback, and the next
- * attempt starts (the callback the acquisition gave) when an unlock message, the holder's
- * PTTL or the caller's deadline comes first. Loop thread only.
+ * attempt starts (through the callback the acquisition gave) when an
+ * unlock message, the holder's PTTL or the caller's deadline comes first. Loop thread only.
  */
 #ifndef RL_PUBSUB_H
 #define RL_PUBSUB_H

@@ -1,7 +1,8 @@
 /*
  * The lock layer's side of pub/sub waiting: a waiting acquisition joins
  * its lock's wait queue (pubsub/) with the acquisition's callback that
- * starts its next attempt, sleeps there between attempts, and leaves when it finishes.
+ * starts its next attempt, sleeps there between attempts, and leaves
+ * when it finishes.
  * What pub/sub needs of the client (its loop, its masters, the connection
  * settings) is handed down once, when the first wait makes it.
  *

@@ -140,7 +140,7 @@ static void transfer_done(rl_round *r) {
       /* Given back (the undos publish where the lock was the waiter's),
        * and the waiter waits again. */
       rl_attempt_end(req, 0, 1);
-      rl_acquire_failed(req, RL_EBUSY, 0);
+      rl_attempt_failed(req, &rl_acq_lock, RL_EBUSY, 0, 0, NULL);
     }
   }
   if (!g->unlock_decided) {
@@ -187,7 +187,7 @@ int rl_transfer_start(rl_req *req, rl_hold *h,
   rl_req *w = rl_pubsub_handoff_waiter(c, lock, req->owner, req->ownerlen,
                                        rl_acquire_on_event, &psw);
   if (w == NULL) return 0;
-  rl_grants *g = rl_grants_new(w, 0);
+  rl_grants *g = rl_grants_new(w, 0, &rl_acq_lock);
   if (g == NULL) return 0;
   g->vals.count = 1; /* the waiter's grant, a first acquisition */
   char lease[24], wlease[24], floor[24];
