@@ -1,6 +1,6 @@
 /*
  * Semaphore handles, their public calls, release and the queries; the
- * holds are sem_hold.c, the acquisition sem_acquire.c, renewal
+ * holds are sem_hold.c, the acquisition sem_kind.c, renewal
  * sem_renew.c.
  *
  * Release gives back the owner's most recently acquired slots, named, to
