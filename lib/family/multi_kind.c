@@ -206,53 +206,21 @@ static void kept_late(rl_grants *g, int i) {
 
 /* --- deciding ------------------------------------------------------------- */
 
-/* Each lock becomes, or adds to, the owner's hold, as commit() in
- * acquire.c does for one. */
+/* Each lock becomes, or adds to, the owner's hold, as a lock's
+ * acquisition leaves it (rl_acquire_hold). */
 static void commit(rl_multi_req *mr) {
   rl_req *req = &mr->req;
   rl_client *c = req->lock->client;
   rl_grants *g = req->grants;
   rl_multi_attempt *a = g->ext;
-  uint64_t granted = 0;
-  for (int i = 0; i < a->nm; i++)
-    if (g->slot[i] & RL_G_GRANTED) granted |= 1ull << i;
   for (size_t j = 0; j < mr->n; j++) {
-    rlock *lock = mr->locks[j];
-    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
-                               req->owner, req->ownerlen);
-    if (h != NULL && h->lost) {
-      rl_hold_drop(c, h);
-      h = NULL;
-    }
+    rl_hold *h = rl_acquire_hold(req, mr->locks[j], a->out_token[j]);
     if (h == NULL) {
-      h = rl_holds_add(&c->holds, rl_lock_key(lock), lock->keylen, req->owner,
-                       req->ownerlen);
-      if (h == NULL) {
-        /* Out of memory: the locks committed so far are held (an unlock
-         * releases them); the rest is given back with the attempt. */
-        rl_req_finish(req, RLOCK_ENOMEM);
-        return;
-      }
-      h->token = a->out_token[j];
-      h->acquired_ms = req->t_start;
-      h->gen = ++c->hold_gen;
-      RL_ADD(c->metrics.locks_held, 1);
-      h->owner_id = req->owner_id;
-      h->owner_is_thread = req->owner_is_thread;
-      h->lock = lock;
-      rl_lock_ref(lock);
-      rl_wheel_node_init(&h->wd);
+      /* Out of memory: the locks committed so far are held (an unlock
+       * releases them); the rest is given back with the attempt. */
+      rl_req_finish(req, RLOCK_ENOMEM);
+      return;
     }
-    h->masters |= granted;
-    int first = h->count == 0;
-    h->count++;
-    if (first || req->lease_ms > h->lease_ms) h->lease_ms = req->lease_ms;
-    if (first) h->extensions = 0;
-    h->watchdog = h->watchdog || req->watchdog;
-    if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, &h->wd);
-    uint64_t valid = req->t_start +
-                     (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
-    if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
     a->kept_gen[j] = h->gen;
     RL_ADD(c->metrics.acquisitions, 1);
     RL_ADD(c->metrics.acquisitions_kind[RL_KIND_LOCK], 1);

@@ -283,28 +283,25 @@ static int lock_read(rl_round *r, int i, const redisReply *rep,
 
 /* --- the lock's row: deciding ------------------------------------------- */
 
-/* Records the hold and finishes the request (its grants are then kept). */
-static void commit(rl_req *req) {
+rl_hold *rl_acquire_hold(rl_req *req, rlock *lock, uint64_t token) {
   rl_client *c = req->lock->client;
-  rl_hold *h = rl_req_hold(req);
+  rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
+                             req->owner, req->ownerlen);
   if (h != NULL && h->lost) {
     rl_hold_drop(c, h);
     h = NULL;
   }
   if (h == NULL) {
-    h = rl_holds_add(&c->holds, rl_lock_key(req->lock), req->lock->keylen,
-                     req->owner, req->ownerlen);
-    if (h == NULL) {
-      rl_req_finish(req, RLOCK_ENOMEM); /* the grants are given back */
-      return;
-    }
-    h->token = req->token;
+    h = rl_holds_add(&c->holds, rl_lock_key(lock), lock->keylen, req->owner,
+                     req->ownerlen);
+    if (h == NULL) return NULL;
+    h->token = token;
     h->acquired_ms = req->t_start;
     h->gen = ++c->hold_gen;
     RL_ADD(c->metrics.locks_held, 1);
     h->owner_id = req->owner_id;
     h->owner_is_thread = req->owner_is_thread;
-    h->lock = req->lock;
+    h->lock = lock;
     rl_lock_ref(h->lock);
     rl_wheel_node_init(&h->wd);
   }
@@ -323,6 +320,17 @@ static void commit(rl_req *req) {
   uint64_t valid =
       req->t_start + (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
   if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
+  return h;
+}
+
+/* Records the hold and finishes the request (its grants are then kept). */
+static void commit(rl_req *req) {
+  rl_client *c = req->lock->client;
+  rl_hold *h = rl_acquire_hold(req, req->lock, req->token);
+  if (h == NULL) {
+    rl_req_finish(req, RLOCK_ENOMEM); /* the grants are given back */
+    return;
+  }
   req->out_u64 = h->token;
   req->count = h->count;
   RL_ADD(c->metrics.acquisitions_kind[req->lock->kind->id], 1);

@@ -163,6 +163,12 @@ void rl_attempt_write_back(rl_req *req, const rl_fence_in *in);
  * lease - elapsed - drift > 0. */
 int rl_acquire_valid(rl_req *req);
 
+/* The owner's hold of lock (req's handle, or one of a set's) becomes, or
+ * adds to, a hold of the client's table: the token for a new one, the
+ * masters that granted this attempt (req->grants), the count, the lease,
+ * the validity and the watchdog. NULL when out of memory. */
+rl_hold *rl_acquire_hold(rl_req *req, rlock *lock, uint64_t token);
+
 /* An attempt of req won a majority in round r: fencing, write-back and
  * the hold, then req is finished (or goes on, as acquire.c says). */
 void rl_acquire_won(rl_req *req, rl_round *r, rl_grants *g);
