@@ -39,9 +39,8 @@ RANK = dict(LAYERS)
 # (includes) or "from -> to: symbol" (calls), and loops inside a folder.
 # What is left is the client's dispatch (core/client.c starts, finishes
 # and shuts down the lock layer's requests by name rather than through
-# hooks), the quarantine's records sent as rounds, the lock layer's own
-# files calling each other, and the Cluster and Sentinel masters sharing
-# master.c's helpers both ways. Shrink only.
+# hooks), the quarantine's records sent as rounds, and the Cluster and
+# Sentinel masters sharing master.c's helpers both ways. Shrink only.
 KNOWN = set(line.strip() for line in """
 lib/core/client.c -> lib/family/family.h
 lib/core/client.c -> lib/lock/kind.h
