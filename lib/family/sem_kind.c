@@ -720,8 +720,16 @@ static rl_round *make_round(rl_req *req, rl_grants **out) {
 static void commit_req(rl_req *req) { commit((rl_sem_req *)req); }
 
 const rl_acq rl_acq_sem = {
-    "sem_acquire", make_round, read_reply, undo,    late,
-    decide,        kept_late,  commit_req, wait_next, ext_free,
+    .script = "sem_acquire",
+    .round = make_round,
+    .read = read_reply,
+    .undo = undo,
+    .late = late,
+    .decide = decide,
+    .kept_late = kept_late,
+    .commit = commit_req,
+    .wait = wait_next,
+    .free = ext_free,
 };
 
 void rl_sem_acquire_start(rl_req *req) {

@@ -560,10 +560,15 @@ static rl_round *lock_round(rl_req *req, rl_grants **out) {
 }
 
 const rl_acq rl_acq_lock = {
-    "acquire",     lock_round,         lock_read,
-    rl_grants_undo_lock, rl_grant_late, lock_decide,
-    rl_grants_kept_late_lock, commit, lock_wait,
-    NULL,
+    .script = "acquire",
+    .round = lock_round,
+    .read = lock_read,
+    .undo = rl_grants_undo_lock,
+    .late = rl_grant_late,
+    .decide = lock_decide,
+    .kept_late = rl_grants_kept_late_lock,
+    .commit = commit,
+    .wait = lock_wait,
 };
 
 void rl_acquire_start(rl_req *req) {
