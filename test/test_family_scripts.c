@@ -1491,7 +1491,7 @@ static void test_sem_announces_only_behind_refusals(void) {
 /*
  * A refusal says how many slots this master has freed so far, by release,
  * drop or a lease run out (its fifth element): a refused waiter hands a
- * wake on only for frees it has not seen refused before (sem_acquire.c's
+ * wake on only for frees it has not seen refused before (sem_kind.c's
  * pass_wake), so that two waiters for more than is free do not wake each
  * other forever. The count is a record, never a slot, and goes with the
  * last slot, as the refusal count does.

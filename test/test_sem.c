@@ -148,7 +148,7 @@ static void count_attempts(hold_log *log, rlock_sem *s) {
 }
 
 /* Attempts per hold under contention, with a generous bound: a few clients
- * that split the masters must converge (sem_acquire.c), not retry in
+ * that split the masters must converge (sem_kind.c), not retry in
  * lockstep, each taking back on every master the slot it just gave back
  * (clients in lockstep, at N = 3 with four clients, make 44 to 258
  * attempts per hold). */
@@ -197,7 +197,7 @@ static void k_holders_threads_3(void) { k_holders_threads(3); }
 
 /* 4 processes of 3 threads each, each with its own client. With N = 3
  * four clients often split the masters' slots (every attempt gives back
- * and starts again: sem_acquire.c), so fewer holds there. */
+ * and starts again: sem_kind.c), so fewer holds there. */
 static void k_holders_processes(int n) {
   int iters = n == 1 ? 25 : 10;
   rt_flush_all(srv, 3);

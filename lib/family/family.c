@@ -20,7 +20,6 @@
 #include "options.h"
 #include "pubsub.h"
 #include "resp.h"
-#include "sem.h"
 #include "util.h"
 #include "waitq.h"
 
@@ -40,13 +39,13 @@ rl_family *rl_family_get(rl_client *c) {
   return f;
 }
 
-rl_watchdog *rl_family_watchdog(rl_client *c) {
+rl_watchdog *rl_family_watchdog(rl_client *c, rl_watchdog_due_cb due) {
   rl_family *f = rl_family_get(c);
   if (f == NULL) return NULL;
   if (!f->watchdog_open) {
     uint64_t period = (uint64_t)c->opts.watchdog_timeout_ms / 3;
     if (rl_watchdog_init(&f->watchdog, c->loop, period ? period : 1,
-                         (size_t)c->opts.watchdog_batch, rl_sem_renew_due,
+                         (size_t)c->opts.watchdog_batch, due,
                          c) != 0)
       return NULL;
     f->watchdog_open = 1;
@@ -65,7 +64,7 @@ static void on_watchdog_closed(uv_handle_t *h) {
 void rl_family_shutdown(rl_client *c) {
   rl_family *f = c->family;
   if (f == NULL) return;
-  rl_sem_close_all(c, f);
+  if (f->close_all != NULL) f->close_all(c, f);
   c->family = NULL;
   rl_holds_free(&f->permits);
   if (f->watchdog_open)
@@ -130,12 +129,6 @@ uint64_t rl_fam_deadline(int64_t wait_ms) {
   uint64_t now = rl_now_ms();
   return (uint64_t)wait_ms > RL_FOREVER - now - 1 ? RL_FOREVER - 1
                                                   : now + (uint64_t)wait_ms;
-}
-
-uint64_t rl_fam_retry_ms(const rl_client *c) {
-  uint64_t ms = (uint64_t)c->opts.retry_delay_ms +
-                rl_random_upto((uint64_t)c->opts.retry_jitter_ms);
-  return ms > 0 ? ms : 1;
 }
 
 void rl_fam_random_id(char out[33]) {

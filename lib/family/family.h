@@ -27,14 +27,18 @@ typedef struct rl_family {
   rl_holds permits;     /* semaphore holds by (":s" key, owner): sem.h */
   rl_watchdog watchdog; /* renews the permits of RLOCK_WATCHDOG holds */
   int watchdog_open;    /* its timer is a handle of the loop */
+  /* Set by the semaphores with their first hold (sem_hold.c): gives back
+   * every permit still held and forgets the holds, at shutdown. */
+  void (*close_all)(rl_client *c, struct rl_family *f);
 } rl_family;
 
 /* The client's family state, made on first use; NULL when out of memory
  * or once the client shuts down. */
 rl_family *rl_family_get(rl_client *c);
 
-/* The family's watchdog, started on first use; NULL when out of memory. */
-rl_watchdog *rl_family_watchdog(rl_client *c);
+/* The family's watchdog, started on first use with due as its renewal
+ * routine (the semaphores', sem_renew.c); NULL when out of memory. */
+rl_watchdog *rl_family_watchdog(rl_client *c, rl_watchdog_due_cb due);
 
 /* Client shutdown (the client's shutdown hook, client.h, set in
  * lib/api/open.c), after every request finished: gives back
@@ -68,9 +72,6 @@ int rl_fam_post(rlock *obj, rl_req *req, uint64_t owner, rlock_cb cb,
  * RL_FOREVER). */
 uint64_t rl_fam_deadline(int64_t wait_ms);
 
-/* retry_delay_ms plus a random jitter: the pause before a retry that no
- * message will announce. */
-uint64_t rl_fam_retry_ms(const rl_client *c);
 
 /* A random id of 32 hex digits (and a NUL) in out[33]. */
 void rl_fam_random_id(char out[33]);

@@ -29,6 +29,7 @@
 #include "family.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "retry.h"
 #include "scripts.h"
 #include "util.h"
 
@@ -184,7 +185,7 @@ static void down_done(rl_round *r) {
     return;
   }
   /* The same id again: a master that counted it says so (4). */
-  if (rl_fwait_sleep(&lr->wait, &lr->req, NULL, 0, rl_fam_retry_ms(c),
+  if (rl_fwait_sleep(&lr->wait, &lr->req, NULL, 0, rl_retry_delay_ms(c),
                      retry_down, NULL) != 0)
     rl_req_finish(&lr->req, RLOCK_ENOMEM);
 }
@@ -244,20 +245,21 @@ static const rl_round_ops delete_ops = {classify_int, delete_done, NULL,
 
 static void look(rl_req *req);
 
-static void await_fail(rl_latch_req *lr, int err, uint64_t sleep_ms) {
+/* Sleeps until the next look, as the retry policy says (retry.c): err is
+ * the look's error, or RL_EBUSY when it saw the latch counting, life ms
+ * from its end (-1 unknown). */
+static void await_fail(rl_latch_req *lr, int err, int64_t life) {
   rl_req *req = &lr->req;
   rl_client *c = req->lock->client;
-  if (err == RLOCK_EREDIS) {
-    rl_req_finish(req, err);
+  rl_retry p = {err, life, 0, NULL, 0};
+  if (rl_retry_next(req, &p) == RL_RETRY_DONE) {
+    rl_req_finish(req, p.err);
     return;
   }
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, err == 0 ? RLOCK_ETIMEDOUT : err);
-    return;
-  }
-  if (req->deadline != RL_FOREVER && req->deadline - now < sleep_ms)
-    sleep_ms = req->deadline - now;
+  /* A latch that is counting is looked at now and then anyway. */
+  uint64_t sleep_ms = p.ms;
+  if (err == RL_EBUSY && sleep_ms > (uint64_t)c->opts.watchdog_timeout_ms)
+    sleep_ms = (uint64_t)c->opts.watchdog_timeout_ms;
   if (!lr->waiting) {
     lr->waiting = 1;
     RL_ADD(c->metrics.latch_waiters, 1);
@@ -273,7 +275,7 @@ static void await_done(rl_round *r) {
   rl_client *c = r->client;
   lr->req.round = NULL;
   if (r->outcome != RL_VOTE_YES) {
-    await_fail(lr, rl_round_error(r), rl_fam_retry_ms(c));
+    await_fail(lr, rl_round_error(r), -1);
     return;
   }
   int opened = 0, vanished = 0;
@@ -307,11 +309,7 @@ static void await_done(rl_round *r) {
   }
   /* Until a message (opened, deleted), or until the latch's own life ends
    * (abandoned: it expires, without a message), and now and then anyway. */
-  uint64_t ms = (uint64_t)c->opts.watchdog_timeout_ms;
-  if (life >= 0 && (uint64_t)life + 1 < ms) ms = (uint64_t)life + 1;
-  if (c->opts.wait_strategy == RLOCK_WAIT_POLL && rl_fam_retry_ms(c) < ms)
-    ms = rl_fam_retry_ms(c);
-  await_fail(lr, 0, ms);
+  await_fail(lr, RL_EBUSY, life);
 }
 
 static const rl_round_ops await_ops = {classify_count, await_done, NULL,

@@ -1,6 +1,6 @@
 /*
  * rlock_lock_all and rlock_unlock_all: the public calls, the set's order,
- * and the release of a set; the acquisition is multi_acquire.c.
+ * and the release of a set; the acquisition is multi_kind.c.
  *
  * Why the set is sorted. multi_acquire takes the whole set on a master at
  * once, so the order never decides who waits for whom; but the key order

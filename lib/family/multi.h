@@ -1,8 +1,9 @@
 /*
  * Several locks at once (rlock_lock_all, rlock_unlock_all): the request
  * both files share. multi.c has the public calls, the set's order and
- * unlock_all; multi_acquire.c the acquisition (the Redis side, and why one
- * script per master, is multi_scripts.c). Loop thread only, save the
+ * unlock_all; multi_kind.c the acquisition, as the engine's row for
+ * sets (the Redis side, and why one script per master, is
+ * multi_scripts.c). Loop thread only, save the
  * public calls.
  */
 #ifndef RL_MULTI_H
@@ -15,8 +16,6 @@
 
 enum { RL_MULTI_LOCK = 1, RL_MULTI_UNLOCK, RL_MULTI_CANCEL };
 
-struct rl_multi_attempt;
-
 typedef struct rl_multi_req {
   rl_req req;     /* first; req.lock is locks[0] */
   int op;
@@ -25,9 +24,9 @@ typedef struct rl_multi_req {
   size_t *pos;    /* where each was first listed by the caller */
   rlock_all_cb cb; /* async */
   void *arg;
-  /* Acquisition (multi_acquire.c). */
-  struct rl_multi_attempt *att;
+  /* Acquisition (multi_kind.c): its attempts' ledgers are req.grants. */
   rl_fwait wait;
+  size_t blocker; /* the lock a busy attempt found held, to wait for */
   rl_hold **pending; /* an async owner's marks in c->pending, per lock */
   /* unlock_all (multi.c): what each master said of each lock. */
   uint8_t *said;

@@ -7,8 +7,9 @@
  * key and the owner, like a lock's hold, whose ext is the list of slots it
  * holds and, per slot, the masters that granted it (a slot counts while a
  * majority of masters has it for the owner). sem.c has the handles, the
- * public calls, release and the queries; sem_acquire.c the acquisition;
- * sem_renew.c the watchdog's renewals, loss and giving back at close.
+ * public calls, release and the queries; sem_hold.c the holds, their
+ * loss and giving back at close; sem_kind.c the acquisition;
+ * sem_renew.c the watchdog's renewals.
  * Loop thread only, save the public calls.
  */
 #ifndef RL_SEM_H
@@ -30,7 +31,7 @@ struct rlock_sem {
   void *_Atomic lost_arg;
   /* Acquisition attempts made through this handle (quorum rounds of
    * sem_acquire), and those that ended split: masters granted, but no n
-   * slots had a majority (sem_acquire.c). For tests and diagnosis. */
+   * slots had a majority (sem_kind.c). For tests and diagnosis. */
   atomic_uint_fast64_t attempts, splits;
 };
 
@@ -58,8 +59,6 @@ enum {
   RL_SEM_OP_CANCEL
 };
 
-struct rl_sem_attempt;
-
 /* A semaphore request. An async one is allocated whole and freed as an
  * rl_req after its callback. */
 typedef struct rl_sem_req {
@@ -69,20 +68,20 @@ typedef struct rl_sem_req {
   int64_t n;
   rlock_sem_cb cb; /* async */
   void *arg;
-  /* Acquisition (sem_acquire.c). */
-  struct rl_sem_attempt *att;
+  /* Acquisition (sem_kind.c): its attempts' ledgers are req.grants. */
+  int pass;             /* the failed attempt hands its wake on */
   int64_t *hint;        /* slots to ask for first, from the last attempt */
   size_t nhint;
   rl_fwait waits[2];    /* the sleep between attempts, in waits[cur]; the
                            other joins behind when the request moves to
-                           the back of its queue (sem_acquire.c) */
+                           the back of its queue (sem_kind.c) */
   int cur;
-  uv_timer_t *backoff;  /* the pause after a split (sem_acquire.c) */
+  uv_timer_t *backoff;  /* the pause after a split (sem_kind.c) */
   int splits;           /* splits in a row */
   rl_hold *pending;     /* an async owner's mark in c->pending */
   int64_t *seen;        /* per master, the slots it said it had freed at
                            this request's last refusal there (-1: none
-                           yet); see pass_wake in sem_acquire.c */
+                           yet); see pass_wake in sem_kind.c */
   /* Release (sem.c): the slots given back and what masters said. */
   int64_t *rel;
   uint64_t *relmask;
@@ -93,7 +92,7 @@ typedef struct rl_sem_req {
 void rl_sem_ref(rlock_sem *sem);
 void rl_sem_unref(rlock_sem *sem);
 
-/* Holds (sem.c). */
+/* Holds (sem_hold.c). */
 rl_hold *rl_sem_hold_find(rl_client *c, const rlock_sem *sem,
                           const char *owner, size_t ownerlen);
 /* A new hold, with no slots yet; NULL when out of memory. */
@@ -126,14 +125,17 @@ void rl_sem_send_drop(rl_client *c, const rlock_sem *sem, const char *owner,
                       size_t ownerlen, const int64_t *keep, size_t n,
                       int idx);
 
-/* Acquisition (sem_acquire.c): the request's start and end hooks. */
+/* Gives back everything the owner has of the semaphore, on every master
+ * (a lost hold: a later acquisition must not stack on what survived). */
+void rl_sem_drop_everywhere(rl_client *c, const rl_hold *h);
+
+/* Acquisition (sem_kind.c): the request's start and end hooks. */
 void rl_sem_acquire_start(rl_req *req);
 void rl_sem_acquire_end(rl_req *req, int status);
 
 /* Renewal (sem_renew.c): arms a hold's renewal; the family watchdog's
- * routine; giving every permit back at close. */
+ * routine. */
 void rl_sem_watch(rl_client *c, rl_hold *h);
 void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg);
-void rl_sem_close_all(rl_client *c, rl_family *f);
 
 #endif

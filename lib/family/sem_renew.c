@@ -127,7 +127,7 @@ static const rl_round_ops renew_ops = {classify_renew, renew_done, NULL,
                                        renew_release};
 
 void rl_sem_watch(rl_client *c, rl_hold *h) {
-  rl_watchdog *w = rl_family_watchdog(c);
+  rl_watchdog *w = rl_family_watchdog(c, rl_sem_renew_due);
   if (w != NULL) rl_watchdog_start(w, &h->wd);
   /* Out of memory: not renewed, so lost at the end of its lease, which
    * the owner learns at its release. */
@@ -178,22 +178,4 @@ void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg) {
   }
   r->wait_all = 1; /* every master's answer updates the masks */
   rl_round_send(r);
-}
-
-void rl_sem_close_all(rl_client *c, rl_family *f) {
-  /* Every permit still held goes back, written before the connections
-   * close (fire-and-forget commands are: conn.h). A permit not given
-   * back goes with its lease. */
-  char owner[RL_HOLDS_OWNER_MAX];
-  for (size_t b = 0; b < f->permits.nbuckets; b++)
-    for (rl_hold *h = f->permits.buckets[b]; h; h = h->hnext)
-      if (!h->lost) {
-        size_t ownerlen = rl_holds_owner(&f->permits, h, owner);
-        for (int i = 0; i < c->nmasters; i++)
-          rl_sem_send_drop(c, rl_permits_of(h)->sem, owner, ownerlen, NULL,
-                           0, i);
-      }
-  for (size_t b = 0; b < f->permits.nbuckets; b++)
-    while (f->permits.buckets[b] != NULL)
-      rl_sem_hold_drop(c, f->permits.buckets[b]);
 }

@@ -1,6 +1,7 @@
 /*
  * Acquisition: one quorum round of the acquire script per attempt; retry
- * with jitter while the wait allows; the fencing token written back.
+ * with jitter while the wait allows; the fencing token written back. The
+ * engine of every kind of acquisition (the last paragraph says how).
  *
  * Safety rests on these rules.
  *
@@ -52,11 +53,25 @@
  * masters that did not grant; and one that gives up (deadline, cancel,
  * close, error) leaves every master's queue, after its undos, so that
  * nothing of it stays in Redis.
+ *
+ * The engine. Every acquisition, of a lock of any kind, of a semaphore's
+ * permits (lib/family/sem_kind.c) and of a set of locks
+ * (lib/family/multi_kind.c), runs its attempts here: one round per
+ * attempt over a ledger of its grants (grants.c), kept or given back by
+ * the rules above, late replies included; the retry policy (retry.c);
+ * the fencing write-back (fence.c). What differs is the kind's row
+ * (rl_acq, grants.h): its script and arguments, how a reply reads, how a
+ * grant is undone, how a settled round decides (for a lock, below; a
+ * semaphore counts the masters behind each slot, a set decides lock by
+ * lock), how a hold is recorded, and where a waiter sleeps. The family's
+ * rows are set by lib/family, above this layer, and reached only through
+ * their function pointers.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fence.h"
 #include "grants.h"
 #include "kind.h"
 #include "lock.h"
@@ -64,6 +79,7 @@
 #include "pubsub.h"
 #include "quarantine.h"
 #include "resp.h"
+#include "retry.h"
 #include "round.h"
 #include "scripts.h"
 #include "util.h"
@@ -73,7 +89,7 @@ struct rl_sleep {
   rl_req *req;
 };
 
-static void attempt(rl_req *req);
+static void attempt(rl_req *req) { rl_attempt_next(req, &rl_acq_lock); }
 
 static void on_sleep_closed(uv_handle_t *h) { free(h); }
 
@@ -105,99 +121,6 @@ static void sleep_then_attempt(rl_req *req, uint64_t ms) {
   uv_timer_start(&req->sleep->timer, on_wake, ms, 0);
 }
 
-/* --- the grants of one attempt ------------------------------------------- */
-
-
-/* A ledger with copies of what its undos need: they may be sent after
- * the request and its handle are gone. */
-rl_grants *rl_grants_new(rl_req *req, uint64_t base_gen) {
-  rl_client *c = req->lock->client;
-  const rlock *lock = req->lock;
-  size_t n = (size_t)c->nmasters, size = sizeof(rl_grants) + n;
-  for (int k = 0; k < lock->nkeys; k++) size += rl_lock_keylenk(lock, k) + 1;
-  size += lock->channellen + 1 + req->ownerlen + 1;
-  rl_grants *g = rl_zalloc(size);
-  if (g == NULL) return NULL;
-  g->refs = 2;
-  g->c = c;
-  g->req = req;
-  g->base_gen = base_gen;
-  g->kind = lock->kind;
-  g->ticket = req->ticket;
-  g->slot = (uint8_t *)(g + 1);
-  char *p = (char *)g->slot + n;
-  for (int k = 0; k < lock->nkeys; k++) {
-    memcpy(p, rl_lock_keyk(lock, k), rl_lock_keylenk(lock, k));
-    g->keys[k] = p;
-    g->keylens[k] = rl_lock_keylenk(lock, k);
-    p += g->keylens[k] + 1;
-  }
-  g->key = (char *)g->keys[lock->kind->hold];
-  g->keylen = g->keylens[lock->kind->hold];
-  memcpy(p, rl_lock_channel(lock), lock->channellen);
-  g->vals.channel = p;
-  g->vals.channellen = lock->channellen;
-  p += lock->channellen + 1;
-  memcpy(p, req->owner, req->ownerlen);
-  g->owner = p;
-  g->ownerlen = req->ownerlen;
-  g->vals.keys = g->keys;
-  g->vals.keylens = g->keylens;
-  g->vals.owner = g->owner;
-  g->vals.ownerlen = g->ownerlen;
-  return g;
-}
-
-void rl_grants_unref(rl_grants *g) {
-  if (--g->refs == 0) free(g);
-}
-
-/* Takes back master i's grant: a decrement where the owner's count is at
- * least the one this attempt's grant set (nothing elsewhere), and for a
- * waiter that still waits in the masters' queues, its place back (kind.h,
- * arguments a and C). */
-static void undo_slot(rl_grants *g, int i) {
-  g->slot[i] |= RL_G_UNDONE;
-  rl_call_vals v = g->vals;
-  v.ticket = g->ticket;
-  v.alive_ms = g->waiting && g->queued ? rl_waiter_alive_ms(g->c) : 0;
-  rl_call_send_one(g->c, &g->kind->undo, &v, i);
-}
-
-/* Gives back every grant the attempt has, and may still get. */
-static void grants_abandon(rl_grants *g) {
-  g->state = RL_G_ABANDONED;
-  rl_round *r = g->round;
-  /* A NOSCRIPT acquire resent as EVAL would land after the undo. */
-  if (r != NULL) r->args.no_resend = 1;
-  for (int i = 0; i < g->c->nmasters; i++) {
-    if (g->slot[i] & RL_G_UNDONE) continue;
-    int pending = r != NULL && !(g->slot[i] & RL_G_FINAL) &&
-                  (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
-    if ((g->slot[i] & RL_G_GRANTED) || pending) undo_slot(g, i);
-  }
-}
-
-/* The request lets go of its attempt: kept, or given back (waiting: the
- * request goes on, so a waiter gets its place in the queues back). */
-void rl_attempt_end(rl_req *req, int keep, int waiting) {
-  rl_grants *g = req->grants;
-  if (g == NULL) return;
-  req->grants = NULL;
-  g->req = NULL;
-  rl_hold *h = keep ? rl_req_hold(req) : NULL;
-  if (h != NULL) {
-    g->state = RL_G_KEPT;
-    g->kept_gen = h->gen;
-  } else if (keep) {
-    g->state = RL_G_KEPT;
-  } else {
-    g->waiting = waiting;
-    grants_abandon(g);
-  }
-  rl_grants_unref(g);
-}
-
 /* The owner's vals for a call of req's handle. */
 static void req_vals(const rl_req *req, rl_call_vals *v) {
   rl_lock_vals(req->lock, v);
@@ -218,121 +141,90 @@ static void leave_queues(rl_req *req) {
 }
 
 void rl_acquire_end(rl_req *req, int status) {
-  rl_grants *g = req->grants;
-  /* The round still runs for late replies, which need the ledger: the
-   * request must not detach it. */
-  if (g != NULL && req->round != NULL && req->round == g->round)
-    req->round = NULL;
   rl_attempt_end(req, status == RLOCK_OK, 0);
   if (status != RLOCK_OK && req->queued) leave_queues(req);
 }
 
-/* --- replies --------------------------------------------------------------- */
+/* --- the engine: an attempt's round ------------------------------------ */
 
-/* The kind's reading of an acquire reply; a round whose ledger is gone
+/* Every kind's round reads a reply the same way: the kind says what it
+ * means (acq->read), the ledger records it. A round whose ledger is gone
  * (the fuzzer's) reads it as the reentrant lock's. */
-static int parse_grant(const rl_round *r, const redisReply *rep,
-                       rl_round_slot *sl) {
+static const rl_acq *acq_of(const rl_round *r) {
   const rl_grants *g = r->data;
-  const rl_kind *k = g != NULL ? g->kind : &rl_kind_lock;
-  return k->parse_grant(rep, sl);
-}
-
-void rl_note_token(rl_client *c, int64_t token) {
-  if (token > 0 && (uint64_t)token > c->max_token_seen)
-    c->max_token_seen = (uint64_t)token;
+  return g != NULL ? g->acq : &rl_acq_lock;
 }
 
 static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
   rl_round_slot *sl = &r->slot[i];
   rl_grants *g = r->data;
+  const rl_acq *acq = acq_of(r);
+  int gr = acq->read(r, i, rep, sl, 0);
+  if (gr == 2 && g == NULL) return RL_VOTE_FAIL;
   if (g != NULL) g->slot[i] |= RL_G_FINAL;
-  int gr = parse_grant(r, rep, sl);
   if (gr < 0) {
-    rl_client_note_error(r->client, "unexpected reply to acquire", 27);
+    char why[64];
+    int n = snprintf(why, sizeof why, "unexpected reply to %s", acq->script);
+    rl_client_note_error(r->client, why, n > 0 ? (size_t)n : 0);
     sl->error_reply = 1;
     return RL_VOTE_FAIL;
   }
+  if (gr == 2) return RL_VOTE_FAIL; /* too late for the master */
   sl->granted = gr;
-  if (gr == 0) /* too late for the master (nothing granted), or held */
-    return sl->v[2] == RL_GRANT_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
-  rl_note_token(r->client, sl->v[0]);
+  if (gr == 0) return RL_VOTE_NO;
   if (g != NULL) g->slot[i] |= RL_G_GRANTED;
   /* A quarantined master's grant counts or not when the round is decided
    * (rl_votes_settle): records may still be on their way. */
   return RL_VOTE_YES;
 }
 
-void rl_grants_late(rl_grants *g, int i, int gr) {
-  g->slot[i] |= RL_G_FINAL | (gr ? RL_G_GRANTED : 0);
-  /* Kept: it joins the hold (every unlock goes to every master). Open: it
-   * is kept or given back with the others. Abandoned: given back, unless
-   * the undo already went out behind it. */
-  if (gr && g->state == RL_G_ABANDONED && !(g->slot[i] & RL_G_UNDONE))
-    undo_slot(g, i);
-  if (gr && g->state == RL_G_KEPT) {
-    rl_hold *h = rl_holds_find(&g->c->holds, g->key, g->keylen, g->owner,
-                               g->ownerlen);
-    if (h != NULL && h->gen == g->kept_gen) h->masters |= 1ull << i;
-  }
-}
-
-/* A fence_max round that raises the counter fence to the token (ops and
- * data as rl_round_new's), or NULL when out of memory. */
-static rl_round *fence_round(rl_client *c, const rl_round_ops *ops,
-                             void *data, const char *fence, size_t fencelen,
-                             uint64_t token) {
-  char t[24], ttl[24];
-  const char *argv[] = {NULL, "1", fence, t, ttl};
-  size_t len[] = {0, 1, fencelen, rl_resp_put_u64(t, token),
-                  rl_resp_put_i64(ttl, RL_FENCE_TTL_MS)};
-  return rl_round_new(c, ops, data, RL_SCRIPT_FENCE_MAX, 5, argv, len);
-}
-
-/* Raises master i's fencing counter (the key fence) to the token,
- * expecting no answer: it lands after this attempt's acquire there. */
-static void fence_one(rl_client *c, const char *fence, size_t fencelen,
-                      uint64_t token, int i) {
-  rl_round *u = fence_round(c, NULL, NULL, fence, fencelen, token);
-  if (u != NULL) rl_round_send_one(u, i);
-}
-
-void rl_grant_late(rl_round *r, int i, const rl_round_slot *got) {
-  rl_grants *g = r->data;
-  if (got != NULL) {
-    r->slot[i].granted = 1;
-    r->slot[i].v[0] = got->v[0];
-    r->slot[i].v[1] = got->v[1];
-    r->slot[i].v[2] = got->v[2];
-    rl_note_token(r->client, got->v[0]);
-  }
-  if (g == NULL) return;
-  rl_grants_late(g, i, got != NULL);
-  /* Won before this master answered (write_back): a grant with the token
-   * or above means its counter has it; anything else, a refusal, an error
-   * or a drop, gets the token now, behind the acquire. */
-  if (g->slot[i] & RL_G_CATCHUP) {
-    g->slot[i] &= (uint8_t)~RL_G_CATCHUP;
-    if (got == NULL || got->v[0] < 0 || (uint64_t)got->v[0] < g->token)
-      fence_one(r->client, g->keys[g->kind->fence], g->keylens[g->kind->fence],
-                g->token, i);
-  }
-}
-
 static void acquire_late(rl_round *r, int i, const redisReply *rep) {
   rl_round_slot tmp;
-  int gr = rep != NULL && parse_grant(r, rep, &tmp) == 1;
-  rl_grant_late(r, i, gr ? &tmp : NULL);
+  memset(&tmp, 0, sizeof tmp);
+  const rl_acq *acq = acq_of(r);
+  int gr = rep != NULL && acq->read(r, i, rep, &tmp, 1) == 1;
+  acq->late(r, i, gr ? &tmp : NULL);
 }
 
-void rl_grants_round_release(rl_round *r) {
+static void acquire_done(rl_round *r) {
   rl_grants *g = r->data;
-  if (g == NULL) return;
-  g->round = NULL;
-  rl_grants_unref(g);
+  if (g == NULL || !rl_votes_settle(r, 1)) return;
+  rl_req *req = g->req;
+  if (req == NULL) return; /* finished meanwhile: given back already */
+  req->round = NULL;
+  g->acq->decide(req, r, g);
 }
 
-/* --- deciding -------------------------------------------------------------- */
+const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
+                                     acquire_late, rl_grants_round_release};
+
+void rl_attempt_next(rl_req *req, const rl_acq *acq) {
+  rl_grants *g = NULL;
+  rl_round *r = acq->round(req, &g);
+  if (r == NULL) {
+    if (g != NULL) {
+      g->refs = 1;
+      rl_grants_unref(g);
+    }
+    rl_req_finish(req, RLOCK_ENOMEM);
+    return;
+  }
+  g->round = r;
+  req->grants = g;
+  req->round = r;
+  req->t_start = rl_now_ms();
+  rl_round_send(r);
+}
+
+void rl_attempt_failed(rl_req *req, const rl_acq *acq, int err, int64_t pttl,
+                       int split, int *splits) {
+  rl_retry p = {err, pttl, split, splits, 0};
+  int how = rl_retry_next(req, &p);
+  if (how == RL_RETRY_DONE)
+    rl_req_finish(req, p.err);
+  else
+    acq->wait(req, how, &p);
+}
 
 int rl_acquire_valid(rl_req *req) {
   rl_client *c = req->lock->client;
@@ -340,28 +232,76 @@ int rl_acquire_valid(rl_req *req) {
   return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
 }
 
-/* Records the hold and finishes the request (its grants are then kept). */
-static void commit(rl_req *req) {
+/* The write-back's round: its majority hands the token out (the kind's
+ * commit); anything else fails the attempt, which is given back. */
+static void fence_done(rl_round *r) {
+  if (!rl_votes_settle(r, 0)) return;
+  rl_req *req = r->data;
+  if (req == NULL) return; /* finished: its grants were given back */
+  req->round = NULL;
+  const rl_acq *acq = req->grants != NULL ? req->grants->acq : &rl_acq_lock;
+  if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
+    acq->commit(req);
+    return;
+  }
+  rl_attempt_end(req, 0, 1);
+  rl_attempt_failed(req, acq, RLOCK_ENOQUORUM, -1, 0, NULL);
+}
+
+const rl_round_ops rl_fence_ops = {rl_fence_classify, fence_done, NULL,
+                                   NULL};
+
+void rl_attempt_write_back(rl_req *req, const rl_fence_in *in) {
+  rl_round *r;
+  int rc = rl_fence_write_back(req->lock->client, in, &rl_fence_ops, req, &r);
+  if (rc == 0) {
+    req->grants->acq->commit(req);
+  } else if (rc < 0) {
+    rl_req_finish(req, RLOCK_ENOMEM);
+  } else {
+    req->round = r;
+    rl_round_send(r);
+  }
+}
+
+/* --- the lock's row: replies -------------------------------------------- */
+
+/* The kind's reading of an acquire reply (kind.h); a refusal past the
+ * master's deadline is no vote. */
+static int lock_read(rl_round *r, int i, const redisReply *rep,
+                     rl_round_slot *sl, int late) {
+  (void)i;
+  const rl_grants *g = r->data;
+  const rl_kind *k = g != NULL ? g->kind : &rl_kind_lock;
+  int gr = k->parse_grant(rep, sl);
+  if (late) return gr;
+  if (gr == 0) sl->granted = 0;
+  if (gr == 0 && sl->v[2] == RL_GRANT_LATE) return 2;
+  if (gr == 1) rl_note_token(r->client, sl->v[0]);
+  return gr;
+}
+
+/* --- the lock's row: deciding ------------------------------------------- */
+
+rl_hold *rl_acquire_hold(rl_req *req, rlock *lock, uint64_t token) {
   rl_client *c = req->lock->client;
-  rl_hold *h = rl_req_hold(req);
+  rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
+                             req->owner, req->ownerlen);
   if (h != NULL && h->lost) {
     rl_hold_drop(c, h);
     h = NULL;
   }
   if (h == NULL) {
-    h = rl_holds_add(&c->holds, rl_lock_key(req->lock), req->lock->keylen,
-                     req->owner, req->ownerlen);
-    if (h == NULL) {
-      rl_req_finish(req, RLOCK_ENOMEM); /* the grants are given back */
-      return;
-    }
-    h->token = req->token;
+    h = rl_holds_add(&c->holds, rl_lock_key(lock), lock->keylen, req->owner,
+                     req->ownerlen);
+    if (h == NULL) return NULL;
+    h->token = token;
     h->acquired_ms = req->t_start;
     h->gen = ++c->hold_gen;
     RL_ADD(c->metrics.locks_held, 1);
     h->owner_id = req->owner_id;
     h->owner_is_thread = req->owner_is_thread;
-    h->lock = req->lock;
+    h->lock = lock;
     rl_lock_ref(h->lock);
     rl_wheel_node_init(&h->wd);
   }
@@ -380,69 +320,44 @@ static void commit(rl_req *req) {
   uint64_t valid =
       req->t_start + (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
   if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
+  return h;
+}
+
+/* Records the hold and finishes the request (its grants are then kept). */
+static void commit(rl_req *req) {
+  rl_client *c = req->lock->client;
+  rl_hold *h = rl_acquire_hold(req, req->lock, req->token);
+  if (h == NULL) {
+    rl_req_finish(req, RLOCK_ENOMEM); /* the grants are given back */
+    return;
+  }
   req->out_u64 = h->token;
   req->count = h->count;
   RL_ADD(c->metrics.acquisitions_kind[req->lock->kind->id], 1);
   rl_req_finish(req, RLOCK_OK);
 }
 
-static int classify_fence(rl_round *r, int i, const redisReply *rep) {
-  (void)r;
-  (void)i;
-  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
-}
-
-static void fence_done(rl_round *r) {
-  if (!rl_votes_settle(r, 0)) return;
-  rl_req *req = r->data;
-  if (req == NULL) return; /* finished: its grants were given back */
-  req->round = NULL;
-  if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
-    commit(req);
-    return;
+/* The token, handed out now or after its write-back (fence.c). A master
+ * that has not answered yet most often grants with a token at least this
+ * one (a first grant's token is at least the client's wall clock when
+ * the master runs it, and it ran later): its late reply says whether it
+ * needs the catch-up (rl_grant_late). Sent at once to every such master,
+ * catch-ups were two commands more per lock+unlock pair with five
+ * masters (bench_latency, MONITOR), each a script run on masters that
+ * share the client's CPUs here. */
+static void write_back(rl_req *req, rl_round *won, rl_grants *g) {
+  int64_t stored[RL_MAX_MASTERS];
+  rl_fence_in in = {rl_lock_fence(req->lock), rl_lock_fencelen(req->lock),
+                    req->token, won->quorum, stored, 0, 0,
+                    g != NULL ? g->slot : NULL, RL_G_CATCHUP};
+  for (int i = 0; i < won->n; i++) {
+    const rl_round_slot *sl = &won->slot[i];
+    stored[i] = sl->granted ? sl->v[0] : -1;
+    if (sl->granted) in.counted |= 1ull << i;
+    if (sl->vote == RL_VOTE_PENDING || sl->timed_out) in.later |= 1ull << i;
   }
-  rl_attempt_end(req, 0, 1);
-  rl_acquire_failed(req, RLOCK_ENOQUORUM, -1);
-}
-
-const rl_round_ops rl_fence_ops = {classify_fence, fence_done, NULL, NULL};
-
-static void write_back(rl_req *req, rl_round *won) {
-  rl_client *c = req->lock->client;
-  if (won != NULL) {
-    /* A majority stores the token already: the others only catch up. A
-     * master that has not answered yet most often grants with a token at
-     * least this one (a first grant's token is at least the client's
-     * wall clock when the master runs it, and it ran later): its late
-     * reply says whether it needs the catch-up (rl_grant_late). Sent at
-     * once to every such master, catch-ups were two commands more per
-     * lock+unlock pair with five masters (bench_latency, MONITOR), each a
-     * script run on masters that share the client's CPUs here. */
-    rl_grants *g = won->data;
-    if (g != NULL) g->token = req->token;
-    for (int i = 0; i < c->nmasters; i++) {
-      if (won->slot[i].granted && (uint64_t)won->slot[i].v[0] == req->token)
-        continue;
-      /* Its reply is still to come (a timed-out one too): the late hook
-       * gets it, or its drop. */
-      const rl_round_slot *sl = &won->slot[i];
-      if (g != NULL && (sl->vote == RL_VOTE_PENDING || sl->timed_out))
-        g->slot[i] |= RL_G_CATCHUP;
-      else
-        fence_one(c, rl_lock_fence(req->lock), rl_lock_fencelen(req->lock),
-                  req->token, i);
-    }
-    commit(req);
-    return;
-  }
-  rl_round *r = fence_round(c, &rl_fence_ops, req, rl_lock_fence(req->lock),
-                            rl_lock_fencelen(req->lock), req->token);
-  if (r == NULL) {
-    rl_req_finish(req, RLOCK_ENOMEM);
-    return;
-  }
-  req->round = r;
-  rl_round_send(r);
+  if (g != NULL) g->token = req->token;
+  rl_attempt_write_back(req, &in);
 }
 
 /* For a reentrant round: 1 if the hold continues, 0 if it is lost, -1 if
@@ -506,26 +421,16 @@ void rl_acquire_won(rl_req *req, rl_round *r, rl_grants *g) {
   for (int i = 0; i < r->n; i++)
     if (r->slot[i].granted && r->slot[i].v[0] > token)
       token = r->slot[i].v[0];
-  int agree = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->slot[i].granted && r->slot[i].v[0] == token &&
-        !rl_master_duplicate(c, i))
-      agree++;
   req->token = (uint64_t)token;
   rl_note_token(c, token);
-  if (c->nmasters == 1) {
-    commit(req);
-    return;
-  }
-  write_back(req, agree >= r->quorum ? r : NULL);
+  write_back(req, r, g);
 }
 
-static void acquire_done(rl_round *r) {
-  rl_grants *g = r->data;
-  if (g == NULL || !rl_votes_settle(r, 1)) return;
-  rl_req *req = g->req;
-  if (req == NULL) return; /* finished meanwhile: given back already */
-  req->round = NULL;
+static void lock_failed(rl_req *req, int err, int64_t pttl) {
+  rl_attempt_failed(req, &rl_acq_lock, err, pttl, 0, NULL);
+}
+
+static void lock_decide(rl_req *req, rl_round *r, rl_grants *g) {
   if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
     rl_acquire_won(req, r, g);
     return;
@@ -578,7 +483,7 @@ static void acquire_done(rl_round *r) {
                      (long long)(rl_now_ms() - req->t_start),
                      (long long)rl_drift_ms(c, req->lease_ms));
     rl_client_note_error(c, why, n > 0 ? (size_t)n : 0);
-    rl_acquire_failed(req, RLOCK_ENOQUORUM, -1);
+    lock_failed(req, RLOCK_ENOQUORUM, -1);
     return;
   }
   int64_t pttl = -1;
@@ -592,55 +497,27 @@ static void acquire_done(rl_round *r) {
     if (sl->vote == RL_VOTE_NO && sl->v[2] == -2 && pttl < 0) pttl = 0;
   }
   if (r->no > 0)
-    rl_acquire_failed(req, RL_EBUSY, pttl);
+    lock_failed(req, RL_EBUSY, pttl);
   else
-    rl_acquire_failed(req, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
+    lock_failed(req, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1);
 }
 
-const rl_round_ops rl_acquire_ops = {classify_acquire, acquire_done,
-                                     acquire_late, rl_grants_round_release};
-
-void rl_acquire_failed(rl_req *req, int err, int64_t holder_pttl) {
-  rl_client *c = req->lock->client;
-  if (err == RLOCK_EREDIS) {
-    /* A master refused the script (AUTH, OOM, READONLY...): say so now
-     * rather than retry into the same refusal until the deadline. */
-    rl_req_finish(req, err);
-    return;
-  }
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, err == RL_EBUSY ? RLOCK_ETIMEDOUT : err);
-    return;
-  }
-  if (err == RL_EBUSY && c->opts.wait_strategy == RLOCK_WAIT_PUBSUB) {
-    /* Held by another: sleep until its unlock message (pubsub/). */
-    rl_pubsub_wait(req, holder_pttl);
-    return;
-  }
-  uint64_t wait = (uint64_t)c->opts.retry_delay_ms +
-                  rl_random_upto((uint64_t)c->opts.retry_jitter_ms);
-  if (err == RL_EBUSY && holder_pttl >= 0 && (uint64_t)holder_pttl < wait)
-    wait = holder_pttl > 0 ? (uint64_t)holder_pttl : 1;
-  uint64_t beat = rl_heartbeat_ms(req);
-  if (beat > 0 && wait > beat) wait = beat;
-  if (req->deadline != RL_FOREVER && req->deadline - now < wait)
-    wait = req->deadline - now;
-  sleep_then_attempt(req, wait);
+void rl_acquire_on_event(rl_psw *w, void *data) {
+  (void)w;
+  attempt(data);
 }
 
-/* The token floor: this client's wall clock in microseconds, and one more
- * than the largest token it has seen; below 2^53, which Lua's doubles hold
- * exactly. */
-uint64_t rl_token_floor(const rl_client *c) {
-  uint64_t us = rl_wall_us();
-  uint64_t seen = c->max_token_seen + 1;
-  uint64_t f = us > seen ? us : seen;
-  const uint64_t max = (1ull << 53) - (1ull << 32);
-  return f < max ? f : max;
+/* After a failed attempt, as the retry policy (retry.c) said: a lock's
+ * waiter waits for an event in its pub/sub wait queue, and polls on a
+ * timer. */
+static void lock_wait(rl_req *req, int how, const rl_retry *p) {
+  if (how == RL_RETRY_WAIT)
+    rl_pubsub_wait(req, p->ms, rl_acquire_on_event);
+  else
+    sleep_then_attempt(req, p->ms);
 }
 
-static void attempt(rl_req *req) {
+static rl_round *lock_round(rl_req *req, rl_grants **out) {
   rl_client *c = req->lock->client;
   rlock *lock = req->lock;
   /* A lost hold was released on every master when it was found lost, and
@@ -666,7 +543,8 @@ static void attempt(rl_req *req) {
   int may_wait = req->deadline == RL_FOREVER || req->deadline > now;
   int queues = lock->kind->heartbeat && h == NULL && may_wait;
   v.alive_ms = queues ? rl_waiter_alive_ms(c) : 0;
-  rl_grants *g = rl_grants_new(req, h != NULL ? h->gen : 0);
+  rl_grants *g = rl_grants_new(req, h != NULL ? h->gen : 0, &rl_acq_lock);
+  *out = g;
   /* The undo names the grant by the count it set: on a master that
    * refused this attempt or never ran it, the owner's earlier hold is
    * left as it is. */
@@ -674,34 +552,24 @@ static void attempt(rl_req *req) {
   rl_round *r = g == NULL ? NULL
                           : rl_call_round(c, &lock->kind->acquire, &v,
                                           &rl_acquire_ops, g);
-  if (r == NULL) {
-    free(g);
-    rl_req_finish(req, RLOCK_ENOMEM);
-    return;
-  }
+  if (r == NULL) return NULL;
   if (queues) req->queued = 1;
   g->queued = req->queued; /* by this attempt or an earlier one */
   r->late_is_quiet = 1; /* acquire_late keeps or gives back a grant */
-  g->round = r;
-  req->grants = g;
-  req->round = r;
-  req->t_start = rl_now_ms();
-  rl_round_send(r);
+  return r;
 }
 
-void rl_acquire_retry(rl_req *req) { attempt(req); }
-
-int64_t rl_waiter_alive_ms(const rl_client *c) {
-  int64_t ms = c->opts.waiter_alive_ms;
-  if (ms != RLOCK_WAITER_ALIVE_AUTO) return ms;
-  ms = 4 * c->opts.master_timeout_ms;
-  return ms > 5000 ? ms : 5000;
-}
-
-uint64_t rl_heartbeat_ms(const rl_req *req) {
-  if (!req->lock->kind->heartbeat || !req->queued) return 0;
-  return (uint64_t)rl_waiter_alive_ms(req->lock->client) / 3;
-}
+const rl_acq rl_acq_lock = {
+    .script = "acquire",
+    .round = lock_round,
+    .read = lock_read,
+    .undo = rl_grants_undo_lock,
+    .late = rl_grant_late,
+    .decide = lock_decide,
+    .kept_late = rl_grants_kept_late_lock,
+    .commit = commit,
+    .wait = lock_wait,
+};
 
 void rl_acquire_start(rl_req *req) {
   rl_client *c = req->lock->client;

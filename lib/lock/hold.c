@@ -70,3 +70,17 @@ void rl_hold_lost(rl_client *c, rl_hold *h) {
   rlock_lost_cb cb = lock ? rl_lock_lost(lock, &arg) : NULL;
   if (cb != NULL) cb(lock, h->owner_id, h->owner_is_thread, arg);
 }
+
+rl_hold *rl_req_live_hold(rl_req *req) {
+  rl_hold *h = rl_req_hold(req);
+  if (h == NULL) {
+    rl_req_finish(req, RLOCK_ENOTOWNER);
+    return NULL;
+  }
+  if (h->lost) {
+    rl_hold_drop(req->lock->client, h);
+    rl_req_finish(req, RLOCK_ELOST);
+    return NULL;
+  }
+  return h;
+}

@@ -1,5 +1,5 @@
 /*
- * Lock handles and request dispatch. A handle is immutable after rlock_get
+ * Lock handles. A handle is immutable after rlock_get
  * (its key names are computed once), so threads share it without locking;
  * it is reference counted so that async requests still pending keep it
  * alive after rlock_free.
@@ -207,33 +207,4 @@ rl_hold *rl_req_hold(rl_req *req) {
   rlock *lock = req->lock;
   return rl_holds_find(&lock->client->holds, rl_lock_key(lock), lock->keylen,
                        req->owner, req->ownerlen);
-}
-
-rl_hold *rl_req_live_hold(rl_req *req) {
-  rl_hold *h = rl_req_hold(req);
-  if (h == NULL) {
-    rl_req_finish(req, RLOCK_ENOTOWNER);
-    return NULL;
-  }
-  if (h->lost) {
-    rl_hold_drop(req->lock->client, h);
-    rl_req_finish(req, RLOCK_ELOST);
-    return NULL;
-  }
-  return h;
-}
-
-void rl_req_start(rl_req *req) {
-  if (req->start != NULL) {
-    req->start(req);
-    return;
-  }
-  switch (req->kind) {
-    case RL_REQ_ACQUIRE: rl_acquire_start(req); break;
-    case RL_REQ_UNLOCK: rl_unlock_start(req); break;
-    case RL_REQ_FORCE: rl_force_start(req); break;
-    case RL_REQ_EXTEND: rl_extend_start(req); break;
-    case RL_REQ_CANCEL: rl_cancel_start(req); break;
-    default: rl_query_start(req); break;
-  }
 }

@@ -77,8 +77,6 @@ void rl_req_start(rl_req *req);
 int rl_family_refused(rl_client *c, const char *what);
 
 void rl_acquire_start(rl_req *req);
-/* Another attempt of an acquisition already started (a woken waiter). */
-void rl_acquire_retry(rl_req *req);
 void rl_unlock_start(rl_req *req);
 void rl_force_start(rl_req *req);
 void rl_query_start(rl_req *req);
@@ -88,7 +86,7 @@ rl_hold *rl_req_hold(rl_req *req);
 
 /* The owner's live hold. Without one, finishes req with RLOCK_ENOTOWNER,
  * or with RLOCK_ELOST after dropping a hold that was lost, and returns
- * NULL. */
+ * NULL (hold.c). */
 rl_hold *rl_req_live_hold(rl_req *req);
 
 /* Forgets a hold: stops its renewal, drops its handle reference and
@@ -141,12 +139,6 @@ void rl_acquire_end(rl_req *req, int status);
  * acquisition is never hit. */
 void rl_hold_release_everywhere(rl_client *c, const rl_hold *h);
 
-/* waiter_alive_ms as set, or its automatic value (acquire.c). */
-int64_t rl_waiter_alive_ms(const rl_client *c);
-
-/* How often a queued waiter of req's kind must attempt to stay queued
- * (a third of waiter_alive_ms), or 0 when it need not (acquire.c). */
-uint64_t rl_heartbeat_ms(const rl_req *req);
 
 /* The call values of a handle's keys and channel (lock.c): what every
  * script call of the handle starts from. */

@@ -3,8 +3,8 @@
  * acquisition that found the lock held by another owner (RL_EBUSY) hands
  * itself to rl_pubsub_wait instead of sleeping a fixed retry delay; the
  * mechanism (pubsub/waitq.h) wakes it through a callback, and the next
- * attempt (rl_acquire_retry) starts when an unlock message, the holder's
- * PTTL or the caller's deadline comes first. Loop thread only.
+ * attempt starts (through the callback the acquisition gave) when an
+ * unlock message, the holder's PTTL or the caller's deadline comes first. Loop thread only.
  */
 #ifndef RL_PUBSUB_H
 #define RL_PUBSUB_H
@@ -12,15 +12,16 @@
 #include <stdint.h>
 
 #include "client.h"
+#include "waitq.h"
 
 /*
  * Parks req, whose attempt just failed with RL_EBUSY, in the FIFO queue of
  * its lock's channel (subscribing the channel if it is the first waiter)
- * and arranges its next attempt. holder_pttl is the holder's remaining
- * lease in ms, or negative if unknown. On failure req is finished.
+ * for at most sleep_ms (the retry policy's, retry.c); wake (with req as
+ * its data) starts its next attempt. On failure req is finished.
  * (pubwait.c)
  */
-void rl_pubsub_wait(rl_req *req, int64_t holder_pttl);
+void rl_pubsub_wait(rl_req *req, uint64_t sleep_ms, rl_psw_cb wake);
 
 /* Takes req out of its wait queue, if it is in one, and unsubscribes the
  * channel after its last waiter. Called when req finishes. (pubwait.c) */
@@ -43,13 +44,13 @@ struct rl_pubsub *rl_pubsub_get(rl_client *c);
 /*
  * The waiter of this client that an unlock of lock by owner may hand the
  * lock to in its own round trip (transfer.c), or NULL; *psw is its place
- * in the wait queue, for rl_psw_claim. pubwait.c says which waiters
- * qualify, and how runs of hand-offs end. (pubwait.c)
+ * in the wait queue, for rl_psw_claim; wake is the callback a lock's
+ * waiters joined with (rl_acquire_on_event). pubwait.c says which
+ * waiters qualify, and how runs of hand-offs end. (pubwait.c)
  */
-struct rl_psw;
 rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
                                  const char *owner, size_t ownerlen,
-                                 struct rl_psw **psw);
+                                 rl_psw_cb wake, rl_psw **psw);
 
 /*
  * The caller's own wait (fast.c): req, a blocking acquisition parked in

@@ -1,7 +1,8 @@
 /*
  * The lock layer's side of pub/sub waiting: a waiting acquisition joins
- * its lock's wait queue (pubsub/) with a callback that starts its next
- * attempt, sleeps there between attempts, and leaves when it finishes.
+ * its lock's wait queue (pubsub/) with the acquisition's callback that
+ * starts its next attempt, sleeps there between attempts, and leaves
+ * when it finishes.
  * What pub/sub needs of the client (its loop, its masters, the connection
  * settings) is handed down once, when the first wait makes it.
  *
@@ -9,8 +10,8 @@
  * handle's (a lock's unlock channel, a read-write lock's side), or for a
  * fair waiter a channel of its own, on which an unlock names it; and
  * whether a woken waiter that got its share passes the wake on (readers,
- * who may all go at once). A waiter queued on the masters sleeps at most
- * a third of waiter_alive_ms between attempts, which keep it queued.
+ * who may all go at once). How long it sleeps is the retry policy's
+ * (retry.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,38 +57,14 @@ static rl_pubsub *pubsub_of(rl_client *c) {
   return c->pubsub;
 }
 
-static void on_wake(rl_psw *w, void *data) {
-  (void)w;
-  rl_acquire_retry(data);
-}
-
-/* How long a waiter sleeps without an event: the holder's PTTL (the lock
- * is free by then at the latest), capped by the caller's deadline. */
-static uint64_t sleep_ms(rl_req *req, int64_t pttl) {
-  rl_client *c = req->lock->client;
-  uint64_t ms;
-  if (pttl < 0) /* no expiry known: a leaked key; look again now and then */
-    ms = (uint64_t)c->opts.watchdog_timeout_ms;
-  else
-    ms = (uint64_t)pttl + 1;
-  uint64_t beat = rl_heartbeat_ms(req);
-  if (beat > 0 && ms > beat) ms = beat;
-  if (req->deadline != RL_FOREVER) {
-    uint64_t now = rl_now_ms();
-    uint64_t left = req->deadline > now ? req->deadline - now : 0;
-    if (left < ms) ms = left;
-  }
-  return ms;
-}
-
-void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
+void rl_pubsub_wait(rl_req *req, uint64_t sleep_ms, rl_psw_cb wake) {
   rl_client *c = req->lock->client;
   if (rl_client_closing(c)) {
     rl_req_finish(req, RLOCK_ECLOSED);
     return;
   }
   if (req->psw != NULL) {
-    rl_psw_sleep(req->psw, sleep_ms(req, holder_pttl));
+    rl_psw_sleep(req->psw, sleep_ms);
     return;
   }
   /* The handle's channel, or a fair waiter's own: <channel>:<owner>. */
@@ -101,8 +78,7 @@ void rl_pubsub_wait(rl_req *req, int64_t holder_pttl) {
     len += req->ownerlen;
   }
   rl_pubsub *ps = pubsub_of(c);
-  rl_psw *w = ps ? rl_psw_join(ps, chan, len, sleep_ms(req, holder_pttl),
-                               on_wake, req)
+  rl_psw *w = ps ? rl_psw_join(ps, chan, len, sleep_ms, wake, req)
                  : NULL;
   if (w == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);
@@ -170,13 +146,13 @@ void rl_pubsub_unlocked_by(rl_client *c, const rlock *lock,
  */
 rl_req *rl_pubsub_handoff_waiter(rl_client *c, const rlock *lock,
                                  const char *owner, size_t ownerlen,
-                                 rl_psw **psw) {
+                                 rl_psw_cb wake, rl_psw **psw) {
   if (c->pubsub == NULL || lock->kind != &rl_kind_lock ||
       rl_client_closing(c))
     return NULL;
   void *data = NULL;
-  rl_psw *w = rl_psw_first_idle(c->pubsub, rl_lock_channel(lock), lock->channellen,
-                                on_wake, RL_HANDOFF_RUN, &data);
+  rl_psw *w = rl_psw_first_idle(c->pubsub, rl_lock_channel(lock),
+                                lock->channellen, wake, RL_HANDOFF_RUN, &data);
   rl_req *req = data;
   if (w == NULL || req == NULL || req->psw != w) return NULL;
   if (req->kind != RL_REQ_ACQUIRE || req->start != NULL ||

@@ -45,7 +45,8 @@ static uint64_t published_by(const rl_round *r) {
   return m;
 }
 
-void rl_unlock_outcome(rl_req *req, const rl_round *r, uint64_t published) {
+static void unlock_outcome(rl_req *req, const rl_round *r,
+                           uint64_t published) {
   rl_client *c = req->lock->client;
   rl_hold *h = rl_req_hold(req);
   if (r->outcome == RL_VOTE_YES) {
@@ -88,7 +89,7 @@ static void unlock_done(rl_round *r) {
   rl_req *req = r->data;
   if (req == NULL) return;
   req->round = NULL;
-  rl_unlock_outcome(req, r, published_by(r));
+  unlock_outcome(req, r, published_by(r));
 }
 
 const rl_round_ops rl_unlock_ops = {classify_unlock, unlock_done, NULL,
@@ -116,7 +117,7 @@ void rl_unlock_start(rl_req *req) {
   v.last = last;
   /* A waiter of this client takes it over in the same round trip, when
    * there is one to take it (transfer.c). */
-  if (last && rl_transfer_start(req, h)) return;
+  if (last && rl_transfer_start(req, h, unlock_outcome)) return;
   rl_round *r = rl_call_round(c, &lock->kind->unlock, &v, &rl_unlock_ops, req);
   if (r == NULL) {
     rl_req_finish(req, RLOCK_ENOMEM);

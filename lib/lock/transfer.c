@@ -28,7 +28,7 @@
  *  - For the releasing owner the round is its unlock: a master that
  *    transferred, released or decremented votes yes, one where the owner
  *    is gone votes no, and the unlock is decided by the rules of
- *    release.c (rl_unlock_outcome), whatever becomes of the grant: either
+ *    release.c (its outcome function), whatever becomes of the grant: either
  *    way the lock is no longer the releasing owner's.
  *  - Only a waiter between attempts is taken (pubwait.c,
  *    rl_pubsub_handoff_waiter), and it is claimed in its wait queue as if
@@ -140,7 +140,7 @@ static void transfer_done(rl_round *r) {
       /* Given back (the undos publish where the lock was the waiter's),
        * and the waiter waits again. */
       rl_attempt_end(req, 0, 1);
-      rl_acquire_failed(req, RL_EBUSY, 0);
+      rl_attempt_failed(req, &rl_acq_lock, RL_EBUSY, 0, 0, NULL);
     }
   }
   if (!g->unlock_decided) {
@@ -150,7 +150,7 @@ static void transfer_done(rl_round *r) {
     if (u != NULL) {
       u->grants = NULL;
       u->end = NULL;
-      rl_unlock_outcome(u, r, won ? 0 : published_by(r));
+      g->unlock_outcome(u, r, won ? 0 : published_by(r));
     }
   }
   if (!decided) {
@@ -175,7 +175,8 @@ static void unlock_end(rl_req *req, int status) {
   if (g != NULL && g->unlock == req) g->unlock = NULL;
 }
 
-int rl_transfer_start(rl_req *req, rl_hold *h) {
+int rl_transfer_start(rl_req *req, rl_hold *h,
+                      rl_unlock_outcome_fn outcome) {
   rl_client *c = req->lock->client;
   const rlock *lock = req->lock;
   /* Every master must take the command now: its argument count is above
@@ -184,9 +185,9 @@ int rl_transfer_start(rl_req *req, rl_hold *h) {
     if (!rl_master_ready(c->masters[i])) return 0;
   rl_psw *psw = NULL;
   rl_req *w = rl_pubsub_handoff_waiter(c, lock, req->owner, req->ownerlen,
-                                       &psw);
+                                       rl_acquire_on_event, &psw);
   if (w == NULL) return 0;
-  rl_grants *g = rl_grants_new(w, 0);
+  rl_grants *g = rl_grants_new(w, 0, &rl_acq_lock);
   if (g == NULL) return 0;
   g->vals.count = 1; /* the waiter's grant, a first acquisition */
   char lease[24], wlease[24], floor[24];
@@ -221,6 +222,7 @@ int rl_transfer_start(rl_req *req, rl_hold *h) {
   rl_psw_claim(psw);
   g->round = r;
   g->unlock = req;
+  g->unlock_outcome = outcome;
   w->grants = g;
   w->round = r;
   w->t_start = rl_now_ms();

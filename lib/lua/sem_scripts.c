@@ -47,7 +47,7 @@
  * the owner's free is announced, so their waiters are woken as before.
  *
  * That argument is about messages; a message wakes one waiter per client,
- * the first of its queue, so the client hands the wake on (sem_acquire.c).
+ * the first of its queue, so the client hands the wake on (sem_kind.c).
  * A waiter that took the permits hands it on too: the next waiter of its
  * client was refused before that grant, so the grant's release would not
  * be announced unless that waiter is refused again, behind it. And when
@@ -56,7 +56,7 @@
  * refusal says how many slots this master has freed so far ("#freed"),
  * so that the refused waiter can tell a wake of new frees, which it hands
  * on, from a wake that another refused waiter handed on about the same
- * frees, which it keeps (sem_acquire.c's pass_wake says why: else two
+ * frees, which it keeps (sem_kind.c's pass_wake says why: else two
  * such waiters woke each other forever).
  *
  * One expiry per owner covers all its slots on that master: its lease is

@@ -28,6 +28,11 @@
  *   majority first: one fence_max round per such lock, all at once.
  * Waiting: a busy reply names the lock found held; the attempt sleeps in
  * that lock's wait queue, until its unlock message or its holder's PTTL.
+ *
+ * This file is the set's row of the acquisition engine (rl_acq_multi,
+ * grants.h; the engine is lib/lock/acquire.c): the ledger, its rules,
+ * late replies and the retry policy are the engine's; the set's script,
+ * how a reply reads, the per-lock decision and the holds are here.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,21 +41,18 @@
 
 #include "kind.h"
 #include "multi.h"
+#include "fence.h"
 #include "grants.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "retry.h"
 #include "scripts.h"
 #include "util.h"
 
-enum { G_GRANTED = 1, G_FINAL = 2, G_UNDONE = 4 };
-enum { A_OPEN = 0, A_KEPT, A_ABANDONED };
-
+/* The set's part of an attempt's ledger (rl_grants.ext); the ledger's
+ * references are the round's, each fence round's, and the request's
+ * while open. */
 typedef struct rl_multi_attempt {
-  int refs;         /* the round, each fence round, the request if open */
-  int state;
-  rl_client *c;
-  rl_round *round;  /* the acquire round, until freed */
-  rl_multi_req *mr; /* while open */
   size_t n;         /* locks */
   int nm;           /* masters */
   rlock **locks;    /* references, for late grants and undos */
@@ -60,19 +62,41 @@ typedef struct rl_multi_attempt {
   int64_t *want;      /* per lock: the count its grant sets, which the
                          undo names */
   uint64_t *kept_gen; /* per lock, once kept */
-  uint8_t *flags;     /* per master */
   int64_t *token, *count, *existed; /* per master and lock (i * n + j) */
   uint64_t *out_token; /* per lock: the token to hand out */
   int fences_out, fences_failed;
 } rl_multi_attempt;
 
-static void attempt(rl_req *req);
+extern const rl_acq rl_acq_multi;
+
+static void attempt(rl_req *req) { rl_attempt_next(req, &rl_acq_multi); }
+
+/* An attempt that failed: the retry policy (retry.c) says when; a busy
+ * one waits in the queue of the lock found held (blocker). */
 static void fail_attempt(rl_multi_req *mr, int err, int64_t pttl,
-                         size_t blocker);
+                         size_t blocker) {
+  mr->blocker = blocker;
+  rl_attempt_failed(&mr->req, &rl_acq_multi, err, pttl, 0, NULL);
+}
 
 /* --- the ledger ------------------------------------------------------------- */
 
-static rl_multi_attempt *attempt_new(rl_multi_req *mr) {
+static void ext_free(void *ext) {
+  rl_multi_attempt *a = ext;
+  for (size_t j = 0; j < a->n; j++)
+    if (a->locks[j] != NULL) rl_lock_unref(a->locks[j]);
+  free(a->locks);
+  free(a->base_gen);
+  free(a->want);
+  free(a->kept_gen);
+  free(a->out_token);
+  free(a->token);
+  free(a->count);
+  free(a->existed);
+  free(a);
+}
+
+static rl_multi_attempt *ext_new(rl_multi_req *mr) {
   rl_client *c = mr->req.lock->client;
   size_t n = mr->n, nm = (size_t)c->nmasters;
   rl_multi_attempt *a = calloc(1, sizeof *a + mr->req.ownerlen + 1);
@@ -82,27 +106,14 @@ static rl_multi_attempt *attempt_new(rl_multi_req *mr) {
   a->want = calloc(n, sizeof *a->want);
   a->kept_gen = calloc(n, sizeof *a->kept_gen);
   a->out_token = calloc(n, sizeof *a->out_token);
-  a->flags = calloc(nm, 1);
   a->token = calloc(nm * n, sizeof *a->token);
   a->count = calloc(nm * n, sizeof *a->count);
   a->existed = calloc(nm * n, sizeof *a->existed);
   if (!a->locks || !a->base_gen || !a->want || !a->kept_gen ||
-      !a->out_token || !a->flags || !a->token || !a->count || !a->existed) {
-    free(a->locks);
-    free(a->base_gen);
-    free(a->want);
-    free(a->kept_gen);
-    free(a->out_token);
-    free(a->flags);
-    free(a->token);
-    free(a->count);
-    free(a->existed);
-    free(a);
+      !a->out_token || !a->token || !a->count || !a->existed) {
+    ext_free(a);
     return NULL;
   }
-  a->refs = 2;
-  a->c = c;
-  a->mr = mr;
   a->n = n;
   a->nm = (int)nm;
   for (size_t j = 0; j < n; j++) {
@@ -115,26 +126,12 @@ static rl_multi_attempt *attempt_new(rl_multi_req *mr) {
   return a;
 }
 
-static void attempt_unref(rl_multi_attempt *a) {
-  if (--a->refs > 0) return;
-  for (size_t j = 0; j < a->n; j++) rl_lock_unref(a->locks[j]);
-  free(a->locks);
-  free(a->base_gen);
-  free(a->want);
-  free(a->kept_gen);
-  free(a->out_token);
-  free(a->flags);
-  free(a->token);
-  free(a->count);
-  free(a->existed);
-  free(a);
-}
-
 /* multi_undo to master i: for each lock, one decrement where the owner's
  * count is at least the one this attempt's grant set, behind whatever was
  * sent there before. */
-static void undo_master(rl_multi_attempt *a, int i) {
-  a->flags[i] |= G_UNDONE;
+static void undo_master(rl_grants *g, int i) {
+  rl_multi_attempt *a = g->ext;
+  g->slot[i] |= RL_G_UNDONE;
   rl_args args;
   rl_args_init(&args);
   rl_args_str(&args, NULL, 0);
@@ -144,33 +141,10 @@ static void undo_master(rl_multi_attempt *a, int i) {
   rl_args_str(&args, a->owner, a->ownerlen);
   for (size_t j = 0; j < a->n; j++) rl_args_i64(&args, a->want[j]);
   rl_round *u =
-      rl_args_round(&args, a->c, NULL, NULL, RL_FAM(RL_FAM_MULTI_UNDO));
+      rl_args_round(&args, g->c, NULL, NULL, RL_FAM(RL_FAM_MULTI_UNDO));
   rl_args_free(&args);
   if (u != NULL) rl_round_send_one(u, i);
   /* Out of memory: the grants expire with their lease. */
-}
-
-static void attempt_abandon(rl_multi_attempt *a) {
-  a->state = A_ABANDONED;
-  rl_round *r = a->round;
-  if (r != NULL) r->args.no_resend = 1;
-  for (int i = 0; i < a->nm; i++) {
-    if (a->flags[i] & G_UNDONE) continue;
-    int pending = r != NULL && !(a->flags[i] & G_FINAL) &&
-                  (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
-    if ((a->flags[i] & G_GRANTED) || pending) undo_master(a, i);
-  }
-}
-
-static void attempt_end(rl_multi_req *mr, int keep) {
-  rl_multi_attempt *a = mr->att;
-  if (a == NULL) return;
-  mr->att = NULL;
-  a->mr = NULL;
-  if (mr->req.round != NULL && mr->req.round == a->round)
-    mr->req.round = NULL;
-  if (!keep && a->state == A_OPEN) attempt_abandon(a);
-  attempt_unref(a);
 }
 
 /* --- replies ---------------------------------------------------------------- */
@@ -201,111 +175,60 @@ static int parse(const redisReply *rep, size_t n, rl_round_slot *sl,
   return -1;
 }
 
-static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
-  rl_round_slot *sl = &r->slot[i];
-  rl_multi_attempt *a = r->data;
-  if (a == NULL) return RL_VOTE_FAIL;
-  a->flags[i] |= G_FINAL;
-  int g = parse(rep, a->n, sl, a, i);
-  if (g < 0) {
-    rl_client_note_error(r->client, "unexpected reply to multi_acquire", 33);
-    sl->error_reply = 1;
-    return RL_VOTE_FAIL;
+/* The engine's reading of a reply (rl_acq.read): a grant's per-lock
+ * triples go into the ledger. */
+static int read_reply(rl_round *r, int i, const redisReply *rep,
+                      rl_round_slot *sl, int late) {
+  rl_grants *g = r->data;
+  if (g == NULL) return 2;
+  rl_multi_attempt *a = g->ext;
+  int gr = parse(rep, a->n, sl, a, i);
+  if (gr == 1 && !late)
+    for (size_t j = 0; j < a->n; j++)
+      rl_note_token(r->client, a->token[(size_t)i * a->n + j]);
+  return gr;
+}
+
+static void late(rl_round *r, int i, const rl_round_slot *got) {
+  rl_grants *g = r->data;
+  if (g != NULL) rl_grants_late(g, i, got != NULL);
+}
+
+/* Kept: a late grant joins each lock's hold. */
+static void kept_late(rl_grants *g, int i) {
+  rl_multi_attempt *a = g->ext;
+  for (size_t j = 0; j < a->n; j++) {
+    rl_hold *h = rl_holds_find(&g->c->holds, rl_lock_key(a->locks[j]),
+                               a->locks[j]->keylen, a->owner, a->ownerlen);
+    if (h != NULL && h->gen == a->kept_gen[j]) h->masters |= 1ull << i;
   }
-  if (g == 2) return RL_VOTE_FAIL; /* too late for the master */
-  sl->granted = g;
-  if (g == 0) return RL_VOTE_NO;
-  a->flags[i] |= G_GRANTED;
-  for (size_t j = 0; j < a->n; j++)
-    rl_note_token(r->client, a->token[(size_t)i * a->n + j]);
-  return RL_VOTE_YES;
-}
-
-static void acquire_late(rl_round *r, int i, const redisReply *rep) {
-  rl_multi_attempt *a = r->data;
-  if (a == NULL) return;
-  rl_round_slot tmp;
-  int g = rep != NULL && parse(rep, a->n, &tmp, a, i) == 1;
-  a->flags[i] |= G_FINAL | (g ? G_GRANTED : 0);
-  if (!g) return;
-  if (a->state == A_ABANDONED && !(a->flags[i] & G_UNDONE)) undo_master(a, i);
-  if (a->state == A_KEPT)
-    for (size_t j = 0; j < a->n; j++) {
-      rl_hold *h = rl_holds_find(&a->c->holds, rl_lock_key(a->locks[j]),
-                                 a->locks[j]->keylen, a->owner, a->ownerlen);
-      if (h != NULL && h->gen == a->kept_gen[j]) h->masters |= 1ull << i;
-    }
-}
-
-static void acquire_release(rl_round *r) {
-  rl_multi_attempt *a = r->data;
-  if (a == NULL) return;
-  a->round = NULL;
-  attempt_unref(a);
 }
 
 /* --- deciding ------------------------------------------------------------- */
 
-static int validity_left(const rl_req *req) {
-  rl_client *c = req->lock->client;
-  int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
-  return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
-}
-
-/* Each lock becomes, or adds to, the owner's hold, as commit() in
- * acquire.c does for one. */
+/* Each lock becomes, or adds to, the owner's hold, as a lock's
+ * acquisition leaves it (rl_acquire_hold). */
 static void commit(rl_multi_req *mr) {
   rl_req *req = &mr->req;
   rl_client *c = req->lock->client;
-  rl_multi_attempt *a = mr->att;
-  uint64_t granted = 0;
-  for (int i = 0; i < a->nm; i++)
-    if (a->flags[i] & G_GRANTED) granted |= 1ull << i;
+  rl_grants *g = req->grants;
+  rl_multi_attempt *a = g->ext;
   for (size_t j = 0; j < mr->n; j++) {
-    rlock *lock = mr->locks[j];
-    rl_hold *h = rl_holds_find(&c->holds, rl_lock_key(lock), lock->keylen,
-                               req->owner, req->ownerlen);
-    if (h != NULL && h->lost) {
-      rl_hold_drop(c, h);
-      h = NULL;
-    }
+    rl_hold *h = rl_acquire_hold(req, mr->locks[j], a->out_token[j]);
     if (h == NULL) {
-      h = rl_holds_add(&c->holds, rl_lock_key(lock), lock->keylen, req->owner,
-                       req->ownerlen);
-      if (h == NULL) {
-        /* Out of memory: the locks committed so far are held (an unlock
-         * releases them); the rest is given back with the attempt. */
-        rl_req_finish(req, RLOCK_ENOMEM);
-        return;
-      }
-      h->token = a->out_token[j];
-      h->acquired_ms = req->t_start;
-      h->gen = ++c->hold_gen;
-      RL_ADD(c->metrics.locks_held, 1);
-      h->owner_id = req->owner_id;
-      h->owner_is_thread = req->owner_is_thread;
-      h->lock = lock;
-      rl_lock_ref(lock);
-      rl_wheel_node_init(&h->wd);
+      /* Out of memory: the locks committed so far are held (an unlock
+       * releases them); the rest is given back with the attempt. */
+      rl_req_finish(req, RLOCK_ENOMEM);
+      return;
     }
-    h->masters |= granted;
-    int first = h->count == 0;
-    h->count++;
-    if (first || req->lease_ms > h->lease_ms) h->lease_ms = req->lease_ms;
-    if (first) h->extensions = 0;
-    h->watchdog = h->watchdog || req->watchdog;
-    if (h->watchdog && !h->wd.armed) rl_watchdog_start(&c->watchdog, &h->wd);
-    uint64_t valid = req->t_start +
-                     (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
-    if (first || valid > h->valid_until_ms) h->valid_until_ms = valid;
     a->kept_gen[j] = h->gen;
     RL_ADD(c->metrics.acquisitions, 1);
     RL_ADD(c->metrics.acquisitions_kind[RL_KIND_LOCK], 1);
   }
-  a->state = A_KEPT;
+  g->state = RL_G_KEPT;
   RL_ADD(c->metrics.lock_all_acquisitions, 1);
   rl_hist_observe(&c->metrics.wait, rl_now_ms() - req->t_post);
-  attempt_end(mr, 1);
+  rl_attempt_end(req, 1, 0);
   rl_req_finish(req, RLOCK_OK);
 }
 
@@ -328,54 +251,38 @@ static int hold_intact(rl_round *r, rl_multi_attempt *a, size_t j,
   return r->yes + r->no + r->fail < r->n ? -1 : 0;
 }
 
-static int classify_fence(rl_round *r, int i, const redisReply *rep) {
-  (void)r;
-  (void)i;
-  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
-}
-
+/* One write-back round per first-acquired lock whose token a majority
+ * does not store yet (fence.c), all at once; the set is held when each
+ * reached a majority. */
 static void fence_done(rl_round *r) {
   if (!rl_votes_settle(r, 0)) return;
-  rl_multi_attempt *a = r->data;
-  if (a == NULL) return;
+  rl_grants *g = r->data;
+  if (g == NULL) return;
+  rl_multi_attempt *a = g->ext;
   if (r->outcome != RL_VOTE_YES) a->fences_failed++;
   if (--a->fences_out > 0) return;
-  rl_multi_req *mr = a->mr;
+  rl_multi_req *mr = (rl_multi_req *)g->req;
   if (mr == NULL) return; /* finished: its grants were given back */
-  if (!a->fences_failed && validity_left(&mr->req)) {
+  if (!a->fences_failed && rl_acquire_valid(&mr->req)) {
     commit(mr);
     return;
   }
-  attempt_end(mr, 0);
+  rl_attempt_end(&mr->req, 0, 0);
   fail_attempt(mr, RLOCK_ENOQUORUM, -1, 0);
 }
 
 static void fence_release(rl_round *r) {
-  if (r->data != NULL) attempt_unref(r->data);
+  if (r->data != NULL) rl_grants_unref(r->data);
 }
 
-static const rl_round_ops fence_ops = {classify_fence, fence_done, NULL,
+static const rl_round_ops fence_ops = {rl_fence_classify, fence_done, NULL,
                                        fence_release};
-
-static rl_round *fence_round(rl_multi_attempt *a, size_t j,
-                             const rl_round_ops *ops) {
-  rl_args args;
-  rl_args_init(&args);
-  rl_args_str(&args, NULL, 0);
-  rl_args_str(&args, "1", 1);
-  rl_args_str(&args, rl_lock_fence(a->locks[j]), rl_lock_fencelen(a->locks[j]));
-  rl_args_i64(&args, (int64_t)a->out_token[j]);
-  rl_args_i64(&args, RL_FENCE_TTL_MS);
-  rl_round *r = rl_args_round(&args, a->c, ops, ops ? a : NULL,
-                              RL_SCRIPT_FENCE_MAX);
-  rl_args_free(&args);
-  return r;
-}
 
 /* Tokens of the first acquisitions; written back where needed, then
  * committed. */
 static void hand_out_tokens(rl_multi_req *mr, rl_round *r) {
-  rl_multi_attempt *a = mr->att;
+  rl_grants *g = mr->req.grants;
+  rl_multi_attempt *a = g->ext;
   rl_client *c = r->client;
   size_t n = a->n;
   rl_round *need[RL_MULTI_MAX];
@@ -389,27 +296,22 @@ static void hand_out_tokens(rl_multi_req *mr, rl_round *r) {
       if (r->slot[i].vote == RL_VOTE_YES && a->token[(size_t)i * n + j] > token)
         token = a->token[(size_t)i * n + j];
     a->out_token[j] = (uint64_t)token;
-    if (c->nmasters == 1) continue;
-    int agree = 0;
-    for (int i = 0; i < r->n; i++)
-      if (r->slot[i].vote == RL_VOTE_YES &&
-          a->token[(size_t)i * n + j] == token && !rl_master_duplicate(c, i))
-        agree++;
-    if (agree >= r->quorum) {
-      for (int i = 0; i < r->n; i++) {
-        if (r->slot[i].granted && a->token[(size_t)i * n + j] == token)
-          continue;
-        rl_round *u = fence_round(a, j, NULL);
-        if (u != NULL) rl_round_send_one(u, i);
-      }
-    } else {
-      rl_round *f = fence_round(a, j, &fence_ops);
-      if (f == NULL) {
-        for (size_t k = 0; k < nneed; k++) rl_round_discard(need[k]);
-        rl_req_finish(&mr->req, RLOCK_ENOMEM);
-        return;
-      }
-      a->refs++;
+    int64_t stored[RL_MAX_MASTERS];
+    rl_fence_in in = {rl_lock_fence(a->locks[j]), rl_lock_fencelen(a->locks[j]),
+                      (uint64_t)token, r->quorum, stored, 0, 0, NULL, 0};
+    for (int i = 0; i < r->n; i++) {
+      stored[i] = r->slot[i].granted ? a->token[(size_t)i * n + j] : -1;
+      if (r->slot[i].vote == RL_VOTE_YES) in.counted |= 1ull << i;
+    }
+    rl_round *f;
+    int rc = rl_fence_write_back(c, &in, &fence_ops, g, &f);
+    if (rc < 0) {
+      for (size_t k = 0; k < nneed; k++) rl_round_discard(need[k]);
+      rl_req_finish(&mr->req, RLOCK_ENOMEM);
+      return;
+    }
+    if (rc > 0) {
+      g->refs++;
       need[nneed++] = f;
     }
   }
@@ -424,7 +326,7 @@ static void hand_out_tokens(rl_multi_req *mr, rl_round *r) {
 static void won(rl_multi_req *mr, rl_round *r) {
   rl_req *req = &mr->req;
   rl_client *c = r->client;
-  rl_multi_attempt *a = mr->att;
+  rl_multi_attempt *a = req->grants->ext;
   int undecided = 0, lost = 0;
   for (size_t j = 0; j < a->n; j++) {
     if (a->base_gen[j] == 0) continue;
@@ -455,25 +357,22 @@ static void won(rl_multi_req *mr, rl_round *r) {
         req->deciding = 0;
       }
     }
-    attempt_end(mr, 0);
+    rl_attempt_end(req, 0, 0);
     attempt(req);
     return;
   }
   hand_out_tokens(mr, r);
 }
 
-static void acquire_done(rl_round *r) {
-  rl_multi_attempt *a = r->data;
-  if (a == NULL || !rl_votes_settle(r, 1)) return;
-  rl_multi_req *mr = a->mr;
-  if (mr == NULL) return; /* finished meanwhile: given back already */
-  rl_req *req = &mr->req;
-  req->round = NULL;
-  if (r->outcome == RL_VOTE_YES && validity_left(req)) {
+/* The engine's decision (rl_acq.decide) on a settled round. */
+static void decide(rl_req *req, rl_round *r, rl_grants *g) {
+  (void)g;
+  rl_multi_req *mr = (rl_multi_req *)req;
+  if (r->outcome == RL_VOTE_YES && rl_acquire_valid(req)) {
     won(mr, r);
     return;
   }
-  attempt_end(mr, 0);
+  rl_attempt_end(req, 0, 0);
   if (r->outcome == RL_VOTE_YES) {
     fail_attempt(mr, RLOCK_ENOQUORUM, -1, 0); /* too slow */
     return;
@@ -497,52 +396,32 @@ static void acquire_done(rl_round *r) {
     fail_attempt(mr, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1, 0);
 }
 
-static const rl_round_ops acquire_ops = {classify_acquire, acquire_done,
-                                         acquire_late, acquire_release};
-
 /* --- attempts and waiting --------------------------------------------------- */
 
 static void retry(rl_req *req) { attempt(req); }
 
-static void fail_attempt(rl_multi_req *mr, int err, int64_t pttl,
-                         size_t blocker) {
-  rl_req *req = &mr->req;
+/* Sleeps as the retry policy said, in the queue of the lock found held:
+ * until its unlock message, or its holder's lease. */
+static void wait_next(rl_req *req, int how, const rl_retry *p) {
+  (void)how;
+  rl_multi_req *mr = (rl_multi_req *)req;
   rl_client *c = req->lock->client;
-  if (err == RLOCK_EREDIS) {
-    rl_req_finish(req, err);
-    return;
-  }
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, err == RL_EBUSY ? RLOCK_ETIMEDOUT : err);
-    return;
-  }
-  uint64_t ms;
-  if (err == RL_EBUSY && c->opts.wait_strategy == RLOCK_WAIT_PUBSUB) {
-    /* Until the held lock's unlock message, or its holder's lease. */
-    ms = pttl >= 0 ? (uint64_t)pttl + 1
-                   : (uint64_t)c->opts.watchdog_timeout_ms;
-  } else {
-    ms = rl_fam_retry_ms(c);
-    if (err == RL_EBUSY && pttl >= 0 && (uint64_t)pttl + 1 < ms)
-      ms = (uint64_t)pttl + 1;
-  }
-  if (req->deadline != RL_FOREVER && req->deadline - now < ms)
-    ms = req->deadline - now;
-  const rlock *held = mr->locks[blocker];
+  const rlock *held = mr->locks[mr->blocker];
   if (rl_fwait_sleep(&mr->wait, req, rl_lock_channel(held), held->channellen,
-                     ms, retry, &c->metrics.waiters) != 0)
+                     p->ms, retry, &c->metrics.waiters) != 0)
     rl_req_finish(req, RLOCK_ENOMEM);
 }
 
-static void attempt(rl_req *req) {
+/* The engine's next attempt (rl_acq.round): the ledger with the set's
+ * part, and the round of multi_acquire. */
+static rl_round *make_round(rl_req *req, rl_grants **out) {
   rl_multi_req *mr = (rl_multi_req *)req;
   rl_client *c = req->lock->client;
-  rl_multi_attempt *a = attempt_new(mr);
-  if (a == NULL) {
-    rl_req_finish(req, RLOCK_ENOMEM);
-    return;
-  }
+  rl_grants *g = rl_grants_new_kind(req, &rl_acq_multi);
+  *out = g;
+  rl_multi_attempt *a = g != NULL ? ext_new(mr) : NULL;
+  if (a == NULL) return NULL;
+  g->ext = a;
   rl_args args;
   rl_args_init(&args);
   rl_args_str(&args, NULL, 0);
@@ -571,20 +450,26 @@ static void attempt(rl_req *req) {
   }
   rl_args_deadline(&args);
   rl_round *r =
-      rl_args_round(&args, c, &acquire_ops, a, RL_FAM(RL_FAM_MULTI_ACQUIRE));
+      rl_args_round(&args, c, &rl_acquire_ops, g, RL_FAM(RL_FAM_MULTI_ACQUIRE));
   rl_args_free(&args);
-  if (r == NULL) {
-    a->refs = 1;
-    attempt_unref(a);
-    rl_req_finish(req, RLOCK_ENOMEM);
-    return;
-  }
-  a->round = r;
-  mr->att = a;
-  req->round = r;
-  req->t_start = rl_now_ms();
-  rl_round_send(r);
+  return r;
 }
+
+/* The set's commit goes through its own write-back rounds (fence_done). */
+static void commit_req(rl_req *req) { commit((rl_multi_req *)req); }
+
+const rl_acq rl_acq_multi = {
+    .script = "multi_acquire",
+    .round = make_round,
+    .read = read_reply,
+    .undo = undo_master,
+    .late = late,
+    .decide = decide,
+    .kept_late = kept_late,
+    .commit = commit_req,
+    .wait = wait_next,
+    .free = ext_free,
+};
 
 void rl_multi_acquire_start(rl_req *req) {
   rl_multi_req *mr = (rl_multi_req *)req;
@@ -621,7 +506,7 @@ void rl_multi_acquire_end(rl_req *req, int status) {
   rl_multi_req *mr = (rl_multi_req *)req;
   rl_client *c = req->lock->client;
   int got = status == RLOCK_OK;
-  attempt_end(mr, got);
+  rl_attempt_end(req, got, 0);
   rl_fwait_leave(&mr->wait, !got && !rl_client_closing(c));
   if (mr->pending != NULL) {
     for (size_t j = 0; j < mr->n; j++)

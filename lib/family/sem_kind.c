@@ -39,38 +39,41 @@
  * are counted there any more; a hold left without a majority for some
  * slot is lost (the owner is told), given back, and the attempt starts
  * again as a first acquisition.
+ *
+ * This file is the semaphore's row of the acquisition engine (rl_acq_sem,
+ * grants.h; the engine is lib/lock/acquire.c): the ledger, its rules,
+ * late replies, the retry policy (with its split back-off) and the
+ * fencing write-back are the engine's; the semaphore's script, how a
+ * reply reads, the slot-majority decision with its hints, how grants go
+ * back by slot, and the hold are here.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fence.h"
 #include "grants.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "retry.h"
 #include "scripts.h"
 #include "sem.h"
 #include "util.h"
 
-enum { G_GRANTED = 1, G_FINAL = 2, G_UNDONE = 4, G_UNKNOWN = 8 };
-enum { A_OPEN = 0, A_KEPT, A_ABANDONED };
 
 /* A refusal's code in its round slot's v[0] (v[1] its value). */
 enum { R_BUSY = RL_FAM_REPLY_BUSY, R_LATE = RL_FAM_REPLY_LATE,
        R_MISMATCH = RL_FAM_REPLY_MISMATCH, R_BADARG = RL_FAM_REPLY_BADARG };
 
+/* The semaphore's part of an attempt's ledger (rl_grants.ext). */
 typedef struct rl_sem_attempt {
-  int refs;       /* the round, and the request while open */
-  int state;
   rl_client *c;
-  rl_round *round; /* until it is freed */
-  rl_sem_req *sr;  /* while open */
   rlock_sem *sem;  /* a reference */
   char *owner;
   size_t ownerlen;
   uint64_t base_gen; /* the hold it adds to; 0: none */
   int nm;
-  uint8_t *flags;   /* per master, G_* */
   int64_t **slots;  /* per master, the slots it granted */
   size_t *nslots;
   int64_t *freed;   /* per master, the slots it says it has freed, from
@@ -80,65 +83,71 @@ typedef struct rl_sem_attempt {
   size_t nchosen;
 } rl_sem_attempt;
 
-static void attempt(rl_req *req);
+extern const rl_acq rl_acq_sem;
+
+static void attempt(rl_req *req) { rl_attempt_next(req, &rl_acq_sem); }
+
+/* An attempt that failed: the retry policy (retry.c) says when (pass:
+ * hand the wake on, pass_wake). */
 static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms,
-                         int pass);
-static void back_off(rl_sem_req *sr);
+                         int pass) {
+  sr->pass = pass;
+  rl_attempt_failed(&sr->req, &rl_acq_sem, err, wait_ms, 0, NULL);
+}
+
+/* After a split: the retry policy's random back-off (retry.c says why),
+ * its window growing with the splits in a row. */
+static void back_off(rl_sem_req *sr) {
+  rl_attempt_failed(&sr->req, &rl_acq_sem, RL_EBUSY, -1, 1, &sr->splits);
+}
 
 /* --- the ledger ------------------------------------------------------------- */
 
-static rl_sem_attempt *attempt_new(rl_sem_req *sr, uint64_t base_gen) {
+static void ext_free(void *ext) {
+  rl_sem_attempt *a = ext;
+  if (a->slots != NULL)
+    for (int i = 0; i < a->nm; i++) free(a->slots[i]);
+  free(a->slots);
+  free(a->nslots);
+  free(a->freed);
+  free(a->chosen);
+  free(a->chmask);
+  if (a->sem != NULL) rl_sem_unref(a->sem);
+  free(a);
+}
+
+static rl_sem_attempt *ext_new(rl_sem_req *sr, uint64_t base_gen) {
   rl_client *c = sr->req.lock->client;
   int nm = c->nmasters;
   rl_sem_attempt *a = calloc(1, sizeof *a + sr->req.ownerlen + 1);
   if (a == NULL) return NULL;
-  a->flags = calloc((size_t)nm, 1);
+  a->nm = nm;
   a->slots = calloc((size_t)nm, sizeof *a->slots);
   a->nslots = calloc((size_t)nm, sizeof *a->nslots);
   a->freed = malloc((size_t)nm * sizeof *a->freed);
-  if (a->flags == NULL || a->slots == NULL || a->nslots == NULL ||
-      a->freed == NULL) {
-    free(a->flags);
-    free(a->slots);
-    free(a->nslots);
-    free(a->freed);
-    free(a);
+  if (a->slots == NULL || a->nslots == NULL || a->freed == NULL) {
+    ext_free(a);
     return NULL;
   }
   for (int i = 0; i < nm; i++) a->freed[i] = -1;
-  a->refs = 2;
   a->c = c;
-  a->sr = sr;
   a->sem = sr->sem;
   rl_sem_ref(a->sem);
   a->owner = (char *)(a + 1);
   memcpy(a->owner, sr->req.owner, sr->req.ownerlen);
   a->ownerlen = sr->req.ownerlen;
   a->base_gen = base_gen;
-  a->nm = nm;
   return a;
 }
 
-static void attempt_unref(rl_sem_attempt *a) {
-  if (--a->refs > 0) return;
-  for (int i = 0; i < a->nm; i++) free(a->slots[i]);
-  free(a->slots);
-  free(a->nslots);
-  free(a->flags);
-  free(a->freed);
-  free(a->chosen);
-  free(a->chmask);
-  rl_sem_unref(a->sem);
-  free(a);
-}
-
 /* Records the slots of a grant reply (elements 4..) for master i. */
-static void record_slots(rl_sem_attempt *a, int i, const redisReply *rep) {
+static void record_slots(rl_grants *g, int i, const redisReply *rep) {
+  rl_sem_attempt *a = g->ext;
   size_t n = rep->elements - 4;
   free(a->slots[i]);
   a->slots[i] = n ? malloc(n * sizeof(int64_t)) : NULL;
   if (n && a->slots[i] == NULL) {
-    a->flags[i] |= G_UNKNOWN; /* given back by a drop */
+    g->slot[i] |= RL_G_UNKNOWN; /* given back by a drop */
     a->nslots[i] = 0;
     return;
   }
@@ -153,11 +162,11 @@ static rl_hold *current_hold(rl_sem_attempt *a) {
 
 /* Gives back master i's grant: by slot, or by a drop when its slots are
  * unknown (keeping what the hold has there). */
-static void give_back(rl_sem_attempt *a, int i, const int64_t *slots,
-                      size_t n) {
+static void give_back(rl_grants *g, int i, const int64_t *slots, size_t n) {
+  rl_sem_attempt *a = g->ext;
   rl_client *c = a->c;
-  a->flags[i] |= G_UNDONE;
-  if (!(a->flags[i] & G_UNKNOWN)) {
+  g->slot[i] |= RL_G_UNDONE;
+  if (!(g->slot[i] & RL_G_UNKNOWN)) {
     rl_sem_send_release(c, a->sem, a->owner, a->ownerlen, slots, n, i);
     return;
   }
@@ -170,38 +179,29 @@ static void give_back(rl_sem_attempt *a, int i, const int64_t *slots,
   free(keep);
 }
 
-/* 1 if master i may still grant (no final answer yet). */
-static int pending(const rl_sem_attempt *a, int i) {
-  const rl_round *r = a->round;
-  return r != NULL && !(a->flags[i] & G_FINAL) &&
-         (r->slot[i].vote == RL_VOTE_PENDING || r->slot[i].timed_out);
-}
-
-/* Gives back what every master granted, and what it may still grant. */
-static void attempt_abandon(rl_sem_attempt *a) {
-  a->state = A_ABANDONED;
-  /* A NOSCRIPT acquire resent as EVAL would land after the give-back. */
-  if (a->round != NULL) a->round->args.no_resend = 1;
-  for (int i = 0; i < a->nm; i++) {
-    if (a->flags[i] & G_UNDONE) continue;
-    if (a->flags[i] & G_GRANTED) {
-      give_back(a, i, a->slots[i], a->nslots[i]);
-    } else if (pending(a, i) && !rl_master_duplicate(a->c, i)) {
-      a->flags[i] |= G_UNKNOWN;
-      give_back(a, i, NULL, 0);
-    }
+/* The engine's undo (rl_acq.undo): what master i granted goes back by
+ * slot; what a master that has not answered may still grant, by a drop
+ * (never to a master reached twice: its late reply names the slots). */
+static void undo(rl_grants *g, int i) {
+  rl_sem_attempt *a = g->ext;
+  if (g->slot[i] & RL_G_GRANTED) {
+    give_back(g, i, a->slots[i], a->nslots[i]);
+  } else if (!rl_master_duplicate(g->c, i)) {
+    g->slot[i] |= RL_G_UNKNOWN;
+    give_back(g, i, NULL, 0);
   }
 }
 
 /* The won slots are the hold's now (h has them): every other grant, and
  * whatever a master that has not answered may grant, goes back. */
-static void attempt_keep(rl_sem_attempt *a) {
-  a->state = A_KEPT;
-  if (a->round != NULL) a->round->args.no_resend = 1;
+static void attempt_keep(rl_grants *g) {
+  rl_sem_attempt *a = g->ext;
+  g->state = RL_G_KEPT;
+  if (g->round != NULL) g->round->args.no_resend = 1;
   int64_t *rest = NULL;
   for (int i = 0; i < a->nm; i++) {
-    if (a->flags[i] & G_UNDONE) continue;
-    if (a->flags[i] & G_GRANTED) {
+    if (g->slot[i] & RL_G_UNDONE) continue;
+    if (g->slot[i] & RL_G_GRANTED) {
       size_t k = 0;
       free(rest);
       rest = malloc((a->nslots[i] + 1) * sizeof *rest);
@@ -213,26 +213,13 @@ static void attempt_keep(rl_sem_attempt *a) {
             counted = 1;
         if (!counted) rest[k++] = a->slots[i][s];
       }
-      if (k > 0 || (a->flags[i] & G_UNKNOWN)) give_back(a, i, rest, k);
-    } else if (pending(a, i) && !rl_master_duplicate(a->c, i)) {
-      a->flags[i] |= G_UNKNOWN;
-      give_back(a, i, NULL, 0);
+      if (k > 0 || (g->slot[i] & RL_G_UNKNOWN)) give_back(g, i, rest, k);
+    } else if (rl_grants_pending(g, i) && !rl_master_duplicate(a->c, i)) {
+      g->slot[i] |= RL_G_UNKNOWN;
+      give_back(g, i, NULL, 0);
     }
   }
   free(rest);
-}
-
-/* The request lets go of its attempt: kept, or given back. */
-static void attempt_end(rl_sem_req *sr, int keep) {
-  rl_sem_attempt *a = sr->att;
-  if (a == NULL) return;
-  sr->att = NULL;
-  a->sr = NULL;
-  /* The round lives on for late replies, which need the ledger. */
-  if (sr->req.round != NULL && sr->req.round == a->round)
-    sr->req.round = NULL;
-  if (!keep && a->state == A_OPEN) attempt_abandon(a);
-  attempt_unref(a);
 }
 
 /* --- replies ---------------------------------------------------------------- */
@@ -266,48 +253,32 @@ static int parse(const redisReply *rep, rl_round_slot *sl) {
   return -1;
 }
 
-static int classify_acquire(rl_round *r, int i, const redisReply *rep) {
-  rl_round_slot *sl = &r->slot[i];
-  rl_sem_attempt *a = r->data;
-  if (a != NULL) a->flags[i] |= G_FINAL;
-  int g = parse(rep, sl);
-  if (g < 0) {
-    rl_client_note_error(r->client, "unexpected reply to sem_acquire", 31);
-    sl->error_reply = 1;
-    return RL_VOTE_FAIL;
+/* The engine's reading of a reply (rl_acq.read): a grant's slots go
+ * into the ledger, a busy refusal's count of freed slots too. */
+static int read_reply(rl_round *r, int i, const redisReply *rep,
+                      rl_round_slot *sl, int late) {
+  rl_grants *g = r->data;
+  int gr = parse(rep, sl);
+  if (gr < 0) return -1;
+  if (gr == 0) {
+    if (!late && sl->v[0] == R_BUSY && g != NULL && rep->elements == 5)
+      ((rl_sem_attempt *)g->ext)->freed[i] = rep->element[4]->integer;
+    return sl->v[0] == R_LATE ? 2 : 0;
   }
-  sl->granted = g;
-  if (g == 0 && sl->v[0] == R_BUSY && a != NULL && rep->elements == 5)
-    a->freed[i] = rep->element[4]->integer;
-  if (g == 0) return sl->v[0] == R_LATE ? RL_VOTE_FAIL : RL_VOTE_NO;
-  if (sl->v[0] > 0) rl_note_token(r->client, sl->v[0]);
-  if (a != NULL) {
-    a->flags[i] |= G_GRANTED;
-    record_slots(a, i, rep);
-  }
-  return RL_VOTE_YES;
+  if (!late && sl->v[0] > 0) rl_note_token(r->client, sl->v[0]);
+  if (g != NULL) record_slots(g, i, rep);
+  return 1;
 }
 
-static void acquire_late(rl_round *r, int i, const redisReply *rep) {
-  rl_sem_attempt *a = r->data;
-  if (a == NULL) return;
-  rl_round_slot tmp;
-  int g = rep != NULL && parse(rep, &tmp) == 1;
-  a->flags[i] |= G_FINAL;
-  if (!g) return;
-  a->flags[i] |= G_GRANTED;
-  record_slots(a, i, rep);
-  /* Open: kept or given back with the others. Kept, or abandoned without
-   * a drop behind it: given back now. */
-  if (a->state != A_OPEN && !(a->flags[i] & G_UNDONE))
-    give_back(a, i, a->slots[i], a->nslots[i]);
+static void late(rl_round *r, int i, const rl_round_slot *got) {
+  rl_grants *g = r->data;
+  if (g != NULL) rl_grants_late(g, i, got != NULL);
 }
 
-static void acquire_release(rl_round *r) {
-  rl_sem_attempt *a = r->data;
-  if (a == NULL) return;
-  a->round = NULL;
-  attempt_unref(a);
+/* Kept: a late grant is not the hold's, and goes back. */
+static void kept_late(rl_grants *g, int i) {
+  rl_sem_attempt *a = g->ext;
+  if (!(g->slot[i] & RL_G_UNDONE)) give_back(g, i, a->slots[i], a->nslots[i]);
 }
 
 /* --- choosing slots ----------------------------------------------------- */
@@ -409,17 +380,12 @@ static int choose(rl_sem_attempt *a, rl_round *r, rl_sem_req *sr) {
 
 /* --- deciding --------------------------------------------------------------- */
 
-static int validity_left(const rl_req *req) {
-  rl_client *c = req->lock->client;
-  int64_t elapsed = (int64_t)(rl_now_ms() - req->t_start);
-  return req->lease_ms - elapsed - rl_drift_ms(c, req->lease_ms) > 0;
-}
-
 /* The won slots join the owner's hold; the request succeeds. */
 static void commit(rl_sem_req *sr) {
   rl_req *req = &sr->req;
   rl_client *c = req->lock->client;
-  rl_sem_attempt *a = sr->att;
+  rl_grants *g = req->grants;
+  rl_sem_attempt *a = g->ext;
   rl_hold *h = rl_sem_hold_find(c, sr->sem, req->owner, req->ownerlen);
   if (h != NULL && h->lost) {
     rl_sem_hold_drop(c, h);
@@ -449,60 +415,22 @@ static void commit(rl_sem_req *sr) {
       req->t_start + (uint64_t)(req->lease_ms - rl_drift_ms(c, req->lease_ms));
   if (first || valid < h->valid_until_ms) h->valid_until_ms = valid;
   if (h->watchdog && !h->wd.armed) rl_sem_watch(c, h);
-  attempt_keep(a);
+  attempt_keep(g);
   RL_ADD(c->metrics.sem_permits_held, (int64_t)a->nchosen);
   if (a->nchosen < (size_t)sr->n) {
-    attempt_end(sr, 1);
+    rl_attempt_end(req, 1, 0);
     rl_req_finish(req, RLOCK_ENOMEM);
     return;
   }
   RL_ADD(c->metrics.sem_acquisitions, 1);
-  attempt_end(sr, 1);
+  rl_attempt_end(req, 1, 0);
   req->out_u64 = h->token;
   req->count = h->count;
   rl_req_finish(req, RLOCK_OK);
 }
 
-static int classify_fence(rl_round *r, int i, const redisReply *rep) {
-  (void)r;
-  (void)i;
-  return rep->type == REDIS_REPLY_INTEGER ? RL_VOTE_YES : RL_VOTE_FAIL;
-}
-
-static void fence_done(rl_round *r) {
-  if (!rl_votes_settle(r, 0)) return;
-  rl_sem_req *sr = r->data;
-  if (sr == NULL) return; /* finished: its grants were given back */
-  sr->req.round = NULL;
-  if (r->outcome == RL_VOTE_YES && validity_left(&sr->req)) {
-    commit(sr);
-    return;
-  }
-  attempt_end(sr, 0);
-  fail_attempt(sr, RLOCK_ENOQUORUM, -1, 0);
-}
-
-static const rl_round_ops fence_ops = {classify_fence, fence_done, NULL, NULL};
-
-/* fence_max of the semaphore's counter to token, one master (no answer
- * expected) or all (a round with sr as its data). */
-static rl_round *fence_round(rl_sem_req *sr, uint64_t token,
-                             const rl_round_ops *ops) {
-  rl_args a;
-  rl_args_init(&a);
-  rl_args_str(&a, NULL, 0);
-  rl_args_str(&a, "1", 1);
-  rl_args_str(&a, rl_lock_fence(sr->sem->obj), rl_lock_fencelen(sr->sem->obj));
-  rl_args_i64(&a, (int64_t)token);
-  rl_args_i64(&a, RL_FENCE_TTL_MS);
-  rl_round *r = rl_args_round(&a, sr->req.lock->client, ops,
-                              ops ? sr : NULL, RL_SCRIPT_FENCE_MAX);
-  rl_args_free(&a);
-  return r;
-}
-
 /* A first acquisition's token: the largest among the granting masters,
- * written back to a majority before it is handed out (as acquire.c). */
+ * handed out as a lock's is (fence.c). */
 static void hand_out_token(rl_sem_req *sr, rl_round *won) {
   rl_client *c = sr->req.lock->client;
   int64_t token = 0;
@@ -512,37 +440,20 @@ static void hand_out_token(rl_sem_req *sr, rl_round *won) {
   if (token <= 0) token = (int64_t)rl_token_floor(c);
   rl_note_token(c, token);
   sr->req.token = (uint64_t)token;
-  if (c->nmasters == 1) {
-    commit(sr);
-    return;
+  int64_t stored[RL_MAX_MASTERS];
+  rl_fence_in in = {rl_lock_fence(sr->sem->obj), rl_lock_fencelen(sr->sem->obj),
+                    (uint64_t)token, won->quorum, stored, 0, 0, NULL, 0};
+  for (int i = 0; i < won->n; i++) {
+    stored[i] = won->slot[i].granted ? won->slot[i].v[0] : -1;
+    if (won->slot[i].vote == RL_VOTE_YES) in.counted |= 1ull << i;
   }
-  int agree = 0;
-  for (int i = 0; i < won->n; i++)
-    if (won->slot[i].vote == RL_VOTE_YES && won->slot[i].v[0] == token &&
-        !rl_master_duplicate(c, i))
-      agree++;
-  if (agree >= won->quorum) {
-    for (int i = 0; i < won->n; i++) {
-      if (won->slot[i].granted && won->slot[i].v[0] == token) continue;
-      rl_round *u = fence_round(sr, (uint64_t)token, NULL);
-      if (u != NULL) rl_round_send_one(u, i);
-    }
-    commit(sr);
-    return;
-  }
-  rl_round *r = fence_round(sr, (uint64_t)token, &fence_ops);
-  if (r == NULL) {
-    rl_req_finish(&sr->req, RLOCK_ENOMEM);
-    return;
-  }
-  sr->req.round = r;
-  rl_round_send(r);
+  rl_attempt_write_back(&sr->req, &in);
 }
 
 static void won(rl_sem_req *sr, rl_round *r) {
   rl_req *req = &sr->req;
   rl_client *c = req->lock->client;
-  rl_sem_attempt *a = sr->att;
+  rl_sem_attempt *a = req->grants->ext;
   if (a->base_gen == 0) {
     hand_out_token(sr, r);
     return;
@@ -571,7 +482,7 @@ static void won(rl_sem_req *sr, rl_round *r) {
     }
   }
   if (!live) {
-    attempt_end(sr, 0);
+    rl_attempt_end(req, 0, 0);
     attempt(req); /* afresh, behind the give-back */
     return;
   }
@@ -631,13 +542,10 @@ static int pass_wake(rl_sem_req *sr, const rl_sem_attempt *a,
   return fresh && with_free >= r->quorum;
 }
 
-static void acquire_done(rl_round *r) {
-  rl_sem_attempt *a = r->data;
-  if (a == NULL || !rl_votes_settle(r, 1)) return;
-  rl_sem_req *sr = a->sr;
-  if (sr == NULL) return; /* finished meanwhile: given back already */
-  rl_req *req = &sr->req;
-  req->round = NULL;
+/* The engine's decision (rl_acq.decide) on a settled round. */
+static void decide(rl_req *req, rl_round *r, rl_grants *g) {
+  rl_sem_req *sr = (rl_sem_req *)req;
+  rl_sem_attempt *a = g->ext;
   for (int i = 0; i < r->n; i++) {
     const rl_round_slot *sl = &r->slot[i];
     if (sl->vote != RL_VOTE_NO || sl->granted) continue;
@@ -664,11 +572,11 @@ static void acquire_done(rl_round *r) {
       req->round = r;
       return;
     }
-    if (got && validity_left(req)) {
+    if (got && rl_acquire_valid(req)) {
       won(sr, r);
       return;
     }
-    attempt_end(sr, 0);
+    rl_attempt_end(req, 0, 0);
     if (got) {
       fail_attempt(sr, RLOCK_ENOQUORUM, -1, 0);
       return;
@@ -678,7 +586,7 @@ static void acquire_done(rl_round *r) {
     return;
   }
   int pass = pass_wake(sr, a, r);
-  attempt_end(sr, 0);
+  rl_attempt_end(req, 0, 0);
   int64_t wait = -1;
   int busy = 0, any_error = 0;
   for (int i = 0; i < r->n; i++) {
@@ -694,8 +602,6 @@ static void acquire_done(rl_round *r) {
     fail_attempt(sr, any_error ? RLOCK_EREDIS : RLOCK_ENOQUORUM, -1, 0);
 }
 
-static const rl_round_ops acquire_round_ops = {classify_acquire, acquire_done,
-                                               acquire_late, acquire_release};
 
 /* --- attempts and waiting --------------------------------------------------- */
 
@@ -713,51 +619,6 @@ static void stop_backoff(rl_sem_req *sr) {
   sr->backoff->data = NULL;
   uv_close((uv_handle_t *)sr->backoff, on_backoff_closed);
   sr->backoff = NULL;
-}
-
-/*
- * After a split: a majority granted, but no n slots had a majority each.
- * Every grant of it has been given back, and so have the other
- * contenders' (one waiter per client: waitq.h). Retrying at once, woken by those give-backs'
- * messages, each contender's next acquire lands on every master right
- * behind its own give-back and takes back the very slot it gave back:
- * masters that chose differently stay split, for as long as the
- * contenders keep retrying together (measured: four clients, 111 to 258
- * attempts per hold, the same slot from the same master after 100% of
- * the splits). So the retry waits a random time first, with no message
- * waking it: whoever comes back first finds the others' grants gone and
- * every master choosing from the same free slots. The window starts at a
- * few of this attempt's round trips and doubles with each split in a row,
- * up to retry_delay_ms + retry_jitter_ms.
- */
-static void back_off(rl_sem_req *sr) {
-  rl_req *req = &sr->req;
-  rl_client *c = req->lock->client;
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, RLOCK_ETIMEDOUT);
-    return;
-  }
-  uint64_t cap = (uint64_t)c->opts.retry_delay_ms +
-                 (uint64_t)c->opts.retry_jitter_ms;
-  if (cap < 2) cap = 2;
-  uint64_t window = 4 * (now - req->t_start) + 2;
-  for (int k = 0; k < sr->splits && window < cap; k++) window *= 2;
-  if (window > cap) window = cap;
-  sr->splits++;
-  uint64_t ms = 1 + rl_random_upto(window - 1);
-  if (req->deadline != RL_FOREVER && req->deadline - now < ms)
-    ms = req->deadline - now;
-  if (sr->backoff == NULL) {
-    sr->backoff = malloc(sizeof *sr->backoff);
-    if (sr->backoff == NULL) {
-      rl_req_finish(req, RLOCK_ENOMEM);
-      return;
-    }
-    uv_timer_init(c->loop, sr->backoff);
-    sr->backoff->data = sr;
-  }
-  uv_timer_start(sr->backoff, on_backoff, ms, 0);
 }
 
 /*
@@ -782,45 +643,43 @@ static int requeue_passing(rl_sem_req *sr, uint64_t ms) {
   return rc;
 }
 
-static void fail_attempt(rl_sem_req *sr, int err, int64_t wait_ms,
-                         int pass) {
-  rl_req *req = &sr->req;
+/* Sleeps as the retry policy said (rl_acq.wait): after a split, on the
+ * back-off timer, which no message cuts short; else in the semaphore's
+ * channel's queue, passing the wake on if pass_wake said so. */
+static void wait_next(rl_req *req, int how, const rl_retry *p) {
+  rl_sem_req *sr = (rl_sem_req *)req;
   rl_client *c = req->lock->client;
+  int pass = sr->pass;
+  sr->pass = 0;
+  if (how == RL_RETRY_BACKOFF) {
+    if (sr->backoff == NULL) {
+      sr->backoff = malloc(sizeof *sr->backoff);
+      if (sr->backoff == NULL) {
+        rl_req_finish(req, RLOCK_ENOMEM);
+        return;
+      }
+      uv_timer_init(c->loop, sr->backoff);
+      sr->backoff->data = sr;
+    }
+    uv_timer_start(sr->backoff, on_backoff, p->ms, 0);
+    return;
+  }
   sr->splits = 0;
-  if (err == RLOCK_EREDIS) {
-    rl_req_finish(req, err);
-    return;
-  }
-  uint64_t now = rl_now_ms();
-  if (req->deadline != RL_FOREVER && now >= req->deadline) {
-    rl_req_finish(req, err == RL_EBUSY ? RLOCK_ETIMEDOUT : err);
-    return;
-  }
-  uint64_t ms;
-  if (err == RL_EBUSY && c->opts.wait_strategy == RLOCK_WAIT_PUBSUB) {
-    /* Until permits come back (a message), or the earliest other lease
-     * runs out at the latest. */
-    ms = wait_ms >= 0 ? (uint64_t)wait_ms + 1
-                      : (uint64_t)c->opts.watchdog_timeout_ms;
-  } else {
-    ms = rl_fam_retry_ms(c);
-    if (err == RL_EBUSY && wait_ms >= 0 && (uint64_t)wait_ms + 1 < ms)
-      ms = (uint64_t)wait_ms + 1;
-  }
-  if (req->deadline != RL_FOREVER && req->deadline - now < ms)
-    ms = req->deadline - now;
   const char *channel = rl_lock_channel(sr->sem->obj);
   int rc;
   rl_fwait *w = &sr->waits[sr->cur];
-  if (pass && err == RL_EBUSY && w->psw != NULL && w->channel == channel)
-    rc = requeue_passing(sr, ms);
+  if (pass && p->err == RL_EBUSY && w->psw != NULL && w->channel == channel)
+    rc = requeue_passing(sr, p->ms);
   else
-    rc = rl_fwait_sleep(w, req, channel, sr->sem->obj->channellen,
-                        ms, retry, &c->metrics.sem_waiters);
+    rc = rl_fwait_sleep(w, req, channel, sr->sem->obj->channellen, p->ms,
+                        retry, &c->metrics.sem_waiters);
   if (rc != 0) rl_req_finish(req, RLOCK_ENOMEM);
 }
 
-static void attempt(rl_req *req) {
+/* The engine's next attempt (rl_acq.round): the ledger with the
+ * semaphore's part, and the round of sem_acquire, hinting the slots the
+ * last split was granted. */
+static rl_round *make_round(rl_req *req, rl_grants **out) {
   rl_sem_req *sr = (rl_sem_req *)req;
   rl_client *c = req->lock->client;
   rlock_sem *sem = sr->sem;
@@ -847,26 +706,32 @@ static void attempt(rl_req *req) {
   for (size_t k = 0; k < sr->nhint; k++) rl_args_i64(&args, sr->hint[k]);
   /* Last: the deadline in each master's own clock (round.h). */
   rl_args_deadline(&args);
-  rl_sem_attempt *a = attempt_new(sr, h != NULL ? h->gen : 0);
+  rl_grants *g = rl_grants_new_kind(req, &rl_acq_sem);
+  *out = g;
+  rl_sem_attempt *a = g != NULL ? ext_new(sr, h != NULL ? h->gen : 0) : NULL;
+  if (g != NULL) g->ext = a;
   rl_round *r = a == NULL ? NULL
-                          : rl_args_round(&args, c, &acquire_round_ops, a,
+                          : rl_args_round(&args, c, &rl_acquire_ops, g,
                                           RL_FAM(RL_FAM_SEM_ACQUIRE));
   rl_args_free(&args);
-  if (r == NULL) {
-    if (a != NULL) {
-      a->refs = 1;
-      attempt_unref(a);
-    }
-    rl_req_finish(req, RLOCK_ENOMEM);
-    return;
-  }
-  a->round = r;
-  sr->att = a;
-  req->round = r;
-  req->t_start = rl_now_ms();
-  atomic_fetch_add(&sem->attempts, 1);
-  rl_round_send(r);
+  if (r != NULL) atomic_fetch_add(&sem->attempts, 1);
+  return r;
 }
+
+static void commit_req(rl_req *req) { commit((rl_sem_req *)req); }
+
+const rl_acq rl_acq_sem = {
+    .script = "sem_acquire",
+    .round = make_round,
+    .read = read_reply,
+    .undo = undo,
+    .late = late,
+    .decide = decide,
+    .kept_late = kept_late,
+    .commit = commit_req,
+    .wait = wait_next,
+    .free = ext_free,
+};
 
 void rl_sem_acquire_start(rl_req *req) {
   rl_sem_req *sr = (rl_sem_req *)req;
@@ -899,7 +764,7 @@ void rl_sem_acquire_end(rl_req *req, int status) {
   rl_client *c = req->lock->client;
   int got = status == RLOCK_OK;
   stop_backoff(sr);
-  attempt_end(sr, got);
+  rl_attempt_end(req, got, 0);
   /* A waiter that a wake chose hands it on as it leaves (rl_psw_leave
    * passes only a wake its waiter got): one message wakes one waiter per
    * client. Without its permits, the wake was not used. With them, while
