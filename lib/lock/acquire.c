@@ -494,6 +494,7 @@ static void lock_decide(rl_req *req, rl_round *r, rl_grants *g) {
     if (sl->vote == RL_VOTE_NO && sl->v[2] >= 0 &&
         (pttl < 0 || sl->v[2] < pttl))
       pttl = sl->v[2];
+    /* -2 is PTTL's answer for a key that is gone: retry at once. */
     if (sl->vote == RL_VOTE_NO && sl->v[2] == -2 && pttl < 0) pttl = 0;
   }
   if (r->no > 0)
