@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "sem.h" /* the handle's attempt and split counters */
+#include "sem_hold.h" /* the handle's attempt and split counters */
 
 static rt_redis srv[3];
 

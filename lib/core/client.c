@@ -807,3 +807,39 @@ int rlock_client_wait_ready(rlock_client *c, int64_t timeout_ms) {
   rl_client_unref(c);
   return rc;
 }
+
+/* A line made on a caller inside the fast path, for the loop to hand
+ * over: log_cb is user code and runs on the loop thread (rlock.h). */
+typedef struct deferred_log {
+  rl_list node;
+  int level;
+  char msg[];
+} deferred_log;
+
+void rl_log(rl_client *c, int level, const char *fmt, ...) {
+  if (c->opts.log_cb == NULL || level > c->opts.log_level) return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (rl_client_in_fast_start()) {
+    size_t n = strlen(msg) + 1;
+    deferred_log *d = malloc(sizeof *d + n);
+    if (d == NULL) return; /* a line lost, nothing else */
+    d->level = level;
+    memcpy(d->msg, msg, n);
+    rl_list_push_back(&c->logs, &d->node); /* under the loop lock */
+    return;
+  }
+  c->opts.log_cb(level, msg, c->opts.log_arg);
+}
+
+void rl_log_flush(rl_client *c, int emit) {
+  rl_list *n;
+  while ((n = rl_list_pop_front(&c->logs)) != NULL) {
+    deferred_log *d = rl_container_of(n, deferred_log, node);
+    if (emit) c->opts.log_cb(d->level, d->msg, c->opts.log_arg);
+    free(d);
+  }
+}

@@ -371,4 +371,13 @@ static inline int rl_client_closing(const rl_client *c) {
   return c->shut_down;
 }
 
+/* Logs at level if the client's log callback wants it; a line made on a
+ * caller inside the fast path waits for the loop (log_cb is user code and
+ * runs on the loop thread, rlock.h). */
+void rl_log(rl_client *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Hands the lines a caller made inside the fast path to log_cb (emit 1,
+ * on the loop thread) or drops them (emit 0, when the client is freed). */
+void rl_log_flush(rl_client *c, int emit);
+
 #endif

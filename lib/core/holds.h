@@ -61,7 +61,7 @@ typedef struct rl_hold {
   struct rlock *lock;      /* the handle of the first acquisition (a
                               reference): whose lost-lock callback runs,
                               and whose key this record borrows */
-  void *ext;               /* a semaphore hold's slots (sem.h) */
+  void *ext;               /* a semaphore hold's slots (sem_hold.h) */
 } rl_hold;
 
 typedef struct rl_holds {

@@ -38,12 +38,8 @@ typedef struct rl_metrics {
 
 void rl_hist_observe(rl_hist *h, uint64_t ms);
 
-struct rlock_client;
-/* Logs at level if the client's log callback wants it. */
-void rl_log(struct rlock_client *c, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Hands the lines a caller made inside the fast path to log_cb (emit 1,
- * on the loop thread) or drops them (emit 0, when the client is freed). */
-void rl_log_flush(struct rlock_client *c, int emit);
+/* The histogram as the public type: cumulative buckets, as Prometheus
+ * counts them. */
+void rl_hist_snapshot(const rl_hist *h, rlock_histogram *out);
 
 #endif

@@ -24,7 +24,7 @@ struct rl_psw;
 /* Per client, made on first use (rl_family_get). */
 typedef struct rl_family {
   rl_client *c;
-  rl_holds permits;     /* semaphore holds by (":s" key, owner): sem.h */
+  rl_holds permits;     /* semaphore holds by (":s" key, owner): sem_hold.h */
   rl_watchdog watchdog; /* renews the permits of RLOCK_WATCHDOG holds */
   int watchdog_open;    /* its timer is a handle of the loop */
   /* Set by the semaphores with their first hold (sem_hold.c): gives back

@@ -21,7 +21,8 @@
 #include "ops.h"
 #include "quarantine.h"
 #include "scripts.h"
-#include "sem.h"
+#include "sem_hold.h"
+#include "sem_kind.h"
 #include "util.h"
 
 #define RL_SEM_MAX_PERMITS 100000

@@ -1,5 +1,5 @@
 /*
- * Semaphore holds (sem.h): an owner's permits as one record in the
+ * Semaphore holds (sem_hold.h): an owner's permits as one record in the
  * client's family table, the masters behind each slot, and giving slots
  * back on a master; what the acquisition, the release, the renewal and
  * the client's shutdown all work on. Loop thread only, save the handle's
@@ -11,7 +11,7 @@
 
 #include "quarantine.h"
 #include "scripts.h"
-#include "sem.h"
+#include "sem_hold.h"
 #include "util.h"
 
 void rl_sem_ref(rlock_sem *sem) { atomic_fetch_add(&sem->refs, 1); }

@@ -58,7 +58,8 @@
 #include "quarantine.h"
 #include "retry.h"
 #include "scripts.h"
-#include "sem.h"
+#include "sem_hold.h"
+#include "sem_renew.h"
 #include "util.h"
 
 

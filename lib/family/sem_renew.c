@@ -25,7 +25,7 @@
 #include "ops.h"
 #include "quarantine.h"
 #include "scripts.h"
-#include "sem.h"
+#include "sem_renew.h"
 #include "util.h"
 
 typedef struct batch {

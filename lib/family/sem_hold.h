@@ -6,14 +6,15 @@
  * record in the client's family table (family.h) keyed by the slot hash's
  * key and the owner, like a lock's hold, whose ext is the list of slots it
  * holds and, per slot, the masters that granted it (a slot counts while a
- * majority of masters has it for the owner). sem.c has the handles, the
- * public calls, release and the queries; sem_hold.c the holds, their
- * loss and giving back at close; sem_kind.c the acquisition;
- * sem_renew.c the watchdog's renewals.
+ * majority of masters has it for the owner). This header has the
+ * handle, the hold's and the request's types and sem_hold.c's functions:
+ * the holds, their loss and giving back at close. Above it, sem_renew.c
+ * has the watchdog's renewals (sem_renew.h), sem_kind.c the acquisition
+ * (sem_kind.h), and sem.c the public calls, release and the queries.
  * Loop thread only, save the public calls.
  */
-#ifndef RL_SEM_H
-#define RL_SEM_H
+#ifndef RL_SEM_HOLD_H
+#define RL_SEM_HOLD_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -128,14 +129,5 @@ void rl_sem_send_drop(rl_client *c, const rlock_sem *sem, const char *owner,
 /* Gives back everything the owner has of the semaphore, on every master
  * (a lost hold: a later acquisition must not stack on what survived). */
 void rl_sem_drop_everywhere(rl_client *c, const rl_hold *h);
-
-/* Acquisition (sem_kind.c): the request's start and end hooks. */
-void rl_sem_acquire_start(rl_req *req);
-void rl_sem_acquire_end(rl_req *req, int status);
-
-/* Renewal (sem_renew.c): arms a hold's renewal; the family watchdog's
- * routine. */
-void rl_sem_watch(rl_client *c, rl_hold *h);
-void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg);
 
 #endif
