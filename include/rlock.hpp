@@ -326,8 +326,12 @@ class client {
    * during the call. Throws as above. */
   explicit client(const rlock_options &options) { open(options); }
 
+  /* Moves the connection (handles got from it stay valid); the
+   * moved-from client holds nothing and closes nothing. Assigning closes
+   * the connection this client held first. */
   client(client &&) noexcept = default;
   client &operator=(client &&) noexcept = default;
+  /* Not copyable: one object closes the connection. */
   client(const client &) = delete;
   client &operator=(const client &) = delete;
 
@@ -499,6 +503,7 @@ class lock_handle {
   template <class F>
   void on_lost(F &&fn) {
     std::function<void(std::uint64_t, bool)> f(std::forward<F>(fn));
+    if (h_ == nullptr) check(RLOCK_EINVAL, "rlock_set_lost_cb");
     if (box_ == nullptr) box_ = st_->new_box();
     box_->set(std::move(f));
     check(rlock_set_lost_cb(h_, lost_trampoline, box_), "rlock_set_lost_cb");
@@ -633,6 +638,15 @@ class mutex : private detail::lock_handle {
    * (get() is null) and every call on it fails with RLOCK_EINVAL. */
   mutex(client &c, const std::string &name, std::error_code &ec) noexcept
       : lock_handle(c, name, rlock_get, ec) {}
+
+  /*
+   * Handles move (with their lost callback; the moved-from mutex has no
+   * handle, and calls on it fail with RLOCK_EINVAL) and do not copy.
+   * Each member below that throws has an overload with a trailing
+   * std::error_code & that sets it instead (and clears it on success);
+   * the try_ members then answer false with an empty code when another
+   * owner held the lock, and false with the code on a failure.
+   */
 
   /* Blocks until the calling thread holds the lock (or holds it once
    * more). Throws std::system_error if it cannot be had: RLOCK_ENOQUORUM
@@ -893,6 +907,8 @@ class counting_semaphore {
                         ec))
       h_ = nullptr;
   }
+  /* Moves the handle and its lost callback; the moved-from semaphore has
+   * no handle, and calls on it fail with RLOCK_EINVAL. */
   counting_semaphore(counting_semaphore &&o) noexcept
       : h_(std::exchange(o.h_, nullptr)),
         st_(o.st_),
@@ -908,6 +924,7 @@ class counting_semaphore {
     }
     return *this;
   }
+  /* Not copyable: one object frees the handle. */
   counting_semaphore(const counting_semaphore &) = delete;
   counting_semaphore &operator=(const counting_semaphore &) = delete;
   /* Frees the handle, not the permits: those held stay held until
@@ -939,6 +956,11 @@ class counting_semaphore {
   template <class Clock, class Dur>
   bool try_acquire_until(const std::chrono::time_point<Clock, Dur> &t) {
     return try_take(detail::wait_until_ms(t));
+  }
+  template <class Clock, class Dur>
+  bool try_acquire_until(const std::chrono::time_point<Clock, Dur> &t,
+                         std::error_code &ec) noexcept {
+    return try_take(detail::wait_until_ms(t), ec);
   }
   /*
    * Gives back update of the calling thread's permits, the most recent
@@ -984,6 +1006,7 @@ class counting_semaphore {
   template <class F>
   void on_lost(F &&fn) {
     std::function<void(std::uint64_t, bool)> f(std::forward<F>(fn));
+    if (h_ == nullptr) detail::check(RLOCK_EINVAL, "rlock_sem_set_lost_cb");
     if (box_ == nullptr) box_ = st_->new_box();
     box_->set(std::move(f));
     rlock_sem_set_lost_cb(h_, detail::sem_lost_trampoline, box_);
@@ -1079,6 +1102,8 @@ class latch {
     if (!detail::report(rlock_latch_get(c.get(), name.c_str(), &h_), ec))
       h_ = nullptr;
   }
+  /* Moves the handle; the moved-from latch has no handle, and calls on
+   * it fail with RLOCK_EINVAL. */
   latch(latch &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
   latch &operator=(latch &&o) noexcept {
     if (this != &o) {
@@ -1087,6 +1112,7 @@ class latch {
     }
     return *this;
   }
+  /* Not copyable: one object frees the handle. */
   latch(const latch &) = delete;
   latch &operator=(const latch &) = delete;
   /* Frees the handle; the latch itself stays for the others. */

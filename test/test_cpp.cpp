@@ -403,6 +403,15 @@ static void errors() {
   RT_CHECK(ec == rlockpp::errc::invalid);
   rlockpp::shared_mutex bad_rw(c, "{", ec);
   RT_CHECK(ec == rlockpp::errc::invalid);
+  threw = false;
+  try {
+    bad_rw.on_lost([](std::uint64_t, bool) {});
+  } catch (const std::system_error &e) {
+    threw = e.code() == rlockpp::errc::invalid;
+  }
+  RT_CHECK(threw);
+  RT_CHECK(!bad_rw.try_lock_shared(ec));
+  RT_CHECK(ec == rlockpp::errc::invalid);
   rlockpp::counting_semaphore bad_sem(c, "cpp:sem:bad", 0, ec);
   RT_CHECK(ec == rlockpp::errc::invalid);
 
