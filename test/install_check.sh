@@ -26,3 +26,12 @@ redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$t
 pid=$!
 for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 "$tmp/contract" "127.0.0.1:$port"
+# The C++ wrappers, installed beside rlock.h: the C++ example built the
+# same way, against the installed header and library only.
+if command -v c++ >/dev/null; then
+  [ -f "$root/include/rlock.hpp" ] || { echo "FAIL: installed_cpp (no rlock.hpp)"; exit 1; }
+  c++ -std=c++17 -Wall -Wextra -Werror -o "$tmp/cpp_mutex" "$src/examples/cpp_mutex.cpp" \
+    $(pkg-config --cflags --libs rlock) -Wl,-rpath,"$root/$libdir"
+  "$tmp/cpp_mutex" "127.0.0.1:$port" >/dev/null
+  echo "PASS: installed_cpp"
+fi
