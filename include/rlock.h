@@ -391,7 +391,8 @@ typedef struct rlock_options {
 
 #define RLOCK_QUARANTINE_AUTO (-1)
 
-/* Fills opts with the defaults above and no masters. */
+/* Fills opts with the defaults the fields' comments give, and no
+ * masters. */
 RLOCK_EXTERN void rlock_options_init(rlock_options *opts);
 
 /* A static English description of err; never NULL. */
