@@ -401,7 +401,14 @@ def render(page, header, pages, version, date):
            '.TH %s 3 "%s" "rlock %s" "rlock Library Functions"'
            % (page.name.upper().replace("_", "\\_"), date, version)]
     done = set()   # comments already written on this page
-    for ln in page.lines:
+    for i, ln in enumerate(page.lines, 1):
+        if ln.startswith(("@synopsis", "@doc", "@fields", "@struct",
+                          "@errors")):
+            for n in ln.partition("+")[0].split()[1:]:
+                if n not in header.names:
+                    sys.exit("%s:%d: %s is not declared in %s (mkman.py "
+                             "--check says what else is amiss)"
+                             % (page.path, i, n, header.path))
         if ln.startswith(".\\\"") and not out[3:]:
             continue   # the template's own comment lines
         if not ln.startswith("@"):
