@@ -30,20 +30,22 @@ Every page gets a .TH line; every function a page covers other than the
 page's own name gets a one-line page ".so man3/PAGE.3", so that
 `man rlock_unlock` finds rlock_trylock(3).
 
-    mkman.py --list TEMPLATE_DIR
+    mkman.py --header rlock.h --list TEMPLATE_DIR
         prints the names of the files --outdir writes (pages and links)
     mkman.py --list-templates TEMPLATE_DIR
         prints the templates' names
     mkman.py --header rlock.h --templates TEMPLATE_DIR --outdir DIR
              [--version V]
         writes them
-    mkman.py --header rlock.h --templates TEMPLATE_DIR --check [--built DIR]
+    mkman.py --header rlock.h --templates TEMPLATE_DIR --check [--built DIR
+             [--configured FILE...]]
         checks, printing "PASS: rule" or "FAIL: rule" per rule (offenders
         on stderr) and exiting 1 on any failure: every public function
         has a page; every name a template uses (directive or text) is
         one of the header's; each page carries the comment of each of its
         functions; and, with --built, the built pages are those the
-        templates make, their SYNOPSIS prototypes are the header's, and
+        templates make (and those the build was configured with, which
+        --configured lists: the files meson installs), their SYNOPSIS prototypes are the header's, and
         groff (and man, when installed) format each with no warning.
 """
 import argparse
@@ -371,26 +373,15 @@ def load_pages(tdir):
             if f.endswith(".3.in")]
 
 
-def outputs(pages, header=None):
-    """{file name: page name} of every page and link. Without the header
-    the functions are every rlock_ name the @synopsis lines give that is
-    not a type (lower case, not ending in _cb)."""
+def outputs(pages, header):
+    """{file name: page name} of every page and link."""
     out = {}
     for p in pages:
         out[p.name + ".3"] = p.name
-        for f in p.synopsis:
-            isfn = f in header.functions if header else \
-                (not f.endswith("_cb") and f[0].islower() and
-                 f not in TYPE_GUESS)
-            if isfn and f != p.name:
+        for f in p.functions(header):
+            if f != p.name:
                 out[f + ".3"] = p.name
     return out
-
-
-# Types the @synopsis lines may list, for --list (which reads no header).
-TYPE_GUESS = {"rlock", "rlock_client", "rlock_options", "rlock_sem",
-              "rlock_latch", "rlock_histogram", "rlock_master_metrics",
-              "rlock_metrics"}
 
 
 def render(page, header, pages, version, date):
@@ -631,6 +622,12 @@ def check(args):
     have = {f for f in os.listdir(args.built) if re.match(r"\w+\.3$", f)}
     bad += ["%s: built, but no template makes it (reconfigure)" % f
             for f in sorted(have - set(want))]
+    if args.configured is not None:
+        conf = set(args.configured)
+        bad += ["%s: made, but not in the build's list of pages to install "
+                "(meson setup --reconfigure)" % f for f in sorted(set(want) - conf)]
+        bad += ["%s: in the build's list of pages to install, but not made "
+                "(meson setup --reconfigure)" % f for f in sorted(conf - set(want))]
     report("the built pages and links are those the templates make", bad)
 
     bad = []
@@ -716,13 +713,15 @@ def main():
     ap.add_argument("--version", default="")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--built")
+    ap.add_argument("--configured", nargs="*")
     args = ap.parse_args()
     if args.list_templates:
         print("\n".join(os.path.basename(p.path)
                         for p in load_pages(args.list_templates)))
         return 0
     if args.list:
-        print("\n".join(sorted(outputs(load_pages(args.list)))))
+        print("\n".join(sorted(outputs(load_pages(args.list),
+                                        Header(args.header)))))
         return 0
     if args.check:
         return check(args)
