@@ -493,8 +493,8 @@ RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
                            rlock **out);
 
 /*
- * The lock family. Each of these gets a handle that every call above and
- * below accepts with the same meaning (lock, trylock, unlock, force
+ * The lock family. Each of these gets a handle that every call on a lock
+ * handle accepts with the same meaning (lock, trylock, unlock, force
  * unlock, the queries, the async calls, extend, the lost-lock callback,
  * free); name as for rlock_get.
  *
