@@ -429,7 +429,11 @@ def render(page, header, pages, version, date):
                     continue
                 done.add(id(c))
                 lines = comment_lines(c.text)
-                if header.names[n].what == "function":
+                # A comment that opens with a heading of its own ("Several
+                # locks at once.") goes on to name its functions itself.
+                heading = len(lines) > 1 and lines[1] == "" and \
+                    len(lines[0]) < 40
+                if header.names[n].what == "function" and not heading:
                     fns = [f for f in header.functions if header.names[f].doc is c]
                     lines[0] = ", ".join(f + "()" for f in fns) + ": " + lines[0]
                 # Under a tag of the template's (.TP and its line), the
