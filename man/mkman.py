@@ -25,6 +25,8 @@ what the header says:
   @codes            every code: name, number, rlock_strerror's text and
                     meaning (RLOCK_ERRNO_MAP and the table below it)
   @index            every page and the functions it covers
+  @example ... @end the lines between, a C program, set as written; the
+                    check compiles it against the header
 
 Every page gets a .TH line; every function a page covers other than the
 page's own name gets a one-line page ".so man3/PAGE.3", so that
@@ -358,7 +360,18 @@ class Page:
             self.lines.pop()
         self.synopsis = []
         self.summary = ""
-        for ln in self.lines:
+        self.examples = []   # (first line, code)
+        code = None
+        for i, ln in enumerate(self.lines, 1):
+            if code is not None:
+                if ln == "@end":
+                    self.examples.append((first, "\n".join(code) + "\n"))
+                    code = None
+                else:
+                    code.append(ln)
+                continue
+            if ln == "@example":
+                code, first = [], i + 1
             if ln.startswith("@synopsis "):
                 self.synopsis += ln.split()[1:]
             elif ln.startswith("@name "):
@@ -392,7 +405,19 @@ def render(page, header, pages, version, date):
            '.TH %s 3 "%s" "rlock %s" "rlock Library Functions"'
            % (page.name.upper().replace("_", "\\_"), date, version)]
     done = set()   # comments already written on this page
+    in_example = False
     for i, ln in enumerate(page.lines, 1):
+        if in_example:
+            if ln == "@end":
+                in_example = False
+                out += [".fi", ".in"]
+            else:
+                out.append(line_start(esc(ln)) if ln.strip() else ".sp")
+            continue
+        if ln == "@example":
+            in_example = True
+            out += [".PP", ".in +4n", ".nf"]
+            continue
         if ln.startswith(("@synopsis", "@doc", "@fields", "@struct",
                           "@errors")):
             for n in ln.partition("+")[0].split()[1:]:
@@ -409,7 +434,7 @@ def render(page, header, pages, version, date):
         args = arg.split()
         if d == "@name":
             out += [".SH NAME",
-                    ", ".join(f.replace("_", "_") for f in page.functions(header)
+                    ", ".join(f for f in page.functions(header)
                               or [page.name]) + " \\- " + arg]
         elif d == "@synopsis":
             if not any(x.startswith(".SH SYNOPSIS") for x in out):
@@ -563,8 +588,14 @@ def check(args):
     bad = []
     known_pages = set(outputs(pages, header)) | {"rlock.1"}
     for p in pages:
+        in_example = False
         for i, ln in enumerate(p.lines, 1):
             where = "%s:%d" % (os.path.relpath(p.path), i)
+            if ln in ("@example", "@end"):
+                in_example = ln == "@example"
+                continue
+            if in_example:
+                continue   # the compiler checks examples
             if ln.startswith("@"):
                 d, _, arg = ln.partition(" ")
                 ids = arg.replace("+", " ").split()
@@ -614,6 +645,33 @@ def check(args):
                 bad.append("%s: %s has no comment in rlock.h" % (p.name, f))
     report("each page carries the header's comment of each of its "
            "functions", bad)
+
+    bad = []
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    nex = 0
+    for p in pages:
+        for first, code in p.examples:
+            nex += 1
+            if not cc:
+                continue
+            with tempfile.TemporaryDirectory(prefix="rlock-man-") as tmp:
+                src = os.path.join(tmp, "example.c")
+                open(src, "w").write(code)
+                r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra",
+                                    "-Werror", "-fsyntax-only", "-I",
+                                    os.path.dirname(os.path.abspath(
+                                        args.header)), src],
+                                   capture_output=True, text=True)
+                if r.returncode or r.stderr.strip():
+                    bad.append("%s:%d: the example does not compile "
+                               "against rlock.h:" % (os.path.relpath(p.path),
+                                                     first))
+                    bad += ["    " + x.replace(src, "example.c")
+                            for x in r.stderr.strip().split("\n")]
+    if not cc and nex:
+        bad.append("no C compiler (cc) to compile the examples with")
+    report("every example compiles against rlock.h (-Wall -Wextra -Werror)",
+           bad)
 
     if not args.built:
         return status
