@@ -57,6 +57,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 # ---------------------------------------------------------------- header
@@ -510,19 +511,41 @@ def render(page, header, pages, version, date):
         if ln.startswith((".SH", ".SS", ".TP", ".PP", ".IP")) and clean and \
                 clean[-1] in (".PP", ".IP"):
             clean.pop()
+        if ln in (".PP", ".IP") and clean and \
+                clean[-1].startswith((".SH", ".SS")):
+            continue   # a heading starts a paragraph already
         clean.append(ln)
     while clean[-1] in (".PP", ".IP"):
         clean.pop()
-    return "\n".join(clean) + "\n"
+    # Text lines of at most 80 bytes (the roff sources' convention; the
+    # formatter fills them anyway), except where .nf keeps lines as they
+    # are.
+    wrapped, nofill = [], False
+    for ln in clean:
+        if ln.startswith(".nf"):
+            nofill = True
+        elif ln.startswith(".fi"):
+            nofill = False
+        if nofill or ln.startswith((".", "'")) or len(ln) <= 80:
+            wrapped.append(ln)
+            continue
+        for part in textwrap.wrap(ln, 80, break_long_words=False,
+                                  break_on_hyphens=False):
+            wrapped.append(line_start(part))
+    return "\n".join(wrapped) + "\n"
 
 
 def write(args):
     header = Header(args.header)
     pages = load_pages(args.templates)
-    date = ""
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        date = time.strftime("%Y-%m-%d",
-                             time.gmtime(int(os.environ["SOURCE_DATE_EPOCH"])))
+    # The date the pages' sources last changed: SOURCE_DATE_EPOCH when the
+    # build sets it (reproducible builds), else the newest of the header's
+    # and the templates' times.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not epoch:
+        epoch = max(os.path.getmtime(f) for f in
+                    [args.header] + [p.path for p in pages])
+    date = time.strftime("%Y-%m-%d", time.gmtime(int(float(epoch))))
     by = {p.name: p for p in pages}
     for fname, pname in outputs(pages, header).items():
         if fname == pname + ".3":
@@ -730,6 +753,22 @@ def check(args):
         if r.returncode:
             bad.append("groff: %s: exit %d" % (f, r.returncode))
     report("groff -man -ww formats every page without a warning", bad)
+
+    mandoc = shutil.which("mandoc")
+    if mandoc:
+        bad = []
+        for f, pname in sorted(want.items()):
+            path = os.path.join(args.built, f)
+            if f != pname + ".3" or not os.path.exists(path):
+                continue
+            r = subprocess.run([mandoc, "-T", "lint", "-W", "warning", path],
+                               capture_output=True, text=True)
+            out = (r.stdout + r.stderr).strip()
+            if out:
+                bad += ["mandoc: " + x for x in out.split("\n")]
+        report("mandoc -T lint finds no warning in any page", bad)
+    else:
+        print("SKIP: mandoc -T lint (mandoc is not installed)")
 
     man = shutil.which("man")
     if man:
