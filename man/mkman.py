@@ -43,12 +43,14 @@ page's own name gets a one-line page ".so man3/PAGE.3", so that
              [--configured FILE...]]
         checks, printing "PASS: rule" or "FAIL: rule" per rule (offenders
         on stderr) and exiting 1 on any failure: every public function
-        has a page; every name a template uses (directive or text) is
-        one of the header's; each page carries the comment of each of its
-        functions; and, with --built, the built pages are those the
-        templates make (and those the build was configured with, which
-        --configured lists: the files meson installs), their SYNOPSIS prototypes are the header's, and
-        groff (and man, when installed) format each with no warning.
+        has one page; every name a template uses (directive or text) is
+        one of the header's and every page it names exists; each page
+        carries the comment of each of its functions; every example
+        compiles against the header; and, with --built, the built pages
+        are those the templates make (and those the build was configured
+        to install, which --configured lists), their SYNOPSIS prototypes
+        are the header's, and groff (and mandoc and man, when installed)
+        format each page and link with no warning.
 """
 import argparse
 import os
@@ -291,9 +293,8 @@ def line_start(s):
 
 
 class Roff:
-    def __init__(self, header, pages):
+    def __init__(self, header):
         self.h = header
-        self.pages = pages
         self.fnames = set(header.functions)
 
     def words(self, s):
@@ -399,7 +400,7 @@ def outputs(pages, header):
 
 
 def render(page, header, pages, version, date):
-    r = Roff(header, pages)
+    r = Roff(header)
     out = [".\\\" Made by man/mkman.py from man/%s.3.in and include/rlock.h:"
            % page.name,
            ".\\\" edit those, not this file.",
