@@ -391,7 +391,8 @@ typedef struct rlock_options {
 
 #define RLOCK_QUARANTINE_AUTO (-1)
 
-/* Fills opts with the defaults above and no masters. */
+/* Fills opts with the defaults the fields' comments give, and no
+ * masters. */
 RLOCK_EXTERN void rlock_options_init(rlock_options *opts);
 
 /* A static English description of err; never NULL. */
@@ -492,8 +493,8 @@ RLOCK_EXTERN int rlock_get(rlock_client *client, const char *name,
                            rlock **out);
 
 /*
- * The lock family. Each of these gets a handle that every call above and
- * below accepts with the same meaning (lock, trylock, unlock, force
+ * The lock family. Each of these gets a handle that every call on a lock
+ * handle accepts with the same meaning (lock, trylock, unlock, force
  * unlock, the queries, the async calls, extend, the lost-lock callback,
  * free); name as for rlock_get.
  *
