@@ -309,18 +309,12 @@ static void run_locked(rl_client *c) {
 
 static void count_acquire(rl_client *c, rl_req *req, int status) {
   rl_metrics *m = &c->metrics;
-  switch (status) {
-    case RLOCK_OK:
-      RL_ADD(m->acquisitions, 1);
-      rl_hist_observe(&m->wait, rl_now_ms() - req->t_post);
-      break;
-    case RLOCK_ETIMEDOUT: RL_ADD(m->failed_timedout, 1); break;
-    case RLOCK_ENOQUORUM: RL_ADD(m->failed_noquorum, 1); break;
-    case RLOCK_EREDIS: RL_ADD(m->failed_redis, 1); break;
-    case RLOCK_ECLOSED: RL_ADD(m->failed_closed, 1); break;
-    case RLOCK_ECANCELED: RL_ADD(m->failed_canceled, 1); break;
-    default: RL_ADD(m->failed_other, 1); break;
+  if (status != RLOCK_OK) {
+    rl_metrics_count_failure(m, status);
+    return;
   }
+  RL_ADD(m->acquisitions, 1);
+  rl_hist_observe(&m->wait, rl_now_ms() - req->t_post);
 }
 
 static void run_callback(rl_req *req) {

@@ -28,3 +28,14 @@ void rl_hist_snapshot(const rl_hist *h, rlock_histogram *out) {
   out->count = LOAD(h->count);
   out->sum_ms = (double)LOAD(h->sum_us) / 1000.0;
 }
+
+void rl_metrics_count_failure(rl_metrics *m, int status) {
+  switch (status) {
+    case RLOCK_ETIMEDOUT: RL_ADD(m->failed_timedout, 1); break;
+    case RLOCK_ENOQUORUM: RL_ADD(m->failed_noquorum, 1); break;
+    case RLOCK_EREDIS: RL_ADD(m->failed_redis, 1); break;
+    case RLOCK_ECLOSED: RL_ADD(m->failed_closed, 1); break;
+    case RLOCK_ECANCELED: RL_ADD(m->failed_canceled, 1); break;
+    default: RL_ADD(m->failed_other, 1); break;
+  }
+}

@@ -38,6 +38,9 @@ typedef struct rl_metrics {
 
 void rl_hist_observe(rl_hist *h, uint64_t ms);
 
+/* An acquisition that failed with status, counted by its cause. */
+void rl_metrics_count_failure(rl_metrics *m, int status);
+
 /* The histogram as the public type: cumulative buckets, as Prometheus
  * counts them. */
 void rl_hist_snapshot(const rl_hist *h, rlock_histogram *out);

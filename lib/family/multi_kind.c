@@ -473,30 +473,20 @@ const rl_acq rl_acq_multi = {
 
 void rl_multi_acquire_start(rl_req *req) {
   rl_multi_req *mr = (rl_multi_req *)req;
-  rl_client *c = req->lock->client;
   if (!req->owner_is_thread) {
-    /* As for one lock: an async owner has one acquisition of a lock in
-     * flight at a time. */
-    for (size_t j = 0; j < mr->n; j++)
-      if (rl_holds_find(&c->pending, rl_lock_key(mr->locks[j]),
-                        mr->locks[j]->keylen, req->owner,
-                        req->ownerlen) != NULL) {
-        rl_req_finish(req, RLOCK_EINVAL);
-        return;
-      }
+    /* As for one lock, each of the set's (a set never names one lock
+     * twice: multi.c). */
     mr->pending = calloc(mr->n, sizeof *mr->pending);
-    for (size_t j = 0; mr->pending != NULL && j < mr->n; j++) {
-      mr->pending[j] =
-          rl_holds_add(&c->pending, rl_lock_key(mr->locks[j]),
-                       mr->locks[j]->keylen, req->owner, req->ownerlen);
-      if (mr->pending[j] == NULL) {
-        rl_req_finish(req, RLOCK_ENOMEM);
-        return;
-      }
-    }
     if (mr->pending == NULL) {
       rl_req_finish(req, RLOCK_ENOMEM);
       return;
+    }
+    for (size_t j = 0; j < mr->n; j++) {
+      int rc = rl_acquire_mark_pending(req, mr->locks[j], &mr->pending[j]);
+      if (rc != 0) {
+        rl_req_finish(req, rc);
+        return;
+      }
     }
   }
   attempt(req);
@@ -514,15 +504,5 @@ void rl_multi_acquire_end(rl_req *req, int status) {
     free(mr->pending);
     mr->pending = NULL;
   }
-  if (!got) {
-    rl_metrics *m = &c->metrics;
-    switch (status) {
-      case RLOCK_ETIMEDOUT: RL_ADD(m->failed_timedout, 1); break;
-      case RLOCK_ENOQUORUM: RL_ADD(m->failed_noquorum, 1); break;
-      case RLOCK_EREDIS: RL_ADD(m->failed_redis, 1); break;
-      case RLOCK_ECLOSED: RL_ADD(m->failed_closed, 1); break;
-      case RLOCK_ECANCELED: RL_ADD(m->failed_canceled, 1); break;
-      default: RL_ADD(m->failed_other, 1); break;
-    }
-  }
+  if (!got) rl_metrics_count_failure(&c->metrics, status);
 }

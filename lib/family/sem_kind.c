@@ -742,18 +742,9 @@ void rl_sem_acquire_start(rl_req *req) {
     return;
   }
   if (!req->owner_is_thread) {
-    /* An async owner may have one acquisition of a semaphore in flight:
-     * two would race on its hold. */
-    rlock *obj = req->lock;
-    if (rl_holds_find(&c->pending, rl_lock_key(obj), obj->keylen, req->owner,
-                      req->ownerlen) != NULL) {
-      rl_req_finish(req, RLOCK_EINVAL);
-      return;
-    }
-    sr->pending = rl_holds_add(&c->pending, rl_lock_key(obj), obj->keylen,
-                               req->owner, req->ownerlen);
-    if (sr->pending == NULL) {
-      rl_req_finish(req, RLOCK_ENOMEM);
+    int rc = rl_acquire_mark_pending(req, req->lock, &sr->pending);
+    if (rc != 0) {
+      rl_req_finish(req, rc);
       return;
     }
   }

@@ -573,7 +573,6 @@ const rl_acq rl_acq_lock = {
 };
 
 void rl_acquire_start(rl_req *req) {
-  rl_client *c = req->lock->client;
   const rl_kind *kind = req->lock->kind;
   if (kind->precheck != NULL) {
     int rc = kind->precheck(req);
@@ -586,19 +585,21 @@ void rl_acquire_start(rl_req *req) {
    * on all of them and on every attempt; a clock below 2^53 us. */
   req->ticket = rl_wall_us();
   if (!req->owner_is_thread) {
-    /* An async owner may have one acquisition of a lock in flight: two at
-     * once would race on its count and its token. */
-    if (rl_holds_find(&c->pending, rl_lock_key(req->lock), req->lock->keylen,
-                      req->owner, req->ownerlen) != NULL) {
-      rl_req_finish(req, RLOCK_EINVAL);
-      return;
-    }
-    req->pending = rl_holds_add(&c->pending, rl_lock_key(req->lock),
-                                req->lock->keylen, req->owner, req->ownerlen);
-    if (req->pending == NULL) {
-      rl_req_finish(req, RLOCK_ENOMEM);
+    int rc = rl_acquire_mark_pending(req, req->lock, &req->pending);
+    if (rc != 0) {
+      rl_req_finish(req, rc);
       return;
     }
   }
   attempt(req);
+}
+
+int rl_acquire_mark_pending(rl_req *req, rlock *obj, rl_hold **mark) {
+  rl_client *c = obj->client;
+  if (rl_holds_find(&c->pending, rl_lock_key(obj), obj->keylen, req->owner,
+                    req->ownerlen) != NULL)
+    return RLOCK_EINVAL;
+  *mark = rl_holds_add(&c->pending, rl_lock_key(obj), obj->keylen, req->owner,
+                       req->ownerlen);
+  return *mark == NULL ? RLOCK_ENOMEM : 0;
 }

@@ -173,6 +173,13 @@ rl_hold *rl_acquire_hold(rl_req *req, rlock *lock, uint64_t token);
  * the hold, then req is finished (or goes on, as acquire.c says). */
 void rl_acquire_won(rl_req *req, rl_round *r, rl_grants *g);
 
+/* An async owner has one acquisition of a lock, a semaphore or a set's
+ * lock in flight at a time (two would race on its hold's count and
+ * token): marks obj as pending for req's owner in the client's pending
+ * table (*mark, removed when the request ends). RLOCK_EINVAL when the
+ * owner already has one in flight, RLOCK_ENOMEM, or 0. */
+int rl_acquire_mark_pending(rl_req *req, rlock *obj, rl_hold **mark);
+
 /* A lock waiter's wake in its pub/sub wait queue: its next attempt. */
 void rl_acquire_on_event(rl_psw *w, void *data);
 
