@@ -47,11 +47,18 @@ static void redis_benchmark(long requests, int pipeline, const char *sha) {
   clock_gettime(CLOCK_REALTIME, &ts);
   unsigned long long us = (unsigned long long)ts.tv_sec * 1000000u +
                           (unsigned long long)ts.tv_nsec / 1000;
+  /* The server's own benchmark tool: valkey-benchmark beside
+   * RLOCK_TEST_SERVER=valkey-server (as the tests name their cli). */
+  const char *server = getenv("RLOCK_TEST_SERVER");
+  char tool[256] = "redis-benchmark";
+  size_t n = server ? strlen(server) : 0, end = sizeof "-server" - 1;
+  if (n > end && strcmp(server + n - end, "-server") == 0)
+    snprintf(tool, sizeof tool, "%.*s-benchmark", (int)(n - end), server);
   snprintf(cmd, sizeof cmd,
-           "redis-benchmark -h %s -p %d -c 50 -n %ld -P %d -r 16384 --csv "
+           "%s -h %s -p %d -c 50 -n %ld -P %d -r 16384 --csv "
            "EVALSHA %s 2 'rlock:{rb-__rand_int__}' "
            "'rlock:{rb-__rand_int__}:fence' 10000 '%s' 1 %llu %llu",
-           host, port, requests, pipeline, sha, owner, us,
+           tool, host, port, requests, pipeline, sha, owner, us,
            us + 3600000000ull);
   FILE *p = popen(cmd, "r");
   if (p == NULL) return;

@@ -614,7 +614,8 @@ static double median(const double *v, int n) {
 }
 
 /* The server's pid from INFO, if it runs on this machine (its /proc entry
- * is a redis-server); else 0, and no server CPU is reported. */
+ * is a redis-server or valkey-server); else 0, and no server CPU is
+ * reported. */
 static long server_pid(char *master) {
   raw_conns rc;
   if (raw_open(&rc, &master, 1) != 0) return -1;
@@ -633,7 +634,10 @@ static long server_pid(char *master) {
     if (fgets(comm, sizeof comm, f) == NULL) comm[0] = '\0';
     fclose(f);
   }
-  return strncmp(comm, "redis-server", 12) == 0 ? pid : 0;
+  return strncmp(comm, "redis-server", 12) == 0 ||
+                 strncmp(comm, "valkey-server", 13) == 0
+             ? pid
+             : 0;
 }
 
 int main(int argc, char **argv) {

@@ -10,6 +10,10 @@
 #   cluster_tls_check.sh RLOCK_TOOL
 set -uo pipefail
 tool=$1
+# The server program as the harness takes it (rt_server_program), and its
+# client: $RLOCK_TEST_SERVER (valkey-server: valkey-cli), else Redis.
+server=${RLOCK_TEST_SERVER:-redis-server}
+case "$server" in *-server) cli=${server%-server}-cli ;; *) cli=redis-cli ;; esac
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -46,7 +50,7 @@ EOF
 addrs=()
 for p in $ports; do
   mkdir "n$p"
-  redis-server --port 0 --tls-port "$p" --bind 127.0.0.1 \
+  "$server" --port 0 --tls-port "$p" --bind 127.0.0.1 \
     --tls-cert-file "$tmp/srv.pem" --tls-key-file "$tmp/srv.key" \
     --tls-ca-cert-file "$tmp/ca.pem" \
     --tls-auth-clients no --tls-cluster yes --tls-replication yes \
@@ -57,13 +61,13 @@ for p in $ports; do
   disown $! # killed at exit without a job report
   addrs+=("127.0.0.1:$p")
 done
-cli() { redis-cli --tls --cacert ca.pem "$@"; }
+cli() { "$cli" --tls --cacert ca.pem "$@"; }
 for p in $ports; do
   for _ in $(seq 100); do cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.05; done
 done
-if ! timeout 60 redis-cli --tls --cacert ca.pem --cluster create "${addrs[@]}" \
+if ! timeout 60 "$cli" --tls --cacert ca.pem --cluster create "${addrs[@]}" \
     --cluster-replicas 1 --cluster-yes >create.log 2>&1; then
-  echo "FAIL: cluster_tls_setup (redis-cli --cluster create)"; cat create.log; tail -n 5 n*/log
+  echo "FAIL: cluster_tls_setup ($cli --cluster create)"; cat create.log; tail -n 5 n*/log
   exit 1
 fi
 first=${addrs[0]}

@@ -367,12 +367,26 @@ static void child_exec(const char **argv, char *const *envp, const char *log,
   _exit(127);
 }
 
-/* Runs redis-server on r->port and waits until it answers. Returns 0,
- * -2 when it exited early (the port was taken; worth another port), or
+const char *rt_server_program(void) {
+  const char *e = getenv("RLOCK_TEST_SERVER");
+  return e && *e ? e : "redis-server";
+}
+
+const char *rt_server_tool(const char *tool, char *buf, size_t cap) {
+  const char *s = rt_server_program();
+  size_t n = strlen(s), end = sizeof "-server" - 1;
+  if (n > end && strcmp(s + n - end, "-server") == 0)
+    snprintf(buf, cap, "%.*s-%s", (int)(n - end), s, tool);
+  else
+    snprintf(buf, cap, "redis-%s", tool);
+  return buf;
+}
+
+/* Runs the server program on r->port and waits until it answers. Returns
+ * 0, -2 when it exited early (the port was taken; worth another port), or
  * -1 on any other failure. */
 static int spawn(rt_redis *r, rt_slot *s) {
-  const char *bin = s->server[0] ? s->server : getenv("RT_REDIS_SERVER");
-  if (!bin || !*bin) bin = "redis-server";
+  const char *bin = s->server[0] ? s->server : rt_server_program();
   char port[16];
   snprintf(port, sizeof port, "%d", r->port);
   const char *argv[64 + RT_EXTRA_MAX] = {
@@ -936,7 +950,7 @@ int rt_main(int argc, char **argv, const rt_test *tests, size_t ntests) {
 int rt_main_servers(int argc, char **argv, rt_redis *rs, int n,
                     const rt_test *tests, size_t ntests) {
   if (rt_redis_start_many(rs, n) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
+    fprintf(stderr, "cannot start %s\n", rt_server_program());
     return 1;
   }
   int rc = rt_main(argc, argv, tests, ntests);

@@ -23,6 +23,20 @@
 
 /* Part A: redis-server processes. */
 
+/*
+ * The server program every test runs: $RLOCK_TEST_SERVER, a name on PATH
+ * or a path (redis-server, valkey-server), else redis-server. Sentinels
+ * are the same program with --sentinel, which Redis and Valkey both take.
+ */
+const char *rt_server_program(void);
+/*
+ * The server's companion tool ("cli", "benchmark") into buf: the server
+ * program's name with its "-server" ending replaced by "-" and the tool
+ * (valkey-server: valkey-cli; /opt/x/redis-server: /opt/x/redis-cli), or
+ * "redis-" and the tool when the name has no such ending. Returns buf.
+ */
+const char *rt_server_tool(const char *tool, char *buf, size_t cap);
+
 typedef struct rt_redis {
   int port;          /* TCP port on 127.0.0.1 */
   pid_t pid;         /* 0 when not running */
@@ -123,9 +137,9 @@ typedef struct rt_redis_opts {
                             tls) */
   const char *const *env;  /* as rt_redis_start_ex; NULL for none */
   const char *const *args;
-  const char *server;      /* the program to run instead of RT_REDIS_SERVER
-                              or redis-server, kept for restarts; NULL for
-                              the default */
+  const char *server;      /* the program to run instead of
+                              rt_server_program(), kept for restarts; NULL
+                              for the default */
 } rt_redis_opts;
 
 /* The options rt_redis_start_ex uses: the password, and TLS and an ACL

@@ -269,11 +269,10 @@ static int read_ids(rt_cluster *c) {
 }
 
 static int create(rt_cluster *c) {
-  const char *cli = getenv("RT_REDIS_CLI");
-  char addr[RT_CLUSTER_NODES][32], log[300];
+  char cli[512], addr[RT_CLUSTER_NODES][32], log[300];
   const char *argv[RT_CLUSTER_NODES + 10];
   int n = 0;
-  argv[n++] = cli && *cli ? cli : "redis-cli";
+  argv[n++] = rt_server_tool("cli", cli, sizeof cli);
   argv[n++] = "--cluster";
   argv[n++] = "create";
   for (int i = 0; i < RT_CLUSTER_NODES; i++) {
@@ -291,7 +290,9 @@ static int create(rt_cluster *c) {
   argv[n] = NULL;
   snprintf(log, sizeof log, "%s/cluster-create.log", c->node[0].dir);
   if (rt_run(argv, log, CREATE_MS) == 0) return 0;
-  rt_print_tail("rt_cluster: redis-cli --cluster create failed", log);
+  char what[600];
+  snprintf(what, sizeof what, "rt_cluster: %s --cluster create failed", cli);
+  rt_print_tail(what, log);
   return -1;
 }
 

@@ -33,11 +33,9 @@ static int start_through_script(rt_redis *r, const char *password,
                     "RT_TOPO_NODE_SH)\n", script);
     return -1;
   }
-  /* A binary the user chose for harness.c is the one the script runs. */
-  const char *chosen = getenv("RT_REDIS_SERVER");
+  /* The server program harness.c would run is the one the script runs. */
   char server[512], role[32], more[512];
-  snprintf(server, sizeof server, "RT_TOPO_SERVER=%s",
-           chosen && *chosen ? chosen : "redis-server");
+  snprintf(server, sizeof server, "RT_TOPO_SERVER=%s", rt_server_program());
   snprintf(role, sizeof role, "RT_TOPO_SENTINEL=%d", sentinel ? 1 : 0);
   if ((size_t)snprintf(more, sizeof more, "RT_TOPO_ARGS=%s",
                        args ? args : "") >= sizeof more) {

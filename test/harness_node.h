@@ -4,8 +4,9 @@
  * replicas with a masterauth. harness.c's rt_redis_start takes no extra
  * arguments, and it must not be edited here, so these functions start the
  * server through test/topology_node.sh, which harness.c runs in place of
- * redis-server for the length of one start (through its RT_REDIS_SERVER
- * hook) and which execs redis-server with the extra arguments. The server
+ * the server program for the length of one start (rt_redis_opts.server)
+ * and which execs the server program (rt_server_program()) with the extra
+ * arguments. The server
  * is then an ordinary rt_redis: rt_redis_stop, _kill, _pause, _resume and
  * _cmd work on it, and the runner cleans it up like any other.
  *

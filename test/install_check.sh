@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs the built library into a temporary prefix, builds
 # test/contract.c outside the tree with `pkg-config --cflags --libs rlock`
-# and runs it against a redis-server of its own.
+# and runs it against a server of its own.
 #   install_check.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
+# The server program as the harness takes it (rt_server_program), and its
+# client: $RLOCK_TEST_SERVER (valkey-server: valkey-cli), else Redis.
+server=${RLOCK_TEST_SERVER:-redis-server}
+case "$server" in *-server) cli=${server%-server}-cli ;; *) cli=redis-cli ;; esac
 tmp=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -22,9 +26,9 @@ if nm -D --defined-only "$root/$libdir/librlock.so" | awk '{print $3}' | grep -v
   echo "FAIL: installed_contract (non-rlock_ symbols exported)"; exit 1
 fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp" --logfile "$tmp/redis.log" &
+"$server" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp" --logfile "$tmp/redis.log" &
 pid=$!
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+for _ in $(seq 100); do "$cli" -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 "$tmp/contract" "127.0.0.1:$port"
 # The C++ wrappers, installed beside rlock.h: the C++ example built the
 # same way, against the installed header and library only.

@@ -93,10 +93,12 @@ static void smallest_rule(void) {
 }
 
 /* Each command of the rule, taken away alone, makes a lock cycle fail
- * with RLOCK_EREDIS and Redis's reason: NOPERM for a command rlock sends
- * itself; for one a script runs, Redis 7.0 says "The user executing the
- * script can't run this command" (it words it NOPERM from 7.2). Only
- * CLIENT SETNAME is optional, and pub/sub only costs waiting speed. */
+ * with RLOCK_EREDIS and the server's reason: NOPERM for a command rlock
+ * sends itself; for one a script runs, Redis 7.0 says "The user executing
+ * the script can't run this command" (it words it NOPERM from 7.2), and
+ * Valkey 8 "ERR ACL failure in script: User U has no permissions to run
+ * the 'C' command". Only CLIENT SETNAME is optional, and pub/sub only
+ * costs waiting speed. */
 static void missing_one_permission(void) {
   char all[] = RT_ACL_COMMANDS;
   char *cmds[32];
@@ -136,7 +138,8 @@ static void missing_one_permission(void) {
       continue;
     }
     int said = strstr(err, "NOPERM") != NULL ||
-               strstr(err, "can't run this command") != NULL;
+               strstr(err, "can't run this command") != NULL ||
+               strstr(err, "has no permissions to run") != NULL;
     if (rc != RLOCK_EREDIS || !said)
       fprintf(stderr, "  without %s: %s, \"%s\"\n", cmds[k],
               rlock_strerror(rc), err);

@@ -1,6 +1,7 @@
 /*
  * Handshake failures are failures: a SELECT of a database the master does not
- * have, or an AUTH it refuses, fails the connection. Nothing is written, the
+ * have, an AUTH it refuses, or a SCRIPT LOAD it cannot run (a server
+ * without scripting), fails the connection. Nothing is written, the
  * caller gets RLOCK_EREDIS with the server's own text, the master's error
  * counter counts it, it is logged once per change of text, and the client
  * does not reconnect in a storm.
@@ -129,10 +130,41 @@ static void wrong_password(void) {
   rt_redis_stop(&pw);
 }
 
+/* A server without scripting (here its SCRIPT command renamed away, which
+ * Redis and Valkey both answer "ERR unknown command 'SCRIPT'"; Valkey 9
+ * without its Lua engine answers "Could not find scripting engine"): the
+ * handshake fails, and the error says what is missing, with the server's
+ * own text after it. */
+static void no_scripting(void) {
+  rt_redis bare;
+  const char *args[] = {"--rename-command", "SCRIPT", "", NULL};
+  RT_REQUIRE(rt_redis_start_ex(&bare, NULL, NULL, args) == 0);
+  char url[128];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", bare.port);
+  rlock_client *c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  int rc = rlock_client_wait_ready(c, 10000);
+  char err[256] = "";
+  rlock_client_last_error(c, err, sizeof err);
+  fprintf(stderr, "  wait_ready: %s; last error: \"%s\"\n",
+          rlock_strerror(rc), err);
+  RT_CHECK_EQ_INT(rc, RLOCK_EREDIS);
+  RT_CHECK(strstr(err, "no Lua scripting") != NULL);
+  RT_CHECK(strstr(err, "unknown command") != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(c, "noscript", &l) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), RLOCK_EREDIS);
+  RT_CHECK_EQ_INT(rt_redis_int(&bare, "EXISTS rlock:{noscript}"), 0);
+  rlock_free(l);
+  rlock_client_close(c);
+  rt_redis_stop(&bare);
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"bad_db", bad_db},
       {"wrong_password", wrong_password},
+      {"no_scripting", no_scripting},
   };
   return rt_main_servers(argc, argv, srv, 1, tests,
                          sizeof tests / sizeof tests[0]);

@@ -412,14 +412,18 @@ static void test_bad_binary(void) {
   RT_REQUIRE(mkdtemp(tmp) != NULL);
   char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
   setenv("TMPDIR", tmp, 1);
-  setenv("RT_REDIS_SERVER", "/nonexistent/redis-server", 1);
+  char *old_server = getenv("RLOCK_TEST_SERVER")
+                         ? strdup(getenv("RLOCK_TEST_SERVER")) : NULL;
+  setenv("RLOCK_TEST_SERVER", "/nonexistent/redis-server", 1);
   rt_redis r;
   uint64_t t0 = rt_now_ms();
   RT_CHECK(rt_redis_start(&r, NULL) == -1);
   RT_CHECK(rt_now_ms() - t0 < 1000);
   RT_CHECK_EQ_INT(r.pid, 0);
   RT_CHECK(r.dir[0] == '\0');
-  unsetenv("RT_REDIS_SERVER");
+  if (old_server) setenv("RLOCK_TEST_SERVER", old_server, 1);
+  else unsetenv("RLOCK_TEST_SERVER");
+  free(old_server);
   RT_CHECK(rt_redis_start(&r, NULL) == 0);
   RT_CHECK(strncmp(r.dir, tmp, strlen(tmp)) == 0);
   rt_redis_stop(&r);

@@ -265,6 +265,65 @@ static void tls_ports(void) {
   freeReplyObject(c);
 }
 
+/* A node of the given health, "online" or "fail". */
+#define NODE_H(id, port, role, health)                                        \
+  "*12\r\n$2\r\nid\r\n$40\r\n" id "\r\n$4\r\nport\r\n:" port "\r\n"          \
+  "$2\r\nip\r\n$9\r\n127.0.0.1\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n"       \
+  "$4\r\nrole\r\n" role "$6\r\nhealth\r\n" health
+#define ONLINE "$6\r\nonline\r\n"
+#define FAILED "$4\r\nfail\r\n"
+#define ID3 "3333333333333333333333333333333333333333"
+#define SHARD_OF(n) \
+  "*1\r\n*4\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n$5\r\nnodes\r\n*" n "\r\n"
+
+/* Valkey 8 keeps a primary that failed and was replaced in its shard,
+ * still "master", "health" "fail", beside its successor (as its CLUSTER
+ * SHARDS showed after a SIGKILL: test/TOPOLOGY-FACTS.md): the successor
+ * is the primary, wherever either is listed, and the failed one is not a
+ * replica. A failed primary alone (not replaced yet) is still the
+ * shard's; two failed and no other are refused. */
+static void failed_primary_kept(void) {
+  const char *after =
+      SHARD_OF("3") NODE_H(ID1, "7000", MASTER, FAILED)
+      NODE_H(ID2, "7001", MASTER, ONLINE) NODE_H(ID3, "7002", REPLICA, ONLINE);
+  const char *after_other_order =
+      SHARD_OF("2") NODE_H(ID2, "7001", MASTER, ONLINE)
+      NODE_H(ID1, "7000", MASTER, FAILED);
+  const char *before =
+      SHARD_OF("2") NODE_H(ID1, "7000", MASTER, FAILED)
+      NODE_H(ID2, "7001", REPLICA, ONLINE);
+  const char *two_failed =
+      SHARD_OF("2") NODE_H(ID1, "7000", MASTER, FAILED)
+      NODE_H(ID2, "7001", MASTER, FAILED);
+  const char *two_online =
+      SHARD_OF("2") NODE_H(ID1, "7000", MASTER, ONLINE)
+      NODE_H(ID2, "7001", MASTER, ONLINE);
+  redisReply *a = parse(after), *b = parse(after_other_order),
+             *c = parse(before), *d = parse(two_failed), *e = parse(two_online);
+  RT_REQUIRE(a && b && c && d && e);
+  rl_slotmap m;
+  rl_slotmap_init(&m);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, a, 0, NULL), 0);
+  RT_CHECK_EQ_INT(m.covered, RL_SLOTS);
+  RT_CHECK_EQ_INT(rl_slotmap_primary(&m, 5)->port, 7001);
+  RT_CHECK_EQ_INT(m.nshards, 1);
+  RT_CHECK_EQ_INT(m.shards[0].n, 2); /* the primary and its replica */
+  RT_CHECK_EQ_INT(rl_slotmap_replica(&m, 5, 0)->port, 7002);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, b, 0, NULL), 0);
+  RT_CHECK_EQ_INT(rl_slotmap_primary(&m, 5)->port, 7001);
+  RT_CHECK_EQ_INT(m.shards[0].n, 1);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, c, 0, NULL), 0);
+  RT_CHECK_EQ_INT(rl_slotmap_primary(&m, 5)->port, 7000);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, d, 0, NULL), RLOCK_EPROTO);
+  RT_CHECK_EQ_INT(rl_slotmap_from_shards(&m, e, 0, NULL), RLOCK_EPROTO);
+  rl_slotmap_free(&m);
+  freeReplyObject(a);
+  freeReplyObject(b);
+  freeReplyObject(c);
+  freeReplyObject(d);
+  freeReplyObject(e);
+}
+
 /* Replies that are wrong as a whole, though each part looks right. */
 static void inconsistent(void) {
   static const struct {
@@ -424,6 +483,7 @@ int main(int argc, char **argv) {
       {"apply_moved", apply_moved},
       {"lookups", lookups},
       {"tls_ports", tls_ports},
+      {"failed_primary_kept", failed_primary_kept},
       {"inconsistent", inconsistent},
       {"damaged_replies", damaged_replies},
       {"damaged_bytes", damaged_bytes},

@@ -1310,7 +1310,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (rt_redis_start_many(srv, 1) != 0) {
-    fprintf(stderr, "cannot start redis-server\n");
+    fprintf(stderr, "cannot start %s\n", rt_server_program());
     remove_tmp();
     return 1;
   }

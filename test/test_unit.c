@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
 #include "harness.h"
 #include "holds.h"
 #include "keys.h"
@@ -651,8 +652,36 @@ static void log_rate(void) {
   RT_CHECK_EQ_INT(skipped, 1);
 }
 
+/* The SCRIPT LOAD refusals that mean a master has no scripting at all,
+ * told from those that refuse only this script or this user. */
+static void no_scripting_texts(void) {
+  static const char *none[] = {
+      "ERR Could not find scripting engine 'lua'", /* Valkey 9, no Lua */
+      "ERR unknown command 'SCRIPT', with args beginning with: 'LOAD' ",
+      "ERR unknown command `SCRIPT`, with args beginning with: `LOAD`, ",
+      "ERR unknown subcommand 'LOAD'. Try SCRIPT HELP.",
+      "ERR Could not find Scripting Engine 'LUA'",
+  };
+  static const char *other[] = {
+      "NOPERM User u has no permissions to run the 'script|load' command",
+      "OOM command not allowed when used memory > 'maxmemory'.",
+      "ERR Error compiling script (new function): user_script:1: ...",
+      "ERR unknown command 'FOO', with args beginning with: ",
+      "LOADING Redis is loading the dataset in memory",
+      "",
+  };
+  for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+    RT_CHECK(rl_conn_no_scripting(none[i], strlen(none[i])) == 1);
+  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+    RT_CHECK(rl_conn_no_scripting(other[i], strlen(other[i])) == 0);
+  RT_CHECK(rl_conn_no_scripting(NULL, 0) == 0);
+  /* Only len bytes are read: the text need not be terminated. */
+  RT_CHECK(rl_conn_no_scripting("ERR Could not find scripting", 20) == 0);
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
+      {"no_scripting_texts", no_scripting_texts},
       {"url_forms", url_forms},         {"url_rejects", url_rejects},
       {"options_checks", options_checks}, {"name_checks", name_checks},
       {"key_layout", key_layout},       {"sha1_vectors", sha1_vectors},   {"holds_table", holds_table},

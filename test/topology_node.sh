@@ -1,7 +1,7 @@
 #!/bin/sh
-# harness.c starts every server as "$RT_REDIS_SERVER --port P ... --dir D
-# ...". The cluster and Sentinel harnesses (harness_node.c) point
-# RT_REDIS_SERVER at this script for the length of one start, so that a
+# harness.c starts every server as "SERVER --port P ... --dir D ...". The
+# cluster and Sentinel harnesses (harness_node.c) have it run this script
+# as SERVER for their starts (rt_redis_opts.server), so that a
 # cluster node or a sentinel is still a server of harness.c's (its process
 # group, its PR_SET_PDEATHSIG, its directory, its cleanup, its kill, pause
 # and restart), while getting the few arguments harness.c does not give:
@@ -11,7 +11,9 @@
 #   RT_TOPO_SENTINEL  when 1, run as a sentinel on D/sentinel.conf, which
 #                     is created empty on the first start and kept for a
 #                     restart (sentinel writes its state into it)
-#   RT_TOPO_SERVER    the redis-server binary (default: redis-server)
+#   RT_TOPO_SERVER    the server program (harness.c's rt_server_program():
+#                     $RLOCK_TEST_SERVER or redis-server); a sentinel is
+#                     the same program with --sentinel
 #
 # exec keeps the pid harness.c forked, so its checks on the pid still hold.
 # An exit status of 126 tells harness.c that the server cannot be run at

@@ -493,6 +493,22 @@ static void take_info(rl_conn *conn, const redisReply *r) {
 
 static void become_ready(rl_conn *conn);
 
+/* Whether text (len bytes, not terminated) holds needle, ignoring case. */
+static int has_word(const char *text, size_t len, const char *needle) {
+  size_t n = strlen(needle);
+  for (size_t i = 0; i + n <= len; i++)
+    if (strncasecmp(text + i, needle, n) == 0) return 1;
+  return 0;
+}
+
+int rl_conn_no_scripting(const char *text, size_t len) {
+  if (text == NULL) return 0;
+  if (has_word(text, len, "scripting engine")) return 1;
+  return (has_word(text, len, "unknown command") ||
+          has_word(text, len, "unknown subcommand")) &&
+         has_word(text, len, "script");
+}
+
 /* Fails the attempt with the master's refusal. */
 static void refuse(rl_conn *conn, const char *text, size_t len) {
   char why[sizeof conn->err];
@@ -533,6 +549,19 @@ static void on_handshake_reply(rl_cmd *cmd, redisReply *r, int status) {
       break;
   }
   if (conn->state != RL_CONN_HANDSHAKE) return; /* a hook closed it */
+  if (error && cmd->kind == K_SCRIPT &&
+      rl_conn_no_scripting(r->str, (size_t)r->len)) {
+    /* The server's text without the script it quotes back. */
+    int len = (int)r->len;
+    const char *args = strstr(r->str, ", with args");
+    if (args != NULL) len = (int)(args - r->str);
+    char why[sizeof conn->err];
+    int n = snprintf(why, sizeof why,
+                     "the master has no Lua scripting, which rlock needs "
+                     "(SCRIPT LOAD: %.*s)", len, r->str);
+    refuse(conn, why, n < 0 ? 0 : (size_t)n);
+    return;
+  }
   if (error) {
     refuse(conn, r->str, (size_t)r->len);
     return;

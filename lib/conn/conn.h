@@ -378,6 +378,18 @@ int rl_conn_fd(const rl_conn *conn);
  */
 int rl_conn_read_off_loop(rl_conn *conn);
 
+/*
+ * Whether a master's error reply to SCRIPT LOAD says that it has no Lua
+ * scripting at all, rather than refusing this script: Valkey 9 built or
+ * run without its Lua engine answers "ERR Could not find scripting engine
+ * 'lua'", and a server whose SCRIPT command is renamed away or removed
+ * "ERR unknown command 'SCRIPT'..." (or "unknown subcommand"). The
+ * handshake then fails with a text that says so, since rlock cannot work
+ * on such a master; other refusals (NOPERM, OOM, ...) keep the master's
+ * own text.
+ */
+int rl_conn_no_scripting(const char *text, size_t len);
+
 /* Copies the connection's error text ("" while up) for any thread. */
 void rl_conn_error_text(rl_conn *conn, char *buf, size_t size);
 

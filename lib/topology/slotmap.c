@@ -300,15 +300,24 @@ static int shards_entry(rl_slotmap *m, const redisReply *e, int tls,
   }
   if (slots->elements == 0) return 0;
 
-  /* The primary first, wherever the reply lists it; exactly one. */
-  int shard = -1;
+  /* The primary first, wherever the reply lists it; exactly one that has
+   * not failed. Valkey keeps a primary that failed and was replaced in
+   * its shard, still "master", with "health" "fail", beside its
+   * successor, until it comes back as a replica; Redis 7.0 moves it to a
+   * shard of its own, without slots (test/TOPOLOGY-FACTS.md). A failed
+   * primary is the shard's only when no other is there (its replica not
+   * promoted yet), and is never a replica. */
+  int shard = -1, nfailed = 0;
+  rl_slotnode failed;
   for (int pass = 0; pass < 2; pass++) {
     for (size_t i = 0; i < nodes->elements; i++) {
       rl_slotnode n;
       int primary;
       if (shards_node(m, nodes->element[i], tls, from_host, &n, &primary))
         return RLOCK_EPROTO;
-      if (pass == 0 && primary) {
+      if (pass == 0 && primary && n.health == RL_NODE_FAIL) {
+        if (nfailed++ == 0) failed = n;
+      } else if (pass == 0 && primary) {
         if (shard >= 0) {
           snprintf(m->err, sizeof m->err, "SHARDS: two primaries in a shard");
           return RLOCK_EPROTO;
@@ -318,6 +327,14 @@ static int shards_entry(rl_slotmap *m, const redisReply *e, int tls,
         if (add_replica(m, shard, &n) != 0) goto nomem;
       }
     }
+    if (pass == 0 && shard < 0 && nfailed > 1) {
+      snprintf(m->err, sizeof m->err,
+               "SHARDS: two failed primaries and no other in a shard");
+      return RLOCK_EPROTO;
+    }
+    if (pass == 0 && shard < 0 && nfailed == 1 &&
+        (shard = add_shard(m, &failed)) < 0)
+      goto nomem;
     if (shard < 0) {
       snprintf(m->err, sizeof m->err, "SHARDS: a shard with slots and no "
                                       "primary");
