@@ -86,16 +86,9 @@
 
 /* next_token(fence_key, floor): the token of a first exclusive
  * acquisition, at least the floor sent and the client's wall clock now
- * (wall_), stored back in the counter for RL_FENCE_TTL_MS. Needs
- * RL_LUA_CLOCK, RL_LUA_FMT, RL_LUA_DEADLINE. */
-#define RL_LUA_NEXT_TOKEN                                                   \
-  "local function next_token(key, floor)\n"                                 \
-  "  local f = tonumber(redis.call('get', key) or '0') + 1\n"               \
-  "  if f < floor then f = floor end\n"                                     \
-  "  if f < wall_ then f = wall_ end\n"                                     \
-  "  redis.call('set', key, fmt(f), 'px', " RL_LUA_STR(RL_FENCE_TTL_MS) ")\n" \
-  "  return f\n"                                                            \
-  "end\n"
+ * (wall_), stored back in the counter for RL_FENCE_TTL_MS: the reentrant
+ * lock's (scripts.h). Needs RL_LUA_DEADLINE. */
+#define RL_LUA_NEXT_TOKEN RL_LUA_NEXT_TOKEN_FN
 
 /* Fails the script before it writes anything when the caller may not
  * PEXPIRE (an ACL user without it), since Redis does not roll a script
