@@ -19,9 +19,10 @@
  *
  *   bench_server_cost [-n ops] [-r runs] [-d depth] [host:port]
  *
- * SC_ACQUIRE=FILE runs the Lua text in FILE in place of the reentrant
- * lock's acquire script (same arguments): a variant is measured beside
- * the minimal pair of the same run before it goes into scripts.c.
+ * SC_VARIANT=ID=FILE runs the Lua text in FILE in place of script ID
+ * (scripts.h's numbering, e.g. 0 the reentrant lock's acquire; same
+ * arguments): a variant is measured beside the minimal pair of the same
+ * run before it goes into lib/lua/.
  *
  * Run it against a server of its own (scripts/bench starts one): it
  * resets the server's statistics (CONFIG RESETSTAT) before each window and
@@ -533,14 +534,21 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < RL_SCRIPT_COUNT; i++)
     load(rl_script_body((rl_script_id)i), shas[i]);
-  const char *alt = getenv("SC_ACQUIRE");
-  if (alt) {
+  /* SC_VARIANT=ID=FILE: the Lua text in FILE in place of script ID
+   * (scripts.h's numbering; same arguments). */
+  const char *alt = getenv("SC_VARIANT");
+  if (alt && strchr(alt, '=')) {
     static char body[65536];
-    FILE *f = fopen(alt, "r");
+    FILE *f = fopen(strchr(alt, '=') + 1, "r");
     size_t m = f ? fread(body, 1, sizeof body - 1, f) : 0;
     if (f) fclose(f);
     body[m] = 0;
-    load(body, shas[RL_SCRIPT_ACQUIRE]);
+    int id = atoi(alt);
+    if (m == 0 || id < 0 || id >= RL_SCRIPT_COUNT) {
+      fprintf(stderr, "server_cost: SC_VARIANT %s\n", alt);
+      return 2;
+    }
+    load(body, shas[id]);
   }
   load(min_acquire_lua, min_acquire_sha);
   load(min_release_lua, min_release_sha);
