@@ -198,13 +198,17 @@ static const char fence_max_lua[] =
  * Replies a string of n characters: '1' where the owner still holds the
  * lock (its TTL is now at least the lease: never shortened), '0' where it
  * no longer does. A string, not an array of integers: the client parses
- * one object per batch of a hundred instead of a hundred and one. */
+ * one object per batch of a hundred instead of a hundred and one.
+ * PEXPIRE GT raises a TTL and never lowers it in one call, where PTTL and
+ * PEXPIRE took two; a hash without a TTL (GT counts it as infinite) is
+ * still given one. GT needs Redis 7.0. */
 static const char renew_lua[] =
     "local r = {}\n"
     "local lease = tonumber(ARGV[1])\n"
     "for i = 1, #KEYS do\n"
     "  if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then\n"
-    "    if redis.call('pttl', KEYS[i]) < lease then\n"
+    "    if redis.call('pexpire', KEYS[i], lease, 'GT') == 0 and\n"
+    "       redis.call('pttl', KEYS[i]) == -1 then\n"
     "      redis.call('pexpire', KEYS[i], lease)\n"
     "    end\n"
     "    r[i] = '1'\n"
