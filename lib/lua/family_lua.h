@@ -71,13 +71,18 @@
   RL_LUA_CLIENT_WALL
 
 /* keep(key, ms): makes the key's TTL at least ms (a key without a TTL
- * gets one), never shorter. A missing key is left missing. */
+ * gets one), never shorter. A missing key is left missing. PEXPIRE GT
+ * raises a TTL in one call and changes nothing otherwise (a missing key,
+ * a longer TTL, or none: GT counts none as infinite); only then does PTTL
+ * tell a key without a TTL, which gets one. */
 #define RL_LUA_KEEP                                                         \
   "local function keep(key, ms)\n"                                          \
   "  ms = math.ceil(ms)\n"                                                  \
   "  if ms < 1 then ms = 1 end\n"                                           \
-  "  local p = redis.call('pttl', key)\n"                                   \
-  "  if p ~= -2 and p < ms then redis.call('pexpire', key, ms) end\n"      \
+  "  if redis.call('pexpire', key, ms, 'GT') == 0 and\n"                    \
+  "     redis.call('pttl', key) == -1 then\n"                               \
+  "    redis.call('pexpire', key, ms)\n"                                    \
+  "  end\n"                                                                 \
   "end\n"
 
 /* fmt(n): an integer as Redis expects it. */
