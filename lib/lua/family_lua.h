@@ -71,12 +71,23 @@
   RL_LUA_CLIENT_WALL
 
 /* keep(key, ms): makes the key's TTL at least ms (a key without a TTL
- * gets one), never shorter. A missing key is left missing. PEXPIRE GT
- * raises a TTL in one call and changes nothing otherwise (a missing key,
- * a longer TTL, or none: GT counts none as infinite); only then does PTTL
- * tell a key without a TTL, which gets one. */
+ * gets one), never shorter. A missing key is left missing. */
 #define RL_LUA_KEEP                                                         \
   "local function keep(key, ms)\n"                                          \
+  "  ms = math.ceil(ms)\n"                                                  \
+  "  if ms < 1 then ms = 1 end\n"                                           \
+  "  local p = redis.call('pttl', key)\n"                                   \
+  "  if p ~= -2 and p < ms then redis.call('pexpire', key, ms) end\n"      \
+  "end\n"
+
+/* raise(key, ms): what keep() does, for renewals, where the TTL is
+ * usually raised: PEXPIRE GT raises it in one call where keep() takes
+ * PTTL and PEXPIRE. Where GT changes nothing (a longer TTL, a missing
+ * key, or none: GT counts none as infinite), PTTL tells the key without
+ * a TTL, which gets one. Elsewhere keep() is cheaper: a key just created,
+ * or one whose TTL is long enough, costs it one call and raise() two. */
+#define RL_LUA_RAISE                                                        \
+  "local function raise(key, ms)\n"                                         \
   "  ms = math.ceil(ms)\n"                                                  \
   "  if ms < 1 then ms = 1 end\n"                                           \
   "  if redis.call('pexpire', key, ms, 'GT') == 0 and\n"                    \
