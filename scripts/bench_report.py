@@ -370,6 +370,43 @@ class Report:
             L.append(f"| {r['before']} | {r['loadavg_1m']} | {r['cpu_busy'] * 100:.0f}% |")
         L.append("")
 
+    def server_cost(self):
+        """bench_server_cost: the server CPU each kind's scripts take per
+        operation, as a ratio to the minimal Redisson-style pair of the same
+        run; the median and the range over its runs."""
+        rows = self.pick("server_cost")
+        if not rows:
+            return
+        L = self.lines
+        runs = {}
+        for r in rows:
+            runs.setdefault((r["_run"], r["run"]), {})[r["op"]] = r["cpu_us"]
+        # (label, ops summed, the minimal ops it is judged against, target)
+        figs = [("lock+unlock", ["lock.acquire", "lock.unlock"], ["minimal.acquire", "minimal.release"], 1.3),
+                ("hand-off (transfer) vs a pair", ["lock.transfer"], ["minimal.acquire", "minimal.release"], 1.6),
+                ("fair lock+unlock", ["fair.acquire", "fair.unlock"], ["minimal.acquire", "minimal.release"], 1.6),
+                ("read lock+unlock", ["read.acquire", "read.unlock"], ["minimal.acquire", "minimal.release"], 1.6),
+                ("write lock+unlock", ["write.acquire", "write.unlock"], ["minimal.acquire", "minimal.release"], 1.6),
+                ("semaphore acquire+release", ["sem.acquire", "sem.release"], ["minimal.acquire", "minimal.release"], 1.6),
+                ("latch set+count_down", ["latch.set", "latch.count_down"], ["minimal.acquire", "minimal.release"], 1.6),
+                ("2 locks at once, vs 2 pairs", ["multi2.acquire", "multi2.unlock"], ["minimal.acquire", "minimal.release"] * 2, 1.6),
+                ("renewal of 100 holds", ["lock.renew_x100"], ["minimal.pexpire_x100"], 1.3),
+                ("renewal of 100 read holds", ["read.renew_x100"], ["minimal.pexpire_x100"], 1.6)]
+        L += ["## Server CPU per operation (bench_server_cost)", "",
+              "Server CPU (INFO cpu, user + sys) per operation, against a minimal "
+              "Redisson-style pair or 100 bare PEXPIREs in one script, same run; "
+              "median [range] over runs.", "",
+              "| figure | rlock | minimal | ratio | target | met |", "|---|---|---|---|---|---|"]
+        for name, ops, base, target in figs:
+            a = [sum(v[o] for o in ops) for v in runs.values() if all(o in v for o in ops + base)]
+            b = [sum(v[o] for o in base) for v in runs.values() if all(o in v for o in ops + base)]
+            if not a:
+                continue
+            q = [x / y for x, y in zip(a, b)]
+            L.append(f"| {name} | {med(a):.2f} µs | {med(b):.2f} µs | {med(q):.2f} "
+                     f"[{min(q):.2f} - {max(q):.2f}] | <= {target}x | {'yes' if med(q) <= target else 'no'} |")
+        L.append("")
+
     def write(self, path):
         m = self.meta
         self.lines = ["# rlock benchmark report", "",
@@ -377,6 +414,7 @@ class Report:
                       f"`{m.get('command', 'scripts/bench')}` on {m.get('machine', '?')}. "
                       "Figures from a shared machine: see the load below.", ""]
         self.targets()
+        self.server_cost()
         self.physics()
         self.details()
         self.load_section()

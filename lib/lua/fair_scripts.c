@@ -105,6 +105,13 @@
  *   {-1, now_us}               the deadline had passed: nothing changed.
  * When the first live waiter changes while the lock is free (a dead head
  * was dropped), the new one is told.
+ * Where no queue is there (neither :q nor :qt), one EXISTS stands in for
+ * the queue's steps when they would leave no trace: a free lock is
+ * granted (an attempt that joins the queue would be its head, granted,
+ * and leave it again: its ticket is ARGV[5]; one that does not, ticket
+ * 0), and a held one refused to an attempt that joins none (place -1).
+ * An attempt that joins the queue of a held lock takes the whole path.
+ * (t == t: a NaN ticket takes it too, where ZADD refuses it.)
  */
 const char rl_fam_fair_acquire_lua[] =
     FAIR_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
@@ -118,6 +125,16 @@ const char rl_fam_fair_acquire_lua[] =
     "  unqueue(owner)\n"
     "  if count <= 1 then return {1, next_token(KEYS[2], floor), n, 1, 0} end\n"
     "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1, 0}\n"
+    "end\n"
+    "local enq, t = skip > 0 and count <= 1, 0\n"
+    "if enq then t = tonumber(ARGV[5]) end\n"
+    "if t and t == t and redis.call('exists', KEYS[3], KEYS[4]) == 0 then\n"
+    "  if redis.call('exists', KEYS[1]) == 0 then\n"
+    "    redis.call('hset', KEYS[1], owner, count)\n"
+    "    redis.call('pexpire', KEYS[1], lease)\n"
+    "    return {1, next_token(KEYS[2], floor), count, 0, t}\n"
+    "  end\n"
+    "  if not enq then return {0, redis.call('pttl', KEYS[1]), -1, -1} end\n"
     "end\n"
     "local before = head()\n"
     "purge()\n"
@@ -144,7 +161,8 @@ const char rl_fam_fair_acquire_lua[] =
  * whatever the count: the masters' counts may differ, as for the
  * reentrant lock's unlock), else "0". Replies 0 not owner, 1 released
  * (the next live waiter is told), 2 still held (count decremented; the
- * TTL is never shortened).
+ * TTL is never shortened). With no queue there, telling the next waiter
+ * is the plain unlock message, sent without the queue's steps.
  */
 const char rl_fam_fair_unlock_lua[] =
     FAIR_PRELUDE
@@ -156,6 +174,10 @@ const char rl_fam_fair_unlock_lua[] =
     "  return 2\n"
     "end\n"
     "redis.call('del', KEYS[1])\n"
+    "if redis.call('exists', KEYS[3], KEYS[4]) == 0 then\n"
+    "  redis.call('publish', KEYS[1] .. ':ch', '0')\n"
+    "  return 1\n"
+    "end\n"
     "purge()\n"
     "notify(head())\n"
     "return 1\n";

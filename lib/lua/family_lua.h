@@ -80,22 +80,31 @@
   "  if p ~= -2 and p < ms then redis.call('pexpire', key, ms) end\n"      \
   "end\n"
 
+/* raise(key, ms): what keep() does, for renewals, where the TTL is
+ * usually raised: PEXPIRE GT raises it in one call where keep() takes
+ * PTTL and PEXPIRE. Where GT changes nothing (a longer TTL, a missing
+ * key, or none: GT counts none as infinite), PTTL tells the key without
+ * a TTL, which gets one. Elsewhere keep() is cheaper: a key just created,
+ * or one whose TTL is long enough, costs it one call and raise() two. */
+#define RL_LUA_RAISE                                                        \
+  "local function raise(key, ms)\n"                                         \
+  "  ms = math.ceil(ms)\n"                                                  \
+  "  if ms < 1 then ms = 1 end\n"                                           \
+  "  if redis.call('pexpire', key, ms, 'GT') == 0 and\n"                    \
+  "     redis.call('pttl', key) == -1 then\n"                               \
+  "    redis.call('pexpire', key, ms)\n"                                    \
+  "  end\n"                                                                 \
+  "end\n"
+
 /* fmt(n): an integer as Redis expects it. */
 #define RL_LUA_FMT                                                          \
   "local function fmt(n) return string.format('%.0f', n) end\n"
 
 /* next_token(fence_key, floor): the token of a first exclusive
  * acquisition, at least the floor sent and the client's wall clock now
- * (wall_), stored back in the counter for RL_FENCE_TTL_MS. Needs
- * RL_LUA_CLOCK, RL_LUA_FMT, RL_LUA_DEADLINE. */
-#define RL_LUA_NEXT_TOKEN                                                   \
-  "local function next_token(key, floor)\n"                                 \
-  "  local f = tonumber(redis.call('get', key) or '0') + 1\n"               \
-  "  if f < floor then f = floor end\n"                                     \
-  "  if f < wall_ then f = wall_ end\n"                                     \
-  "  redis.call('set', key, fmt(f), 'px', " RL_LUA_STR(RL_FENCE_TTL_MS) ")\n" \
-  "  return f\n"                                                            \
-  "end\n"
+ * (wall_), stored back in the counter for RL_FENCE_TTL_MS: the reentrant
+ * lock's (scripts.h). Needs RL_LUA_DEADLINE. */
+#define RL_LUA_NEXT_TOKEN RL_LUA_NEXT_TOKEN_FN
 
 /* Fails the script before it writes anything when the caller may not
  * PEXPIRE (an ACL user without it), since Redis does not roll a script

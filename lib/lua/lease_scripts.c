@@ -23,7 +23,7 @@
  * longer holds there (its lease ran out or was released).
  */
 const char rl_fam_lease_renew_lua[] =
-    RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP
+    RL_LUA_CLOCK RL_LUA_FMT RL_LUA_RAISE
     "local lease = tonumber(ARGV[1])\n"
     "local r = {}\n"
     "for i = 1, #KEYS / 2 do\n"
@@ -33,8 +33,8 @@ const char rl_fam_lease_renew_lua[] =
     "    local e = now + lease\n"
     "    if s > e then e = s end\n"
     "    redis.call('zadd', z, fmt(e), o)\n"
-    "    keep(z, e - now)\n"
-    "    keep(h, e - now)\n"
+    "    raise(z, e - now)\n"
+    "    raise(h, e - now)\n"
     "    r[i] = '1'\n"
     "  else\n"
     "    r[i] = '0'\n"
@@ -51,15 +51,15 @@ const char rl_fam_lease_renew_lua[] =
  * as dead, or left): the waiter must attempt again to queue anew.
  */
 const char rl_fam_waiter_touch_lua[] =
-    RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP
+    RL_LUA_CLOCK RL_LUA_FMT RL_LUA_RAISE
     "local alive = tonumber(ARGV[1])\n"
     "local r = {}\n"
     "for i = 1, #KEYS / 2 do\n"
     "  local a, m, o = KEYS[2 * i - 1], KEYS[2 * i], ARGV[i + 1]\n"
     "  if redis.call('zscore', m, o) then\n"
     "    redis.call('zadd', a, fmt(now + alive), o)\n"
-    "    keep(a, alive)\n"
-    "    keep(m, alive)\n"
+    "    raise(a, alive)\n"
+    "    raise(m, alive)\n"
     "    r[i] = 1\n"
     "  else\n"
     "    r[i] = 0\n"

@@ -60,7 +60,8 @@
  * expired read holds and returns the live count, announcing 'r' to
  * writers if that left no reader and no writer. prune_writers() drops
  * dead waiting writers and returns the live count, announcing 'q' to
- * readers if that left none and no one writes. writer_gone() announces
+ * readers if that left none and no one writes (none there, the common
+ * case, is one ZCARD). writer_gone() announces
  * the end of a write hold: to writers, and to readers when no writer
  * waits (else the next writer goes first). */
 #define RW_HELPERS                                                          \
@@ -81,6 +82,7 @@
   "end\n"                                                                   \
   "local function prune_writers()\n"                                        \
   "  local had = redis.call('zcard', KEYS[4])\n"                            \
+  "  if had == 0 then return 0 end\n"                                      \
   "  redis.call('zremrangebyscore', KEYS[4], '-inf', now)\n"               \
   "  local n = redis.call('zcard', KEYS[4])\n"                              \
   "  if n == 0 then\n"                                                      \

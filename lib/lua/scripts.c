@@ -34,9 +34,6 @@
 
 #include "sha1.h"
 
-#define RL_STR_(x) #x
-#define RL_STR(x) RL_STR_(x)
-
 /* The reentrant lock's clocked scripts read the master's clock only when
  * their deadline argument (arg) has one: late_ is true when it has
  * passed, and wall_ is set (RL_LUA_CLIENT_WALL; 0 without a deadline). */
@@ -88,15 +85,7 @@
 static const char acquire_lua[] =
     CLOCKED_TIME("ARGV[5]")
     "if late_ then return {0, -3} end\n"
-    "local function next_token()\n"
-    "  local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
-    "  local floor = tonumber(ARGV[4])\n"
-    "  if f < floor then f = floor end\n"
-    "  if f < wall_ then f = wall_ end\n"
-    "  redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
-    RL_STR(RL_FENCE_TTL_MS) ")\n"
-    "  return f\n"
-    "end\n"
+    RL_LUA_NEXT_TOKEN_FN
     "if redis.call('exists', KEYS[1]) == 0 then\n"
     "  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
     "  local e = redis.pcall('pexpire', KEYS[1], ARGV[1])\n"
@@ -104,14 +93,17 @@ static const char acquire_lua[] =
     "    redis.call('del', KEYS[1])\n"
     "    return e\n"
     "  end\n"
-    "  return {1, next_token(), tonumber(ARGV[3]), 0}\n"
+    "  return {1, next_token(KEYS[2], tonumber(ARGV[4])), tonumber(ARGV[3]),\n"
+    "          0}\n"
     "end\n"
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
     "  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
     "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
     "  end\n"
-    "  if ARGV[3] == '1' then return {1, next_token(), n, 1} end\n"
+    "  if ARGV[3] == '1' then\n"
+    "    return {1, next_token(KEYS[2], tonumber(ARGV[4])), n, 1}\n"
+    "  end\n"
     "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1}\n"
     "end\n"
     "return {0, redis.call('pttl', KEYS[1])}\n";
@@ -167,6 +159,7 @@ static const char unlock_lua[] =
 static const char transfer_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return {0, 0} end\n"
     CLOCKED_TIME("ARGV[7]")
+    RL_LUA_NEXT_TOKEN_FN
     RL_LUA_DECREMENT("3", "{0, 2}")
     "redis.call('del', KEYS[1])\n"
     "if not late_ then\n"
@@ -175,13 +168,7 @@ static const char transfer_lua[] =
     "  if type(e) == 'table' and e.err then\n"
     "    redis.call('del', KEYS[1])\n"
     "  else\n"
-    "    local f = tonumber(redis.call('get', KEYS[2]) or '0') + 1\n"
-    "    local floor = tonumber(ARGV[6])\n"
-    "    if f < floor then f = floor end\n"
-    "    if f < wall_ then f = wall_ end\n"
-    "    redis.call('set', KEYS[2], string.format('%.0f', f), 'px', "
-    RL_STR(RL_FENCE_TTL_MS) ")\n"
-    "    return {1, f, 1, 0}\n"
+    "    return {1, next_token(KEYS[2], tonumber(ARGV[6])), 1, 0}\n"
     "  end\n"
     "end\n"
     "redis.call('publish', KEYS[1] .. ':ch', '0')\n"
@@ -211,13 +198,17 @@ static const char fence_max_lua[] =
  * Replies a string of n characters: '1' where the owner still holds the
  * lock (its TTL is now at least the lease: never shortened), '0' where it
  * no longer does. A string, not an array of integers: the client parses
- * one object per batch of a hundred instead of a hundred and one. */
+ * one object per batch of a hundred instead of a hundred and one.
+ * PEXPIRE GT raises a TTL and never lowers it in one call, where PTTL and
+ * PEXPIRE took two; a hash without a TTL (GT counts it as infinite) is
+ * still given one. GT needs Redis 7.0. */
 static const char renew_lua[] =
     "local r = {}\n"
     "local lease = tonumber(ARGV[1])\n"
     "for i = 1, #KEYS do\n"
     "  if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then\n"
-    "    if redis.call('pttl', KEYS[i]) < lease then\n"
+    "    if redis.call('pexpire', KEYS[i], lease, 'GT') == 0 and\n"
+    "       redis.call('pttl', KEYS[i]) == -1 then\n"
     "      redis.call('pexpire', KEYS[i], lease)\n"
     "    end\n"
     "    r[i] = '1'\n"

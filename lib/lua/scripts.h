@@ -98,6 +98,40 @@ enum {
   "  if wall_ > 9007194959773696 then wall_ = 9007194959773696 end\n"       \
   "end\n"
 
+#define RL_LUA_STR2_(x) #x
+#define RL_LUA_STR2(x) RL_LUA_STR2_(x)
+
+/*
+ * Lua: next_token(key, floor), the token of a first exclusive acquisition
+ * of any kind: max(counter + 1, floor, wall_), the counter (key) being 0
+ * where there is none (never used, expired, or lost with a master's
+ * memory); stored back in the counter for RL_FENCE_TTL_MS, as a decimal
+ * integer (%.0f: Lua's own tostring would write 1.7e+15). Needs wall_
+ * (RL_LUA_CLIENT_WALL). One SET ... GET in the common case, where the
+ * floor or the client's clock is above the counter: it writes that
+ * candidate and reads what the counter was in one call; where the counter
+ * + 1 is larger (two acquisitions within one microsecond of the client's
+ * clock, a clock behind), a second SET writes that. The script is atomic,
+ * so no one sees the candidate. (SET's GET option needs Redis 6.2.)
+ */
+#define RL_LUA_NEXT_TOKEN_FN                                                \
+  "local function next_token(key, floor)\n"                                 \
+  "  local f = floor\n"                                                     \
+  "  if f < wall_ then f = wall_ end\n"                                     \
+  "  if f < 1 then f = 1 end\n"                                             \
+  "  local o = redis.call('set', key, string.format('%.0f', f), 'px', "     \
+  RL_LUA_STR2(RL_FENCE_TTL_MS) ", 'get')\n"                                 \
+  "  if o then\n"                                                           \
+  "    o = tonumber(o) + 1\n"                                               \
+  "    if o > f then\n"                                                     \
+  "      f = o\n"                                                           \
+  "      redis.call('set', key, string.format('%.0f', f), 'px', "           \
+  RL_LUA_STR2(RL_FENCE_TTL_MS) ")\n"                                        \
+  "    end\n"                                                               \
+  "  end\n"                                                                 \
+  "  return f\n"                                                            \
+  "end\n"
+
 /* How long the restart records outlive the last client that wrote them. */
 #define RL_RECORDS_TTL_MS (7 * 86400000LL)
 

@@ -1,0 +1,618 @@
+/*
+ * What rlock's scripts cost the Redis server, next to a minimal
+ * Redisson-style lock measured in the same run.
+ *
+ * At N = 1 the server's one thread bounds every throughput figure, so the
+ * server CPU a script takes is what a user's Redis can carry. This program
+ * drives each kind's acquire, release, renewal and hand-off scripts with
+ * raw hiredis pipelining (the library's own script texts, by the internal
+ * scripts.h: no rlock thread runs), one script per measuring window on
+ * keys of its own, and reports for each window:
+ *   cpu_us   server CPU per operation: the delta of INFO cpu's
+ *            used_cpu_user + used_cpu_sys over the window, divided by the
+ *            operations (the server's network work included);
+ *   call_us  INFO commandstats' usec_per_call of EVALSHA over the window
+ *            (the script alone, its redis.call commands included).
+ * The minimal pair is Redisson's RedissonLock shape: acquire EXISTS or
+ * HEXISTS, HINCRBY, PEXPIRE; release HEXISTS, HINCRBY, DEL, PUBLISH; and
+ * the renewal floor is one script of one PEXPIRE per key.
+ *
+ *   bench_server_cost [-n ops] [-r runs] [-d depth] [host:port]
+ *
+ * SC_VARIANT=ID=FILE runs the Lua text in FILE in place of script ID
+ * (scripts.h's numbering, e.g. 0 the reentrant lock's acquire; same
+ * arguments): a variant is measured beside the minimal pair of the same
+ * run before it goes into lib/lua/.
+ *
+ * Run it against a server of its own (scripts/bench starts one): it
+ * resets the server's statistics (CONFIG RESETSTAT) before each window and
+ * leaves the fencing counters it creates to their TTL. Every run uses the
+ * same lock names; a first, unreported run creates their fencing
+ * counters, so the figures are those of locks used again.
+ */
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "scripts.h"
+
+#define MAX_ARGS 512
+#define LEASE "30000"
+#define OWNER_A "5f0c6a3e-8d2b-4c71-9a4e-2b7d1c0e9f31:1"
+#define OWNER_B "5f0c6a3e-8d2b-4c71-9a4e-2b7d1c0e9f31:2"
+#define BATCH 100
+
+static redisContext *C;
+static int depth = 256;
+static int run_id;
+static char deadline[64]; /* "<master us + 10 min>:0" */
+static char floor_[32];
+
+/* A command being built: its arguments in one pool. */
+typedef struct {
+  int argc;
+  const char *argv[MAX_ARGS];
+  size_t len[MAX_ARGS];
+  char pool[MAX_ARGS * 64];
+  size_t used;
+} cmd;
+
+static void add(cmd *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *p = c->pool + c->used;
+  int n = vsnprintf(p, sizeof c->pool - c->used, fmt, ap);
+  va_end(ap);
+  c->argv[c->argc] = p;
+  c->len[c->argc++] = (size_t)n;
+  c->used += (size_t)n + 1;
+}
+
+static char shas[RL_SCRIPT_COUNT][41];
+static char min_acquire_sha[41], min_release_sha[41], min_renew_sha[41];
+
+/* Redisson's RedissonLock.tryLockInnerAsync and unlockInnerAsync. */
+static const char min_acquire_lua[] =
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return nil\n"
+    "end\n"
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return nil\n"
+    "end\n"
+    "return redis.call('pttl', KEYS[1])\n";
+static const char min_release_lua[] =
+    "if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end\n"
+    "local c = redis.call('hincrby', KEYS[1], ARGV[3], -1)\n"
+    "if c > 0 then\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[2])\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('del', KEYS[1])\n"
+    "redis.call('publish', KEYS[2], ARGV[1])\n"
+    "return 1\n";
+static const char min_renew_lua[] =
+    "for i = 1, #KEYS do redis.call('pexpire', KEYS[i], ARGV[1]) end\n"
+    "return 1\n";
+
+static redisReply *cmd_(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *r = redisvCommand(C, fmt, ap);
+  va_end(ap);
+  if (r == NULL) {
+    fprintf(stderr, "server_cost: %s\n", C->errstr);
+    exit(1);
+  }
+  return r;
+}
+
+static void load(const char *body, char sha[41]) {
+  redisReply *r = cmd_("SCRIPT LOAD %s", body);
+  if (r->type != REDIS_REPLY_STRING) {
+    fprintf(stderr, "server_cost: SCRIPT LOAD: %s\n", r->str ? r->str : "?");
+    exit(1);
+  }
+  memcpy(sha, r->str, 41);
+  freeReplyObject(r);
+}
+
+static double info_field(const char *section, const char *field) {
+  redisReply *r = cmd_("INFO %s", section);
+  const char *p = r->str ? strstr(r->str, field) : NULL;
+  double v = p ? strtod(p + strlen(field), NULL) : 0;
+  freeReplyObject(r);
+  return v;
+}
+
+static double server_cpu_us(void) {
+  return (info_field("cpu", "used_cpu_user:") +
+          info_field("cpu", "used_cpu_sys:")) * 1e6;
+}
+
+/* The key of lock i of kind k: the same names in every run, so that
+ * after the first (a warm-up, not reported) each lock is one used before,
+ * its fencing counter there, as a lock an application takes again and
+ * again. */
+static void key(char *out, size_t n, const char *k, int i) {
+  snprintf(out, n, "sc:{%s%d}", k, i);
+}
+
+typedef void (*build_fn)(cmd *c, int i);
+/* 1 where reply r to operation i is what the common path replies. */
+typedef int (*check_fn)(const redisReply *r);
+
+/* Sends operations 0..n-1, depth at a time, and counts the replies that
+ * check refuses: the figures are only meaningful for the common path. */
+static int pipeline(int n, build_fn build, check_fn check) {
+  static cmd c;
+  int bad = 0;
+  for (int at = 0; at < n; at += depth) {
+    int m = n - at < depth ? n - at : depth;
+    for (int j = 0; j < m; j++) {
+      c.argc = 0;
+      c.used = 0;
+      build(&c, at + j);
+      redisAppendCommandArgv(C, c.argc, c.argv, c.len);
+    }
+    for (int j = 0; j < m; j++) {
+      redisReply *r;
+      if (redisGetReply(C, (void **)&r) != REDIS_OK) {
+        fprintf(stderr, "server_cost: %s\n", C->errstr);
+        exit(1);
+      }
+      if (r->type == REDIS_REPLY_ERROR) {
+        if (bad == 0) fprintf(stderr, "server_cost: %s\n", r->str);
+        bad++;
+      } else if (check && !check(r)) {
+        bad++;
+      }
+      freeReplyObject(r);
+    }
+  }
+  return bad;
+}
+
+typedef struct {
+  double cpu_us, call_us;
+} figure;
+
+/* One measuring window: n operations of one script. */
+static figure measure(const char *name, int n, build_fn build,
+                      check_fn check) {
+  freeReplyObject(cmd_("CONFIG RESETSTAT"));
+  double c0 = server_cpu_us();
+  int bad = pipeline(n, build, check);
+  double c1 = server_cpu_us();
+  figure f = {(c1 - c0) / n, 0};
+  redisReply *r = cmd_("INFO commandstats");
+  const char *p = r->str ? strstr(r->str, "cmdstat_evalsha:") : NULL;
+  p = p ? strstr(p, "usec_per_call=") : NULL;
+  f.call_us = p ? strtod(p + strlen("usec_per_call="), NULL) : 0;
+  freeReplyObject(r);
+  if (bad)
+    fprintf(stderr, "server_cost: %s: %d of %d not on the common path\n",
+            name, bad, n);
+  if (run_id == 0) return f;
+  printf("{\"bench\":\"server_cost\",\"run\":%d,\"op\":\"%s\",\"ops\":%d,"
+         "\"cpu_us\":%.3f,\"call_us\":%.3f}\n",
+         run_id, name, n, f.cpu_us, f.call_us);
+  fflush(stdout);
+  return f;
+}
+
+static void unmeasured(int n, build_fn build) { pipeline(n, build, NULL); }
+
+static void evalsha(cmd *c, const char *sha, int nkeys) {
+  add(c, "EVALSHA");
+  add(c, "%s", sha);
+  add(c, "%d", nkeys);
+}
+
+/* Replies. */
+static int granted(const redisReply *r) {
+  return r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+         r->element[0]->integer == 1;
+}
+static int is_nil(const redisReply *r) { return r->type == REDIS_REPLY_NIL; }
+static int is_one(const redisReply *r) {
+  return r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+}
+static int all_renewed(const redisReply *r) {
+  if (r->type == REDIS_REPLY_STRING) {
+    for (size_t i = 0; i < r->len; i++)
+      if (r->str[i] != '1') return 0;
+    return r->len == BATCH;
+  }
+  return 0;
+}
+
+/* The minimal pair. */
+static void min_acquire(cmd *c, int i) {
+  char k[64];
+  key(k, sizeof k, "m", i);
+  evalsha(c, min_acquire_sha, 1);
+  add(c, "%s", k);
+  add(c, LEASE);
+  add(c, OWNER_A);
+}
+static void min_release(cmd *c, int i) {
+  char k[64];
+  key(k, sizeof k, "m", i);
+  evalsha(c, min_release_sha, 2);
+  add(c, "%s", k);
+  add(c, "%s:ch", k);
+  add(c, "0");
+  add(c, LEASE);
+  add(c, OWNER_A);
+}
+static void min_renew(cmd *c, int b) {
+  evalsha(c, min_renew_sha, BATCH);
+  for (int j = 0; j < BATCH; j++) {
+    char k[64];
+    key(k, sizeof k, "m", b * BATCH + j);
+    add(c, "%s", k);
+  }
+  add(c, LEASE);
+}
+
+/* The reentrant lock. */
+static void lock_acquire_as(cmd *c, int i, const char *kind,
+                            const char *owner) {
+  char k[64];
+  key(k, sizeof k, kind, i);
+  evalsha(c, shas[RL_SCRIPT_ACQUIRE], 2);
+  add(c, "%s", k);
+  add(c, "%s:fence", k);
+  add(c, LEASE);
+  add(c, "%s", owner);
+  add(c, "1");
+  add(c, "%s", floor_);
+  add(c, "%s", deadline);
+}
+static void lock_unlock_as(cmd *c, int i, const char *kind,
+                           const char *owner) {
+  char k[64];
+  key(k, sizeof k, kind, i);
+  evalsha(c, shas[RL_SCRIPT_UNLOCK], 1);
+  add(c, "%s", k);
+  add(c, LEASE);
+  add(c, "%s", owner);
+  add(c, "%s:ch", k);
+  add(c, "0");
+}
+static void lock_acquire(cmd *c, int i) { lock_acquire_as(c, i, "l", OWNER_A); }
+static void lock_unlock(cmd *c, int i) { lock_unlock_as(c, i, "l", OWNER_A); }
+static void lock_renew(cmd *c, int b) {
+  evalsha(c, shas[RL_SCRIPT_RENEW], BATCH);
+  for (int j = 0; j < BATCH; j++) {
+    char k[64];
+    key(k, sizeof k, "l", b * BATCH + j);
+    add(c, "%s", k);
+  }
+  add(c, LEASE);
+  for (int j = 0; j < BATCH; j++) add(c, OWNER_A);
+}
+static void hand_acquire(cmd *c, int i) { lock_acquire_as(c, i, "h", OWNER_A); }
+static void hand_unlock(cmd *c, int i) { lock_unlock_as(c, i, "h", OWNER_B); }
+static void hand_transfer(cmd *c, int i) {
+  char k[64];
+  key(k, sizeof k, "h", i);
+  evalsha(c, shas[RL_SCRIPT_TRANSFER], 2);
+  add(c, "%s", k);
+  add(c, "%s:fence", k);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "0");
+  add(c, OWNER_B);
+  add(c, LEASE);
+  add(c, "%s", floor_);
+  add(c, "%s", deadline);
+}
+
+/* The fair lock. */
+static void fair_keys(cmd *c, int i) {
+  char k[64];
+  key(k, sizeof k, "f", i);
+  add(c, "%s", k);
+  add(c, "%s:fence", k);
+  add(c, "%s:q", k);
+  add(c, "%s:qt", k);
+}
+static void fair_acquire(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_FAIR_ACQUIRE)], 4);
+  fair_keys(c, i);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "1");
+  add(c, "%s", floor_);
+  add(c, "1");
+  add(c, "0");
+  add(c, "%s", deadline);
+}
+static void fair_unlock(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_FAIR_UNLOCK)], 4);
+  fair_keys(c, i);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "0");
+}
+
+/* The read-write lock. */
+static void rw_keys(cmd *c, int i) {
+  char k[64];
+  key(k, sizeof k, "rw", i);
+  add(c, "%s:w", k);
+  add(c, "%s:r", k);
+  add(c, "%s:rc", k);
+  add(c, "%s:wq", k);
+  add(c, "%s:w:fence", k);
+}
+static void read_acquire(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_RW_READ_ACQUIRE)], 5);
+  rw_keys(c, i);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "1");
+  add(c, "%s", floor_);
+  add(c, "%s", deadline);
+}
+static void read_unlock(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_RW_READ_UNLOCK)], 5);
+  rw_keys(c, i);
+  add(c, OWNER_A);
+  add(c, "0");
+}
+static void read_renew(cmd *c, int b) {
+  evalsha(c, shas[RL_FAM(RL_FAM_LEASE_RENEW)], 2 * BATCH);
+  for (int j = 0; j < BATCH; j++) {
+    char k[64];
+    key(k, sizeof k, "rw", b * BATCH + j);
+    add(c, "%s:r", k);
+    add(c, "%s:rc", k);
+  }
+  add(c, LEASE);
+  for (int j = 0; j < BATCH; j++) add(c, OWNER_A);
+}
+static void write_acquire(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_RW_WRITE_ACQUIRE)], 5);
+  rw_keys(c, i);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "1");
+  add(c, "%s", floor_);
+  add(c, "0");
+  add(c, "%s", deadline);
+}
+static void write_unlock(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_RW_WRITE_UNLOCK)], 5);
+  rw_keys(c, i);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "0");
+}
+
+/* The semaphore: one permit of a semaphore of 4 each time. */
+static void sem_keys(cmd *c, int i) {
+  char k[64];
+  key(k, sizeof k, "s", i);
+  add(c, "%s:s", k);
+  add(c, "%s:s:t", k);
+  add(c, "%s:s:fence", k);
+}
+static void sem_acquire(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_SEM_ACQUIRE)], 3);
+  sem_keys(c, i);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "%s", floor_);
+  add(c, "4");
+  add(c, "1");
+  add(c, "60000");
+  add(c, "%s", deadline);
+}
+static void sem_release(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_SEM_RELEASE)], 3);
+  sem_keys(c, i);
+  add(c, OWNER_A);
+  add(c, "1");
+}
+
+/* The latch: set to 1, then the count-down that opens it. */
+static void latch_keys(cmd *c, int i) {
+  char k[64];
+  key(k, sizeof k, "c", i);
+  add(c, "%s:l", k);
+  add(c, "%s:l:d", k);
+}
+static void latch_set(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_LATCH_SET)], 2);
+  latch_keys(c, i);
+  add(c, "1");
+  add(c, LEASE);
+  add(c, "1000");
+}
+static void latch_down(cmd *c, int i) {
+  evalsha(c, shas[RL_FAM(RL_FAM_LATCH_COUNT_DOWN)], 2);
+  latch_keys(c, i);
+  add(c, "id1");
+}
+static int opened(const redisReply *r) {
+  return r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+         r->element[0]->integer == 2;
+}
+
+/* Two locks at once. */
+static void multi_acquire(cmd *c, int i) {
+  char k1[64], k2[64];
+  key(k1, sizeof k1, "ma", i);
+  key(k2, sizeof k2, "mb", i);
+  evalsha(c, shas[RL_FAM(RL_FAM_MULTI_ACQUIRE)], 4);
+  add(c, "%s", k1);
+  add(c, "%s:fence", k1);
+  add(c, "%s", k2);
+  add(c, "%s:fence", k2);
+  add(c, LEASE);
+  add(c, OWNER_A);
+  add(c, "%s", floor_);
+  add(c, "1");
+  add(c, "1");
+  add(c, "%s", deadline);
+}
+static int all_released(const redisReply *r) {
+  if (r->type != REDIS_REPLY_ARRAY) return 0;
+  for (size_t i = 0; i < r->elements; i++)
+    if (r->element[i]->integer != 1) return 0;
+  return 1;
+}
+static void multi_unlock(cmd *c, int i) {
+  char k1[64], k2[64];
+  key(k1, sizeof k1, "ma", i);
+  key(k2, sizeof k2, "mb", i);
+  evalsha(c, shas[RL_FAM(RL_FAM_MULTI_UNLOCK)], 2);
+  add(c, "%s", k1);
+  add(c, "%s", k2);
+  add(c, OWNER_A);
+  add(c, LEASE);
+  add(c, "0");
+  add(c, LEASE);
+  add(c, "0");
+}
+
+static int sem_freed(const redisReply *r) {
+  return r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+         r->element[0]->integer == 1;
+}
+
+static void row(const char *name, figure f, figure base) {
+  if (run_id == 0) return;
+  printf("# %-28s cpu %7.2f us  %5.2fx   evalsha %6.2f us  %5.2fx\n", name,
+         f.cpu_us, f.cpu_us / base.cpu_us, f.call_us,
+         f.call_us / base.call_us);
+}
+
+static figure sum(figure a, figure b) {
+  return (figure){a.cpu_us + b.cpu_us, (a.call_us + b.call_us) / 2};
+}
+
+int main(int argc, char **argv) {
+  int n = 50000, runs = 3, opt;
+  while ((opt = getopt(argc, argv, "n:r:d:")) != -1) {
+    if (opt == 'n') n = atoi(optarg);
+    else if (opt == 'r') runs = atoi(optarg);
+    else if (opt == 'd') depth = atoi(optarg);
+    else {
+      fprintf(stderr, "usage: %s [-n ops] [-r runs] [-d depth] [host:port]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  n -= n % BATCH;
+  if (n < BATCH) n = BATCH;
+  char host[64] = "127.0.0.1";
+  int port = 6379;
+  if (optind < argc) {
+    const char *colon = strrchr(argv[optind], ':');
+    if (colon) {
+      snprintf(host, sizeof host, "%.*s", (int)(colon - argv[optind]),
+               argv[optind]);
+      port = atoi(colon + 1);
+    }
+  }
+  C = redisConnect(host, port);
+  if (C == NULL || C->err) {
+    fprintf(stderr, "server_cost: cannot connect to %s:%d\n", host, port);
+    return 1;
+  }
+  for (int i = 0; i < RL_SCRIPT_COUNT; i++)
+    load(rl_script_body((rl_script_id)i), shas[i]);
+  /* SC_VARIANT=ID=FILE: the Lua text in FILE in place of script ID
+   * (scripts.h's numbering; same arguments). */
+  const char *alt = getenv("SC_VARIANT");
+  if (alt && strchr(alt, '=')) {
+    static char body[65536];
+    FILE *f = fopen(strchr(alt, '=') + 1, "r");
+    size_t m = f ? fread(body, 1, sizeof body - 1, f) : 0;
+    if (f) fclose(f);
+    body[m] = 0;
+    int id = atoi(alt);
+    if (m == 0 || id < 0 || id >= RL_SCRIPT_COUNT) {
+      fprintf(stderr, "server_cost: SC_VARIANT %s\n", alt);
+      return 2;
+    }
+    load(body, shas[id]);
+  }
+  load(min_acquire_lua, min_acquire_sha);
+  load(min_release_lua, min_release_sha);
+  load(min_renew_lua, min_renew_sha);
+
+  /* Run 0 warms up: it creates the fencing counters and is not shown. */
+  for (int run = 0; run <= runs; run++) {
+    run_id = run;
+    redisReply *t = cmd_("TIME");
+    uint64_t us = strtoull(t->element[0]->str, NULL, 10) * 1000000 +
+                  strtoull(t->element[1]->str, NULL, 10);
+    freeReplyObject(t);
+    snprintf(deadline, sizeof deadline, "%" PRIu64 ":0", us + 600000000);
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    snprintf(floor_, sizeof floor_, "%" PRIu64,
+             (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec);
+
+    figure ma = measure("minimal.acquire", n, min_acquire, is_nil);
+    figure mren = measure("minimal.pexpire_x100", n / BATCH, min_renew, is_one);
+    figure mr = measure("minimal.release", n, min_release, is_one);
+    figure mp = sum(ma, mr);
+
+    figure la = measure("lock.acquire", n, lock_acquire, granted);
+    figure lren = measure("lock.renew_x100", n / BATCH, lock_renew,
+                          all_renewed);
+    figure lu = measure("lock.unlock", n, lock_unlock, is_one);
+    unmeasured(n, hand_acquire);
+    figure lt = measure("lock.transfer", n, hand_transfer, granted);
+    unmeasured(n, hand_unlock);
+
+    figure fa = measure("fair.acquire", n, fair_acquire, granted);
+    figure fu = measure("fair.unlock", n, fair_unlock, is_one);
+    figure ra = measure("read.acquire", n, read_acquire, granted);
+    figure rren = measure("read.renew_x100", n / BATCH, read_renew,
+                          all_renewed);
+    figure ru = measure("read.unlock", n, read_unlock, is_one);
+    figure wa = measure("write.acquire", n, write_acquire, granted);
+    figure wu = measure("write.unlock", n, write_unlock, is_one);
+    figure sa = measure("sem.acquire", n, sem_acquire, granted);
+    figure sr = measure("sem.release", n, sem_release, sem_freed);
+    figure cs = measure("latch.set", n, latch_set, granted);
+    figure cd = measure("latch.count_down", n, latch_down, opened);
+    figure xa = measure("multi2.acquire", n, multi_acquire, granted);
+    figure xu = measure("multi2.unlock", n, multi_unlock, all_released);
+
+    if (run > 0)
+      printf("# run %d: server CPU per operation and EVALSHA usec_per_call,"
+             " ratio to the minimal pair's\n", run);
+    row("minimal pair", mp, mp);
+    row("lock pair", sum(la, lu), mp);
+    row("  lock acquire", la, ma);
+    row("  lock unlock", lu, mr);
+    row("lock transfer (vs pair)", lt, mp);
+    row("fair pair", sum(fa, fu), mp);
+    row("read pair", sum(ra, ru), mp);
+    row("write pair", sum(wa, wu), mp);
+    row("sem pair", sum(sa, sr), mp);
+    row("latch set+count_down", sum(cs, cd), mp);
+    row("multi2 pair (vs 2 pairs)", sum(xa, xu), sum(mp, mp));
+    row("lock renew x100", lren, mren);
+    row("read renew x100", rren, mren);
+    fflush(stdout);
+  }
+  redisFree(C);
+  return 0;
+}
