@@ -28,13 +28,6 @@ static int classify_unlock(rl_round *r, int i, const redisReply *rep) {
   return rep->integer == RL_UNLOCK_NOT_OWNER ? RL_VOTE_NO : RL_VOTE_FAIL;
 }
 
-/* The error of a round that was decided NO without a majority of NOs. */
-int rl_round_error(const rl_round *r) {
-  for (int i = 0; i < r->n; i++)
-    if (r->slot[i].error_reply) return RLOCK_EREDIS;
-  return RLOCK_ENOQUORUM;
-}
-
 /* The masters that deleted the lock, and so published its unlock. */
 static uint64_t published_by(const rl_round *r) {
   uint64_t m = 0;

@@ -426,3 +426,9 @@ void rl_round_send_one(rl_round *r, int idx) {
   r->refs--;
   maybe_free(r);
 }
+
+int rl_round_error(const rl_round *r) {
+  for (int i = 0; i < r->n; i++)
+    if (r->slot[i].error_reply) return RLOCK_EREDIS;
+  return RLOCK_ENOQUORUM;
+}
