@@ -8,9 +8,10 @@ operation taking effect at one instant between its invocation and its
 completion. When it cannot, it prints the shortest failing window it
 finds.
 
-    history_check.py [--json] FILE...      (FILE "-": standard input)
+    history_check.py [--json] [--max-configs=N] FILE...   (FILE "-": stdin)
 
-Exit status: 0 linearizable, 1 not, 2 bad input.
+Exit status: 0 linearizable, 1 not, 2 bad input, 3 undecided (the search
+would visit more than N configurations for a name, default 5,000,000).
 
 History format: one JSON object per line (blank lines and lines starting
 with '#' are skipped), in any order; several processes may append to one
@@ -90,6 +91,18 @@ SHOW_MAX = 40       # a longer window is shown around where the search stopped
 
 class BadInput(Exception):
     pass
+
+
+class TooLarge(Exception):
+    """The search visited more configurations than allowed (--max-configs):
+    the answer is unknown, not no."""
+
+
+# Configurations one name's check may visit. Realistic histories need
+# far fewer (a 2000-call one with 12 processes, some thousands); a model
+# that lets most concurrent calls commute, failing late, can need 2^(calls
+# in flight) per step, and this bounds the time such a case takes.
+MAX_CONFIGS = [5000000]
 
 
 class Op:
@@ -333,7 +346,7 @@ class Deepest:
         self.order = []
 
 
-def search(model, ops, starts, collect=False, deepest=None):
+def search(model, ops, starts, budget, collect=False, deepest=None):
     """Wing-Gong search over ops (already filtered) from every state of
     starts. Returns (ok, end states). With collect, explores every way and
     returns every state in which all completed calls have taken effect
@@ -400,6 +413,9 @@ def search(model, ops, starts, collect=False, deepest=None):
                     key = (lin | entry.bit, new)
                     if key not in seen:
                         seen.add(key)
+                        budget[0] -= 1
+                        if budget[0] < 0:
+                            raise TooLarge()
                         stack.append((entry, state))
                         state = new
                         lin |= entry.bit
@@ -471,10 +487,11 @@ def check_ops(model, ops):
     the failing segment or None, the states it could start in)."""
     ops = sorted(relevant(ops), key=lambda o: (o.call, o.ret))
     segs = segments(ops)
+    budget = [MAX_CONFIGS[0]]
     states = {model.init}
     for k, seg in enumerate(segs):
         last = k == len(segs) - 1
-        ok, finals = search(model, seg, states, collect=not last)
+        ok, finals = search(model, seg, states, budget, collect=not last)
         if not ok:
             return False, k, states, segs
         states = finals
@@ -517,7 +534,7 @@ def minimal_window(model, ops):
     assert not ok
     window = segs[k]
     deepest = Deepest()
-    search(model, window, states, deepest=deepest)
+    search(model, window, states, [MAX_CONFIGS[0]], deepest=deepest)
     # the window's calls as recorded, with the fails and reads left out of
     # the search shown too: they may explain what happened
     shown = [o.orig for o in window]
@@ -537,11 +554,21 @@ def minimal_window(model, ops):
 
 def check_name(name, group):
     model = model_for(group[0].kind, group)
-    ok = check_ops(model, group)[0]
+    try:
+        ok = check_ops(model, group)[0]
+    except TooLarge:
+        return {"name": name, "kind": group[0].kind, "ok": None,
+                "ops": len(group)}
     if ok:
         return {"name": name, "kind": group[0].kind, "ok": True,
                 "ops": len(group)}
-    w = minimal_window(model, group)
+    try:
+        w = minimal_window(model, group)
+    except TooLarge:
+        # not linearizable, but the window could not be narrowed
+        return {"name": name, "kind": group[0].kind, "ok": False,
+                "ops": len(group), "window": None, "window_ids": [],
+                "blocked": None}
     d = w["deepest"]
     return {"name": name, "kind": group[0].kind, "ok": False,
             "ops": len(group), "model": model, "window": w,
@@ -559,6 +586,17 @@ def report(res, out):
     if res["ok"]:
         print("%s %s: linearizable (%d calls)" % (res["kind"], res["name"],
                                                    res["ops"]), file=out)
+        return
+    if res["ok"] is None:
+        print("%s %s: UNDECIDED (%d calls): more than %d configurations "
+              "to search (--max-configs)" % (res["kind"], res["name"],
+                                             res["ops"], MAX_CONFIGS[0]),
+              file=out)
+        return
+    if res["window"] is None:
+        print("%s %s: NOT linearizable (%d calls); the window is too costly "
+              "to narrow (--max-configs)" % (res["kind"], res["name"],
+                                             res["ops"]), file=out)
         return
     m = res["model"]
     w = res["window"]
@@ -621,13 +659,16 @@ def main(argv):
     for a in argv[1:]:
         if a == "--json":
             as_json = True
+        elif a.startswith("--max-configs="):
+            MAX_CONFIGS[0] = int(a.split("=", 1)[1])
         elif a in ("-h", "--help"):
             print(__doc__)
             return 0
         else:
             files.append(a)
     if not files:
-        print("usage: history_check.py [--json] FILE...", file=sys.stderr)
+        print("usage: history_check.py [--json] [--max-configs=N] FILE...",
+              file=sys.stderr)
         return 2
     ops = []
     try:
@@ -648,7 +689,9 @@ def main(argv):
     else:
         for r in results:
             report(r, sys.stdout)
-    return 0 if all(r["ok"] for r in results) else 1
+    if any(r["ok"] is False for r in results):
+        return 1
+    return 3 if any(r["ok"] is None for r in results) else 0
 
 
 if __name__ == "__main__":

@@ -373,6 +373,15 @@ def main():
               "window of %d calls" % (kind, not res[0]["ok"], dt,
                                       len(res[0].get("window_ids") or [])))
 
+    # a search over its budget says "undecided", never "yes"
+    recs = generate("rw", 12, 300, seed=3)
+    hc.MAX_CONFIGS[0] = 50
+    try:
+        res = run(recs)
+    finally:
+        hc.MAX_CONFIGS[0] = 5000000
+    check("budget/undecided", res[0]["ok"] is None, "ok=%s" % res[0]["ok"])
+
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
