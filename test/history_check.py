@@ -68,10 +68,11 @@ search over the order in which pending calls take effect, remembering
 every (set of calls taken effect, model state) pair already explored, so
 a configuration is never searched twice; the set is a Python integer used
 as a bitset. Names are checked separately (linearizability is
-compositional), and a history is cut at quiescent points (no call in
-flight) into segments carried from one to the next as a set of possible
-states. A call with result unknown has no completion: it may take effect
-anywhere after its invocation, or never.
+compositional), and a history is cut at quiescent points (no completed
+call in flight) into segments carried from one to the next as a set of
+possible starts: a model state, and the unknown calls that may still
+take effect. A call with result unknown has no completion: it may take
+effect anywhere after its invocation, or never.
 
 When a name fails, the report is the shortest failing prefix (cut after
 a completion; calls still in flight at the cut count as unknown), found
@@ -346,22 +347,25 @@ class Deepest:
         self.order = []
 
 
-def search(model, ops, starts, budget, collect=False, deepest=None):
-    """Wing-Gong search over ops (already filtered) from every state of
-    starts. Returns (ok, end states). With collect, explores every way and
-    returns every state in which all completed calls have taken effect
-    and no unknown call is left pending (for a quiescent cut); otherwise
+def search(model, seg, starts, budget, collect=False, deepest=None):
+    """Wing-Gong search over the calls of seg (already filtered) from
+    every start of starts: (model state, unknown calls of earlier segments
+    that have not taken effect yet). Returns (ok, ends). With collect,
+    explores every way and returns as ends every such pair in which all
+    completed calls have taken effect (for the next segment); otherwise
     stops at the first success."""
-    events = []
-    for i, o in enumerate(ops):
-        events.append((o.call, 0, i))
-        if o.ret != INF:
-            events.append((o.ret, 1, i))
-    # at equal times a call comes first: the two overlap
-    events.sort()
     finals = set()
-    required = sum(1 for o in ops if o.ret != INF)
-    for start in starts:
+    for state, pending in starts:
+        ops = list(pending) + seg
+        events = []
+        for i, o in enumerate(ops):
+            events.append((o.call, 0, i))
+            if o.ret != INF:
+                events.append((o.ret, 1, i))
+        # at equal times a call comes first: the two overlap
+        events.sort()
+        required = sum(1 for o in ops if o.ret != INF)
+        unknown = [(1 << i, o) for i, o in enumerate(ops) if o.ret == INF]
         head = Node()
         head.prev = None
         head.next = None
@@ -384,30 +388,17 @@ def search(model, ops, starts, budget, collect=False, deepest=None):
         seen = set()
         stack = []
         lin = 0
-        state = start
         left = required
         entry = head.next
+        arrived = True
         while True:
-            if left == 0 and (not collect or entry is None):
+            if arrived and left == 0:
                 if not collect:
-                    return True, {state}
-                finals.add(state)
-            if entry is None:
-                if left == 0 and collect:
-                    # all completed calls placed; unknown ones may stay
-                    finals.add(state)
-                entry = None
-                # backtrack
-                if not stack:
-                    break
-                entry, state = stack.pop()
-                lin ^= entry.bit
-                if entry.match is not None:
-                    left += 1
-                _unlift(entry)
-                entry = entry.next
-                continue
-            if entry.is_call:
+                    return True, {(state, ())}
+                finals.add((state, tuple(o for bit, o in unknown
+                                         if not lin & bit)))
+            arrived = False
+            if entry is not None and entry.is_call:
                 new = model.step(state, entry.op)
                 if new is not None:
                     key = (lin | entry.bit, new)
@@ -423,11 +414,14 @@ def search(model, ops, starts, budget, collect=False, deepest=None):
                             left -= 1
                         _lift(entry)
                         entry = head.next
+                        arrived = True
                         continue
                 entry = entry.next
                 continue
-            # a completion whose call has not taken effect: dead end
-            if deepest is not None and len(stack) > deepest.depth:
+            # the end of the list, or a completion whose call has not
+            # taken effect: a dead end
+            if entry is not None and deepest is not None and \
+                    len(stack) > deepest.depth:
                 deepest.depth = len(stack)
                 deepest.state = state
                 deepest.blocked = entry.op
@@ -467,7 +461,9 @@ def _unlift(n):
 
 def segments(ops):
     """Splits ops (sorted by call) at quiescent points: a segment ends
-    where no call is in flight (unknown calls stay in flight for ever)."""
+    where no completed call is in flight. An unknown call is in flight
+    for ever; it is carried from segment to segment until it takes
+    effect (search's starts)."""
     segs = []
     cur = []
     horizon = -INF
@@ -476,26 +472,39 @@ def segments(ops):
             segs.append(cur)
             cur = []
         cur.append(o)
-        horizon = max(horizon, o.ret)
+        if o.ret != INF:
+            horizon = max(horizon, o.ret)
     if cur:
         segs.append(cur)
     return segs
 
 
+# Beyond this many possible (state, pending unknown calls) pairs at a
+# quiescent point, segments are joined instead: each pair is a search of
+# its own, and unknown calls that never took effect can multiply them.
+MAX_STARTS = 64
+
+
 def check_ops(model, ops):
     """Linearizable from the model's initial state? Returns (ok, index of
-    the failing segment or None, the states it could start in)."""
+    the failing segment or None, the starts it was searched from, the
+    segments)."""
     ops = sorted(relevant(ops), key=lambda o: (o.call, o.ret))
     segs = segments(ops)
     budget = [MAX_CONFIGS[0]]
-    states = {model.init}
-    for k, seg in enumerate(segs):
+    starts = {(model.init, ())}
+    k = 0
+    while k < len(segs):
         last = k == len(segs) - 1
-        ok, finals = search(model, seg, states, budget, collect=not last)
+        ok, finals = search(model, segs[k], starts, budget, collect=not last)
         if not ok:
-            return False, k, states, segs
-        states = finals
-    return True, None, states, segs
+            return False, k, starts, segs
+        if len(finals) > MAX_STARTS:
+            segs[k:k + 2] = [segs[k] + segs[k + 1]]
+            continue
+        starts = finals
+        k += 1
+    return True, None, starts, segs
 
 
 def cut(ops, t):
@@ -530,15 +539,21 @@ def minimal_window(model, ops):
             hi = mid
     end = times[hi] if times else INF
     prefix = cut(ops, end)
-    ok, k, states, segs = check_ops(model, prefix)
+    ok, k, starts, segs = check_ops(model, prefix)
     assert not ok
     window = segs[k]
     deepest = Deepest()
-    search(model, window, states, [MAX_CONFIGS[0]], deepest=deepest)
+    search(model, window, starts, [MAX_CONFIGS[0]], deepest=deepest)
     # the window's calls as recorded, with the fails and reads left out of
-    # the search shown too: they may explain what happened
+    # the search shown too: they may explain what happened; unknown calls
+    # from before it that may still take effect are listed with the states
     shown = [o.orig for o in window]
     t0 = min(o.call for o in window)
+    # and the calls in flight at its start that completed after its end
+    # (they are carried in as unknown)
+    shown += list({id(o.orig): o.orig for _, pend in starts for o in pend
+                   if o.orig.result == "ok"}.values())
+    states = {(st, tuple(o.orig for o in pend)) for st, pend in starts}
     extra = [o for o in ops if o.result == "fail" or
              (o.result == "unknown" and o.op in ("await", "count"))]
     shown += [o for o in extra if t0 <= o.call <= end]
@@ -605,8 +620,13 @@ def report(res, out):
                                                    res["ops"]), file=out)
     print("  failing window: %d calls, %.3f ms, starting at %d ns"
           % (len(w["ops"]), (w["end_ns"] - t0) / 1e6, t0), file=out)
-    print("  the object could be, at its start: %s"
-          % " | ".join(sorted(m.show(s) for s in w["states"])), file=out)
+    starts = sorted(m.show(st) + (
+        "" if not pend else " (%s may still take effect)"
+        % ", ".join(o.label for o in pend)) for st, pend in w["states"])
+    more = len(starts) - 6
+    print("  the object could be, at its start: %s%s" % (
+        " | ".join(starts[:6]),
+        " | ... %d more" % more if more > 0 else ""), file=out)
     print("  (times in ms from the window's start; complete '-': "
           "unknown, may land any time)", file=out)
     d = w["deepest"]

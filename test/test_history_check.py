@@ -158,7 +158,7 @@ BAD = {
         rec("a1", "a", "acquire", 0, 1), rec("b1", "b", "acquire", 2, 3,
                                              "unknown"),
         rec("b2", "b", "release", 4, 5), rec("a2", "a", "release", 6, 7)],
-        {"b1", "b2"}),
+        {"b2"}),
     "rw_write_during_read": ([
         rec("w1", "w", "write_acquire", 0, 1, kind="rw"),
         rec("r1", "r", "read_acquire", 0.5, 2, kind="rw"),
