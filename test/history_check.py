@@ -62,6 +62,10 @@ The models (what each "ok" requires at its instant):
          open to count (value 1), or nothing while counting (value 0);
          count_down: counting -> n-1, open -> open, not set refused;
          await returns ok only while the latch is open.
+Not modeled: leases (a hold ends only by its release, so a holder whose
+lease ran out and a newer holder overlap), the fair lock's order, a
+latch's expiry. Histories from runs with such faults need those events
+recorded as calls of their own, or the runs kept clear of them.
 
 The search is Wing and Gong's, with Lowe's memoization: a depth-first
 search over the order in which pending calls take effect, remembering
