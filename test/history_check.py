@@ -34,6 +34,11 @@ file.
                      limit K in args.permits on at least one record).
               latch: set (args.count), count_down, await, count (a read:
                      value is the count seen, 0 when open or not set).
+              mutex, rw, sem: lose, the owner's holds ending without a
+                     release (its lease ran out): invoke_ns the earliest
+                     it may have happened (the lease's end), complete_ns
+                     when the owner was told, or null; it is ok when the
+                     owner held nothing by then.
   invoke_ns, complete_ns
               times on one monotonic clock shared by all processes
               (CLOCK_MONOTONIC). complete_ns may be null for result
@@ -62,10 +67,9 @@ The models (what each "ok" requires at its instant):
          open to count (value 1), or nothing while counting (value 0);
          count_down: counting -> n-1, open -> open, not set refused;
          await returns ok only while the latch is open.
-Not modeled: leases (a hold ends only by its release, so a holder whose
-lease ran out and a newer holder overlap), the fair lock's order, a
-latch's expiry. Histories from runs with such faults need those events
-recorded as calls of their own, or the runs kept clear of them.
+Not modeled: leases running out by themselves (a hold ends by its
+release, or by a recorded lose), the fair lock's order, a latch's
+expiry.
 
 The search is Wing and Gong's, with Lowe's memoization: a depth-first
 search over the order in which pending calls take effect, remembering
@@ -145,11 +149,13 @@ def _held(counts, owner):
 
 
 class MutexModel:
-    ops = ("acquire", "release")
+    ops = ("acquire", "release", "lose")
     init = (None, 0)
 
     def step(self, s, op):
         owner, n = s
+        if op.op == "lose":
+            return (None, 0) if owner == op.owner else s
         if op.op == "acquire":
             if owner is None:
                 return (op.owner, 1)
@@ -163,13 +169,17 @@ class MutexModel:
 
 
 class RwModel:
-    ops = ("read_acquire", "read_release", "write_acquire", "write_release")
+    ops = ("read_acquire", "read_release", "write_acquire", "write_release",
+           "lose")
     # (readers: ((owner, n), ...), writer owner, writer count)
     init = ((), None, 0)
 
     def step(self, s, op):
         readers, w, wn = s
         o = op.owner
+        if op.op == "lose":
+            readers = tuple(r for r in readers if r[0] != o)
+            return (readers, None, 0) if w == o else (readers, w, wn)
         if op.op == "read_acquire":
             if w is not None and w != o:
                 return None
@@ -196,7 +206,7 @@ class RwModel:
 
 
 class SemModel:
-    ops = ("acquire", "release")
+    ops = ("acquire", "release", "lose")
     init = ()
 
     def __init__(self, k):
@@ -207,6 +217,8 @@ class SemModel:
             if sum(n for _, n in s) + op.n > self.k:
                 return None
             return _bump(s, op.owner, op.n)
+        if op.op == "lose":
+            return tuple(h for h in s if h[0] != op.owner)
         return _bump(s, op.owner, -op.n)
 
     def show(self, s):

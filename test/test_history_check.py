@@ -130,6 +130,20 @@ GOOD = {
         rec("d1", "d", "count_down", 5, 8, kind="latch"),
         rec("w2", "v", "await", 6, 8.5, kind="latch"),
         rec("w3", "x", "await", 6, 7, kind="latch", result="fail")],
+    # a's lease ran out between 2 and 4 (a was told at 4): b may hold
+    # from 3; a's release then fails
+    "lose_then_other_holder": [
+        rec("a1", "a", "acquire", 0, 1), rec("a2", "a", "lose", 2, 4),
+        rec("b1", "b", "acquire", 3, 5), rec("a3", "a", "release", 6, 7,
+                                             "fail"),
+        rec("b2", "b", "release", 8, 9)],
+    "lose_rw_sem": [
+        rec("r1", "r", "read_acquire", 0, 1, kind="rw", name="RW"),
+        rec("r2", "r", "lose", 2, None, "unknown", kind="rw", name="RW"),
+        rec("w1", "w", "write_acquire", 2.5, 4, kind="rw", name="RW"),
+        rec("a1", "a", "acquire", 0, 1, kind="sem", name="S", permits=1),
+        rec("a2", "a", "lose", 2, 3, kind="sem", name="S"),
+        rec("b1", "b", "acquire", 2.5, 4, kind="sem", name="S", permits=1)],
     # each name fine on its own, interleaved in time
     "two_names": [
         rec("a1", "a", "acquire", 0, 1, name="X"),
@@ -165,6 +179,11 @@ BAD = {
         rec("a1", "a", "acquire", 0, 1, "unknown"),
         rec("b1", "b", "acquire", 2, 3), rec("a2", "a", "release", 4, 5)],
         {"a2"}),
+    # b held the lock before a's lease could have run out
+    "lose_too_late": ([
+        rec("a1", "a", "acquire", 0, 1), rec("b1", "b", "acquire", 1.5, 2.5),
+        rec("a2", "a", "lose", 3, 4), rec("b2", "b", "release", 5, 6)],
+        {"b1"}),
     "rw_write_during_read": ([
         rec("w1", "w", "write_acquire", 0, 1, kind="rw"),
         rec("r1", "r", "read_acquire", 0.5, 2, kind="rw"),
