@@ -19,26 +19,46 @@
 #include "util.h"
 #include "wait.h"
 
-/* A callback and its argument are set and read together under the
+/* The callbacks and their arguments are set and read together under the
  * client's queue mutex (taken briefly, and last in the lock order), so the
- * pair a new one replaces is freed at once: a program may set the
- * callback before every acquisition without the handle growing. The
- * reader copies the pair and calls it after letting go. */
-int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg) {
-  rl_lost *l = NULL;
-  if (cb != NULL) {
-    l = malloc(sizeof *l);
-    if (l == NULL) return RLOCK_ENOMEM;
-    l->cb = cb;
-    l->arg = arg;
-  }
+ * pair a new one replaces is freed at once: a program may set a
+ * callback before every acquisition without the handle growing. Both
+ * callbacks share one allocation (a setter copies the other's pair into
+ * the new one), freed when neither is set. The reader copies the pair
+ * and calls it after letting go. */
+static int set_cbs(rlock *lock, int risk, void (*cb)(void), void *arg) {
+  rl_lost *l = malloc(sizeof *l);
+  if (l == NULL) return RLOCK_ENOMEM;
   rl_client *c = lock->client;
   uv_mutex_lock(&c->qmu);
   rl_lost *old = lock->lost;
+  if (old != NULL)
+    *l = *old;
+  else
+    memset(l, 0, sizeof *l);
+  if (risk) {
+    l->risk_cb = (rlock_risk_cb)cb;
+    l->risk_arg = cb != NULL ? arg : NULL;
+  } else {
+    l->cb = (rlock_lost_cb)cb;
+    l->arg = cb != NULL ? arg : NULL;
+  }
+  if (l->cb == NULL && l->risk_cb == NULL) {
+    free(l);
+    l = NULL;
+  }
   lock->lost = l;
   uv_mutex_unlock(&c->qmu);
   free(old);
   return 0;
+}
+
+int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg) {
+  return set_cbs(lock, 0, (void (*)(void))cb, arg);
+}
+
+int rl_lock_set_risk(rlock *lock, rlock_risk_cb cb, void *arg) {
+  return set_cbs(lock, 1, (void (*)(void))cb, arg);
 }
 
 rlock_lost_cb rl_lock_lost(rlock *lock, void **arg) {
@@ -46,6 +66,15 @@ rlock_lost_cb rl_lock_lost(rlock *lock, void **arg) {
   uv_mutex_lock(&c->qmu);
   rlock_lost_cb cb = lock->lost ? lock->lost->cb : NULL;
   *arg = lock->lost ? lock->lost->arg : NULL;
+  uv_mutex_unlock(&c->qmu);
+  return cb;
+}
+
+rlock_risk_cb rl_lock_risk(rlock *lock, void **arg) {
+  rl_client *c = lock->client;
+  uv_mutex_lock(&c->qmu);
+  rlock_risk_cb cb = lock->lost ? lock->lost->risk_cb : NULL;
+  *arg = lock->lost ? lock->lost->risk_arg : NULL;
   uv_mutex_unlock(&c->qmu);
   return cb;
 }
