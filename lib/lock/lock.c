@@ -20,36 +20,39 @@
 #include "wait.h"
 
 /* The callbacks and their arguments are set and read together under the
- * client's queue mutex (taken briefly, and last in the lock order), so the
- * pair a new one replaces is freed at once: a program may set a
- * callback before every acquisition without the handle growing. Both
- * callbacks share one allocation (a setter copies the other's pair into
- * the new one), freed when neither is set. The reader copies the pair
- * and calls it after letting go. */
+ * client's queue mutex (taken briefly, and last in the lock order). Both
+ * share one allocation, made when the first is set, changed in place
+ * under the mutex, and freed when neither is set: a program may set a
+ * callback before every acquisition without the handle growing, and
+ * removing one never fails. The reader copies the pair and calls it after
+ * letting go. */
 static int set_cbs(rlock *lock, int risk, void (*cb)(void), void *arg) {
-  rl_lost *l = malloc(sizeof *l);
-  if (l == NULL) return RLOCK_ENOMEM;
+  rl_lost *fresh = NULL, *drop = NULL;
+  if (cb != NULL && (fresh = calloc(1, sizeof *fresh)) == NULL)
+    return RLOCK_ENOMEM;
   rl_client *c = lock->client;
   uv_mutex_lock(&c->qmu);
-  rl_lost *old = lock->lost;
-  if (old != NULL)
-    *l = *old;
-  else
-    memset(l, 0, sizeof *l);
-  if (risk) {
-    l->risk_cb = (rlock_risk_cb)cb;
-    l->risk_arg = cb != NULL ? arg : NULL;
-  } else {
-    l->cb = (rlock_lost_cb)cb;
-    l->arg = cb != NULL ? arg : NULL;
+  rl_lost *l = lock->lost;
+  if (l == NULL && fresh != NULL) {
+    l = lock->lost = fresh;
+    fresh = NULL;
   }
-  if (l->cb == NULL && l->risk_cb == NULL) {
-    free(l);
-    l = NULL;
+  if (l != NULL) {
+    if (risk) {
+      l->risk_cb = (rlock_risk_cb)cb;
+      l->risk_arg = cb != NULL ? arg : NULL;
+    } else {
+      l->cb = (rlock_lost_cb)cb;
+      l->arg = cb != NULL ? arg : NULL;
+    }
+    if (l->cb == NULL && l->risk_cb == NULL) {
+      drop = l;
+      lock->lost = NULL;
+    }
   }
-  lock->lost = l;
   uv_mutex_unlock(&c->qmu);
-  free(old);
+  free(fresh);
+  free(drop);
   return 0;
 }
 
