@@ -691,7 +691,7 @@ RLOCK_EXTERN int rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg);
  * handle through which the hold was first acquired; any thread, as
  * often as you like; cb NULL removes it). Returns 0, RLOCK_EINVAL for a
  * NULL lock, or RLOCK_ENOMEM (the callback set before stays). Semaphore
- * permits have no at-risk callback yet.
+ * permits have their own: rlock_sem_set_risk_cb.
  */
 typedef void (*rlock_risk_cb)(rlock *lock, int at_risk, void *arg);
 RLOCK_EXTERN int rlock_set_risk_cb(rlock *lock, rlock_risk_cb cb, void *arg);
@@ -867,6 +867,18 @@ RLOCK_EXTERN int rlock_sem_owner_fencing_token(rlock_sem *sem, uint64_t owner,
 typedef void (*rlock_sem_lost_cb)(rlock_sem *sem, uint64_t owner,
                                   int is_thread, void *arg);
 RLOCK_EXTERN void rlock_sem_set_lost_cb(rlock_sem *sem, rlock_sem_lost_cb cb,
+                                        void *arg);
+
+/*
+ * Permits at risk, as rlock_set_risk_cb for locks: cb(sem, 1, arg) on the
+ * loop thread when a watchdog hold's renewal missed a majority with less
+ * than half its validity left, cb(sem, 0, arg) when a renewal holds again;
+ * once per change, never 0 without a 1 before it, and a loss is told by
+ * the lost callback alone. For the handle of the hold's first
+ * acquisition; cb NULL removes it.
+ */
+typedef void (*rlock_sem_risk_cb)(rlock_sem *sem, int at_risk, void *arg);
+RLOCK_EXTERN void rlock_sem_set_risk_cb(rlock_sem *sem, rlock_sem_risk_cb cb,
                                         void *arg);
 
 /* An operator's reset: deletes every permit and the remembered limit (to
@@ -1071,8 +1083,9 @@ typedef struct rlock_metrics {
   uint64_t latch_opened;         /* awaits that returned with the latch open */
   int64_t latch_waiters;         /* awaits waiting now */
   uint64_t lock_all_acquisitions; /* successful rlock_lock_all, async too */
-  uint64_t locks_at_risk;        /* times a held lock went at risk (the
-                                    at-risk callback's 1s, counted whether
+  uint64_t locks_at_risk;        /* times a held lock or a semaphore's
+                                    watchdog hold went at risk (the
+                                    at-risk callbacks' 1s, counted whether
                                     or not a callback is set) */
 } rlock_metrics;
 

@@ -2,8 +2,9 @@
  * The at-risk callback (rlock_set_risk_cb) against real masters: a
  * stopped majority puts a held lock at risk before it could be lost, and
  * masters back in time take it out of risk with the lock still held (every
- * kind); a single master stopped past the validity gives the risk, then the
- * loss, in that order; healthy renewals say nothing; NULL stops the calls.
+ * kind, and semaphore permits); a single master stopped past the validity
+ * gives the risk, then the loss, in that order; healthy renewals say
+ * nothing; NULL stops the calls.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -221,6 +222,73 @@ static void null_stops_n3(void) {
   rlock_client_close(c);
 }
 
+/* Semaphore permits, through their own setter: two of three masters
+ * stopped and back, 1 then 0 and the permits still held; then the only
+ * master stopped past the validity, 1 then lost. */
+static void sem_on_risk(rlock_sem *sem, int at_risk, void *arg) {
+  (void)sem;
+  record(arg, at_risk, NULL);
+}
+
+static void sem_on_lost(rlock_sem *sem, uint64_t owner, int is_thread,
+                        void *arg) {
+  (void)sem;
+  (void)owner;
+  (void)is_thread;
+  record(arg, EV_LOST, NULL);
+}
+
+static void sem_permits(void) {
+  rlock_client *c = risk_client(3, 3000, 100);
+  RT_REQUIRE(c != NULL);
+  rlock_sem *s;
+  RT_REQUIRE(rlock_sem_get(c, "risk-sem", 2, &s) == 0);
+  events e;
+  memset(&e, 0, sizeof e);
+  rlock_sem_set_risk_cb(s, sem_on_risk, &e);
+  rlock_sem_set_lost_cb(s, sem_on_lost, &e);
+  RT_REQUIRE(rlock_sem_acquire(s, 1, 5000, RLOCK_WATCHDOG) == 0);
+  rt_sleep_ms(1300);
+  RT_CHECK_EQ_INT(atomic_load(&e.n), 0);
+  RT_REQUIRE(rt_redis_pause(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_pause(&srv[1]) == 0);
+  int n = wait_events(&e, 1, 5000);
+  RT_CHECK(rt_redis_resume(&srv[0]) == 0);
+  RT_CHECK(rt_redis_resume(&srv[1]) == 0);
+  RT_REQUIRE(n >= 1);
+  RT_CHECK_EQ_INT(e.ev[0], 1);
+  RT_REQUIRE(wait_events(&e, 2, 3000) >= 2);
+  RT_CHECK_EQ_INT(e.ev[1], 0);
+  rt_sleep_ms(1200);
+  RT_CHECK_EQ_INT(atomic_load(&e.n), 2);
+  int64_t held = 0;
+  RT_CHECK_EQ_INT(rlock_sem_held(s, &held), 0);
+  RT_CHECK(held == 1);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), 0);
+  rlock_sem_free(s);
+  rlock_client_close(c);
+
+  c = risk_client(1, 1500, 100);
+  RT_REQUIRE(c != NULL);
+  RT_REQUIRE(rlock_sem_get(c, "risk-sem1", 2, &s) == 0);
+  memset(&e, 0, sizeof e);
+  rlock_sem_set_risk_cb(s, sem_on_risk, &e);
+  rlock_sem_set_lost_cb(s, sem_on_lost, &e);
+  RT_REQUIRE(rlock_sem_acquire(s, 1, 0, RLOCK_WATCHDOG) == 0);
+  rt_sleep_ms(700);
+  RT_REQUIRE(rt_redis_pause(&srv[0]) == 0);
+  n = wait_events(&e, 2, 5000);
+  rt_sleep_ms(300);
+  RT_CHECK(rt_redis_resume(&srv[0]) == 0);
+  RT_REQUIRE(n >= 2);
+  RT_CHECK_EQ_INT(atomic_load(&e.n), 2);
+  RT_CHECK_EQ_INT(e.ev[0], 1);
+  RT_CHECK_EQ_INT(e.ev[1], EV_LOST);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 1), RLOCK_ELOST);
+  rlock_sem_free(s);
+  rlock_client_close(c);
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"majority_stopped_and_back_n3", majority_stopped_and_back_n3},
@@ -228,6 +296,7 @@ int main(int argc, char **argv) {
       {"healthy_says_nothing_n3", healthy_says_nothing_n3},
       {"null_stops_n3", null_stops_n3},
       {"every_kind_n3", every_kind_n3},
+      {"sem_permits", sem_permits},
   };
   return rt_main_servers(argc, argv, srv, 3, tests,
                          sizeof tests / sizeof tests[0]);
