@@ -222,6 +222,10 @@ inline void risk_trampoline(rlock *, int at_risk, void *arg) noexcept {
   static_cast<lost_box *>(arg)->call_risk(at_risk);
 }
 
+inline void sem_risk_trampoline(rlock_sem *, int at_risk, void *arg) noexcept {
+  static_cast<lost_box *>(arg)->call_risk(at_risk);
+}
+
 inline void sem_lost_trampoline(rlock_sem *, std::uint64_t owner,
                                 int is_thread, void *arg) noexcept {
   static_cast<lost_box *>(arg)->call(owner, is_thread);
@@ -1052,6 +1056,17 @@ class counting_semaphore {
     box_->set(std::move(f));
     rlock_sem_set_lost_cb(h_, detail::sem_lost_trampoline, box_);
   }
+  /* Sets the callable told, on the loop thread, when permits held
+   * through this handle are at risk (true) or no longer (false), as
+   * mutex::on_risk. */
+  template <class F>
+  void on_risk(F &&fn) {
+    std::function<void(bool)> f(std::forward<F>(fn));
+    if (h_ == nullptr) detail::check(RLOCK_EINVAL, "rlock_sem_set_risk_cb");
+    if (box_ == nullptr) box_ = st_->new_box();
+    box_->set_risk(std::move(f));
+    rlock_sem_set_risk_cb(h_, detail::sem_risk_trampoline, box_);
+  }
   /* Acquires one permit for an async owner without blocking;
    * done(std::error_code) runs once on the loop thread, as for
    * mutex::lock_async. */
@@ -1109,7 +1124,9 @@ class counting_semaphore {
     if (h_ == nullptr) return;
     if (box_ != nullptr) {
       rlock_sem_set_lost_cb(h_, nullptr, nullptr);
+      rlock_sem_set_risk_cb(h_, nullptr, nullptr);
       box_->set(nullptr);
+      box_->set_risk(nullptr);
     }
     rlock_sem_free(h_);
     h_ = nullptr;

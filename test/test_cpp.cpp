@@ -607,6 +607,8 @@ static void risk_lambda() {
   m.unlock(); /* lost: does not throw */
   rlockpp::shared_mutex rw(c1, "cpp:risk-rw");
   rw.on_risk([](bool) {});
+  rlockpp::counting_semaphore sem(c1, "cpp:risk-sem", 2);
+  sem.on_risk([](bool) {});
 }
 
 int main(int argc, char **argv) {
