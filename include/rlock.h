@@ -666,6 +666,36 @@ typedef void (*rlock_lost_cb)(rlock *lock, uint64_t owner, int is_thread,
                               void *arg);
 RLOCK_EXTERN int rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg);
 
+/*
+ * At risk: called on the loop thread when a held lock's renewals have
+ * missed a majority and less than half of its validity is left (at_risk 1),
+ * and again when a renewal reaches a majority in time (at_risk 0); the lost
+ * callback still comes if it is lost. Works for every lock kind taken with
+ * RLOCK_WATCHDOG (reentrant, fair, read, write).
+ *
+ * Per hold (lock and owner), edge-triggered: 1 once when the hold enters
+ * the risk, then either 0 once when a renewal reaches a majority again or
+ * the lost-lock callback (no 0 before it); never 0 without a 1 before it,
+ * and nothing for a hold whose renewals all succeed. The validity is the
+ * watchdog's lease (watchdog_timeout_ms) less the clock drift allowance,
+ * counted from the start of the last renewal that held. When masters do
+ * not answer at all (stopped, unreachable), a renewal is tried again no
+ * later than the halfway point, so the 1 comes within about
+ * master_timeout_ms of it; with too little validity to try again the hold
+ * is lost, and a hold not yet at risk then gets the 1 just before the lost
+ * callback. A hold found gone from the masters is lost at once, without
+ * a 1. Use it to stop starting work that must finish under the lock, or to
+ * checkpoint, before the lock may be lost.
+ *
+ * Set, replaced and removed like rlock_set_lost_cb (per handle, the
+ * handle through which the hold was first acquired; any thread, as
+ * often as you like; cb NULL removes it). Returns 0, RLOCK_EINVAL for a
+ * NULL lock, or RLOCK_ENOMEM (the callback set before stays). Semaphore
+ * permits have their own: rlock_sem_set_risk_cb.
+ */
+typedef void (*rlock_risk_cb)(rlock *lock, int at_risk, void *arg);
+RLOCK_EXTERN int rlock_set_risk_cb(rlock *lock, rlock_risk_cb cb, void *arg);
+
 /* The id rlock gives the calling thread as a lock owner: unique in the
  * process for the thread's lifetime, never reused. */
 RLOCK_EXTERN uint64_t rlock_thread_id(void);
@@ -837,6 +867,18 @@ RLOCK_EXTERN int rlock_sem_owner_fencing_token(rlock_sem *sem, uint64_t owner,
 typedef void (*rlock_sem_lost_cb)(rlock_sem *sem, uint64_t owner,
                                   int is_thread, void *arg);
 RLOCK_EXTERN void rlock_sem_set_lost_cb(rlock_sem *sem, rlock_sem_lost_cb cb,
+                                        void *arg);
+
+/*
+ * Permits at risk, as rlock_set_risk_cb for locks: cb(sem, 1, arg) on the
+ * loop thread when a watchdog hold's renewal missed a majority with less
+ * than half its validity left, cb(sem, 0, arg) when a renewal holds again;
+ * once per change, never 0 without a 1 before it, and a loss is told by
+ * the lost callback alone. For the handle of the hold's first
+ * acquisition; cb NULL removes it.
+ */
+typedef void (*rlock_sem_risk_cb)(rlock_sem *sem, int at_risk, void *arg);
+RLOCK_EXTERN void rlock_sem_set_risk_cb(rlock_sem *sem, rlock_sem_risk_cb cb,
                                         void *arg);
 
 /* An operator's reset: deletes every permit and the remembered limit (to
@@ -1041,6 +1083,10 @@ typedef struct rlock_metrics {
   uint64_t latch_opened;         /* awaits that returned with the latch open */
   int64_t latch_waiters;         /* awaits waiting now */
   uint64_t lock_all_acquisitions; /* successful rlock_lock_all, async too */
+  uint64_t locks_at_risk;        /* times a held lock or a semaphore's
+                                    watchdog hold went at risk (the
+                                    at-risk callbacks' 1s, counted whether
+                                    or not a callback is set) */
 } rlock_metrics;
 
 /* Fills *m. 0, or RLOCK_EINVAL. */
@@ -1055,7 +1101,8 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * rlock_acquisitions_by_kind_total{kind},
  * rlock_acquire_failures_total{reason}, rlock_releases_total,
  * rlock_renewals_total, rlock_renewal_failures_total,
- * rlock_locks_lost_total, rlock_locks_held, rlock_waiters,
+ * rlock_locks_lost_total, rlock_locks_at_risk_total, rlock_locks_held,
+ * rlock_waiters,
  * rlock_wait_seconds and rlock_hold_seconds (histograms), and per master
  * rlock_master_up, rlock_master_timeouts_total, rlock_master_errors_total,
  * rlock_master_reconnects_total, rlock_master_restarts_total,

@@ -193,6 +193,7 @@ std::int64_t wait_until_ms(const std::chrono::time_point<Clock, Dur> &t) {
 struct lost_box {
   std::mutex mu;
   std::function<void(std::uint64_t, bool)> fn;
+  std::function<void(bool)> risk; /* a lock's at-risk callable, the same way */
 
   void call(std::uint64_t owner, int is_thread) noexcept {
     std::lock_guard<std::mutex> g(mu);
@@ -202,11 +203,27 @@ struct lost_box {
     std::lock_guard<std::mutex> g(mu);
     fn = std::move(f);
   }
+  void call_risk(int at_risk) noexcept {
+    std::lock_guard<std::mutex> g(mu);
+    if (risk) risk(at_risk != 0);
+  }
+  void set_risk(std::function<void(bool)> f) {
+    std::lock_guard<std::mutex> g(mu);
+    risk = std::move(f);
+  }
 };
 
 inline void lost_trampoline(rlock *, std::uint64_t owner, int is_thread,
                             void *arg) noexcept {
   static_cast<lost_box *>(arg)->call(owner, is_thread);
+}
+
+inline void risk_trampoline(rlock *, int at_risk, void *arg) noexcept {
+  static_cast<lost_box *>(arg)->call_risk(at_risk);
+}
+
+inline void sem_risk_trampoline(rlock_sem *, int at_risk, void *arg) noexcept {
+  static_cast<lost_box *>(arg)->call_risk(at_risk);
 }
 
 inline void sem_lost_trampoline(rlock_sem *, std::uint64_t owner,
@@ -510,6 +527,15 @@ class lock_handle {
   }
 
   template <class F>
+  void on_risk(F &&fn) {
+    std::function<void(bool)> f(std::forward<F>(fn));
+    if (h_ == nullptr) check(RLOCK_EINVAL, "rlock_set_risk_cb");
+    if (box_ == nullptr) box_ = st_->new_box();
+    box_->set_risk(std::move(f));
+    check(rlock_set_risk_cb(h_, risk_trampoline, box_), "rlock_set_risk_cb");
+  }
+
+  template <class F>
   void lock_async(std::uint64_t owner, F &&done) {
     start_lock_async(owner, RLOCK_WAIT_FOREVER, std::forward<F>(done),
                      nullptr);
@@ -603,7 +629,9 @@ class lock_handle {
     if (h_ == nullptr) return;
     if (box_ != nullptr) {
       rlock_set_lost_cb(h_, nullptr, nullptr);
+      rlock_set_risk_cb(h_, nullptr, nullptr);
       box_->set(nullptr);
+      box_->set_risk(nullptr);
     }
     rlock_free(h_);
     h_ = nullptr;
@@ -707,6 +735,15 @@ class mutex : private detail::lock_handle {
    */
   using lock_handle::on_lost;
   /*
+   * Sets the callable told when a hold first acquired through this
+   * handle is at risk: fn(bool at_risk), true when its renewals missed a
+   * majority with less than half its validity left, false when a renewal
+   * holds again (rlock_set_risk_cb: once per change; a loss is told by
+   * on_lost() alone). Same rules as on_lost(): the loop thread, no
+   * blocking rlock calls, not running once the handle is destroyed.
+   */
+  using lock_handle::on_risk;
+  /*
    * Acquires the lock for an async owner (a 64-bit id of the caller's,
    * one per logical task) without blocking: done(std::error_code) runs
    * later, once, on the loop thread, with an empty code when the owner
@@ -760,6 +797,7 @@ class fair_mutex : private detail::lock_handle {
   using lock_handle::lock_async;
   using lock_handle::name;
   using lock_handle::on_lost;
+  using lock_handle::on_risk;
   using lock_handle::owner_fencing_token;
   using lock_handle::owner_hold_count;
   using lock_handle::try_lock;
@@ -863,6 +901,13 @@ class shared_mutex {
     std::function<void(std::uint64_t, bool)> f(std::forward<F>(fn));
     w_.on_lost(f);
     r_.on_lost(std::move(f));
+  }
+  /* Sets one callable (as mutex::on_risk) for holds of both sides. */
+  template <class F>
+  void on_risk(F &&fn) {
+    std::function<void(bool)> f(std::forward<F>(fn));
+    w_.on_risk(f);
+    r_.on_risk(std::move(f));
   }
 
   /* The C handles of the write side (get) and of the read side
@@ -1011,6 +1056,17 @@ class counting_semaphore {
     box_->set(std::move(f));
     rlock_sem_set_lost_cb(h_, detail::sem_lost_trampoline, box_);
   }
+  /* Sets the callable told, on the loop thread, when permits held
+   * through this handle are at risk (true) or no longer (false), as
+   * mutex::on_risk. */
+  template <class F>
+  void on_risk(F &&fn) {
+    std::function<void(bool)> f(std::forward<F>(fn));
+    if (h_ == nullptr) detail::check(RLOCK_EINVAL, "rlock_sem_set_risk_cb");
+    if (box_ == nullptr) box_ = st_->new_box();
+    box_->set_risk(std::move(f));
+    rlock_sem_set_risk_cb(h_, detail::sem_risk_trampoline, box_);
+  }
   /* Acquires one permit for an async owner without blocking;
    * done(std::error_code) runs once on the loop thread, as for
    * mutex::lock_async. */
@@ -1068,7 +1124,9 @@ class counting_semaphore {
     if (h_ == nullptr) return;
     if (box_ != nullptr) {
       rlock_sem_set_lost_cb(h_, nullptr, nullptr);
+      rlock_sem_set_risk_cb(h_, nullptr, nullptr);
       box_->set(nullptr);
+      box_->set_risk(nullptr);
     }
     rlock_sem_free(h_);
     h_ = nullptr;

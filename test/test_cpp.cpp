@@ -572,6 +572,45 @@ static void lost_lambda() {
   RT_CHECK_EQ_INT(calls.load(), 2);
 }
 
+/* An at-risk callback as a lambda: the only master stopped past the
+ * validity, the lambda is told true, then the loss comes, in that order,
+ * and nothing says false. The shared_mutex takes one for both sides. */
+static void risk_lambda() {
+  rlockpp::client c1 = open_client(3000);
+  rlockpp::mutex m(c1, "cpp:risk");
+  std::mutex mu;
+  std::vector<int> seen; /* 1 and 0 at risk, 2 lost */
+  std::promise<void> lost;
+  m.on_risk([&](bool at_risk) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(at_risk ? 1 : 0);
+  });
+  m.on_lost([&](std::uint64_t, bool) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(2);
+    if (seen.size() <= 2) lost.set_value();
+  });
+  m.lock();
+  std::this_thread::sleep_for(1200ms); /* renewals held: nothing said */
+  {
+    std::lock_guard<std::mutex> g(mu);
+    RT_CHECK(seen.empty());
+  }
+  RT_REQUIRE(rt_redis_pause(&srv[0]) == 0);
+  bool told = lost.get_future().wait_for(10s) == std::future_status::ready;
+  RT_CHECK(rt_redis_resume(&srv[0]) == 0);
+  RT_REQUIRE(told);
+  {
+    std::lock_guard<std::mutex> g(mu);
+    RT_CHECK(seen == std::vector<int>({1, 2}));
+  }
+  m.unlock(); /* lost: does not throw */
+  rlockpp::shared_mutex rw(c1, "cpp:risk-rw");
+  rw.on_risk([](bool) {});
+  rlockpp::counting_semaphore sem(c1, "cpp:risk-sem", 2);
+  sem.on_risk([](bool) {});
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"unique_lock_basic", unique_lock_basic},
@@ -584,6 +623,7 @@ int main(int argc, char **argv) {
       {"errors", errors},
       {"async_lambda", async_lambda},
       {"lost_lambda", lost_lambda},
+      {"risk_lambda", risk_lambda},
   };
   return rt_main_servers(argc, argv, srv, 1, tests,
                          sizeof tests / sizeof tests[0]);

@@ -195,6 +195,12 @@ int rlock_set_lost_cb(rlock *lock, rlock_lost_cb cb, void *arg) {
   return rl_lock_set_lost(lock, cb, arg);
 }
 
+int rlock_set_risk_cb(rlock *lock, rlock_risk_cb cb, void *arg) {
+  if (lock == NULL) return RLOCK_EINVAL;
+  if (rl_client_forked(lock->client)) return RLOCK_EFORKED;
+  return rl_lock_set_risk(lock, cb, arg);
+}
+
 uint64_t rlock_thread_id(void) { return rl_thread_seq(); }
 
 int rlock_cancel_async(rlock *lock, uint64_t owner) {

@@ -31,6 +31,7 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   m->renewals = LOAD(s->renewals);
   m->renewal_failures = LOAD(s->renewal_failures);
   m->locks_lost = LOAD(s->locks_lost);
+  m->locks_at_risk = LOAD(s->locks_at_risk);
   m->locks_held = LOAD(s->locks_held);
   m->waiters = LOAD(s->waiters);
   for (int k = 0; k < RLOCK_KINDS; k++)
@@ -156,6 +157,10 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
           "Watchdog renewals that missed a majority.", m.renewal_failures);
   counter(&o, "rlock_locks_lost_total", "Held locks found lost.",
           m.locks_lost);
+  counter(&o, "rlock_locks_at_risk_total",
+          "Times a held lock's renewals missed a majority past half its "
+          "validity.",
+          m.locks_at_risk);
   gauge(&o, "rlock_locks_held", "Locks held by this client now.",
         m.locks_held);
   gauge(&o, "rlock_waiters", "Acquisitions waiting now.", m.waiters);

@@ -159,9 +159,13 @@ typedef struct rl_client_hooks {
  * length), and the channel. lock.h reads them (rl_lock_key and the rest);
  * a reentrant lock named like "wdb-123456" takes 112 bytes of heap.
  */
-typedef struct rl_lost { /* the lost-lock callback as set (lock.c) */
+typedef struct rl_lost { /* the lost-lock and at-risk callbacks as set
+                            (lock.c): one allocation for both, so that
+                            a handle is no larger for the second */
   rlock_lost_cb cb;
   void *arg;
+  rlock_risk_cb risk_cb;
+  void *risk_arg;
 } rl_lost;
 
 struct rlock {
@@ -169,8 +173,8 @@ struct rlock {
   uint8_t nkeys;         /* its keys, in the order its scripts take them */
   uint8_t hold;          /* which of them is the hold key */
   uint16_t keylen;       /* the hold key's length */
-  rl_lost *lost;          /* rlock_set_lost_cb's, or NULL; under the
-                             client's qmu (lock.c) */
+  rl_lost *lost;          /* rlock_set_lost_cb's and rlock_set_risk_cb's,
+                             or NULL; under the client's qmu (lock.c) */
   rl_client *client;
   const struct rl_kind *kind; /* what the handle is (lib/lock/kind.h); NULL for
                                  a family object (family.c) */

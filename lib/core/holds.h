@@ -45,7 +45,9 @@ typedef struct rl_hold {
   uint16_t watchdog : 1;
   uint16_t lost : 1;
   uint16_t removed : 1;    /* out of the table, kept while pinned */
-  uint16_t pins;           /* renewal batches in flight that point here */
+  uint16_t pins : 15;      /* renewal batches in flight that point here */
+  uint16_t at_risk : 1;    /* the at-risk callback said 1 and not since 0
+                              (renew.c) */
   int32_t extensions;      /* rlock_extend calls on this acquisition */
   uint64_t gen;            /* unique per record: an answer about an earlier
                               record of the same (key, owner) is never

@@ -21,7 +21,7 @@ typedef struct rl_metrics {
   atomic_uint_fast64_t acquisitions, releases;
   atomic_uint_fast64_t failed_timedout, failed_noquorum, failed_redis,
       failed_closed, failed_canceled, failed_other;
-  atomic_uint_fast64_t renewals, renewal_failures, locks_lost;
+  atomic_uint_fast64_t renewals, renewal_failures, locks_lost, locks_at_risk;
   atomic_int_fast64_t locks_held, waiters;
   rl_hist wait, hold;
   /* Successful acquisitions by the kind of handle (kind.h's ids). */

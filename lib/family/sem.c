@@ -73,6 +73,12 @@ void rlock_sem_set_lost_cb(rlock_sem *sem, rlock_sem_lost_cb cb, void *arg) {
   atomic_store(&sem->lost_cb, cb);
 }
 
+void rlock_sem_set_risk_cb(rlock_sem *sem, rlock_sem_risk_cb cb, void *arg) {
+  if (sem == NULL) return;
+  atomic_store(&sem->risk_arg, arg);
+  atomic_store(&sem->risk_cb, cb);
+}
+
 /* --- holds ---------------------------------------------------------------- */
 
 /* The owner's live hold, or NULL after finishing req: RLOCK_ENOTOWNER

@@ -30,6 +30,8 @@ struct rlock_sem {
   int64_t permits;      /* K, as this handle believes it */
   _Atomic(rlock_sem_lost_cb) lost_cb;
   void *_Atomic lost_arg;
+  _Atomic(rlock_sem_risk_cb) risk_cb;
+  void *_Atomic risk_arg;
   /* Acquisition attempts made through this handle (quorum rounds of
    * sem_acquire), and those that ended split: masters granted, but no n
    * slots had a majority (sem_kind.c). For tests and diagnosis. */

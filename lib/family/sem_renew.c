@@ -64,6 +64,14 @@ static void masters_said(const rl_round *r, const batch *b, size_t k,
   }
 }
 
+/* Tells the handle of the hold's first acquisition that its permits are
+ * at risk (1) or no longer (0), as renew.c does for locks. */
+static void say_risk(rl_hold *h, int at_risk) {
+  rlock_sem *sem = rl_permits_of(h)->sem;
+  rlock_sem_risk_cb cb = atomic_load(&sem->risk_cb);
+  if (cb != NULL) cb(sem, at_risk, atomic_load(&sem->risk_arg));
+}
+
 static void renew_done(rl_round *r) {
   batch *b = r->data;
   rl_client *c = r->client;
@@ -96,6 +104,10 @@ static void renew_done(rl_round *r) {
       RL_ADD(c->metrics.renewals, 1);
       h->valid_until_ms = r->t_start + (uint64_t)(lease - drift);
       rl_watchdog_start(w, &h->wd);
+      if (h->at_risk) {
+        h->at_risk = 0;
+        say_risk(h, 0);
+      }
       continue;
     }
     if (doomed) {
@@ -106,12 +118,22 @@ static void renew_done(rl_round *r) {
     rl_log(c, RLOCK_LOG_WARN, "renewal of permits of %.*s missed a majority",
            (int)h->keylen, h->key);
     uint64_t left = h->valid_until_ms > now ? h->valid_until_ms - now : 0;
+    uint64_t half = lease > drift ? (uint64_t)(lease - drift) / 2 : 0;
+    if (!h->at_risk && (left < half || left <= 2 * mt)) {
+      h->at_risk = 1; /* at risk, said before a loss (renew.c) */
+      RL_ADD(c->metrics.locks_at_risk, 1);
+      say_risk(h, 1);
+      if (h->lost || h->wd.armed) continue;
+    }
     if (left <= 2 * mt) {
       rl_sem_hold_lost(c, h); /* no time for another round: say so now */
       continue;
     }
     uint64_t again = (left - 2 * mt) / 2;
     if (again > w->period_ms) again = w->period_ms;
+    /* Not yet at risk: again by the halfway point at the latest. */
+    if (!h->at_risk && again > left - half)
+      again = left - half > 0 ? left - half : 1;
     rl_watchdog_arm(w, &h->wd, again);
   }
 }

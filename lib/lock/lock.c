@@ -19,26 +19,49 @@
 #include "util.h"
 #include "wait.h"
 
-/* A callback and its argument are set and read together under the
- * client's queue mutex (taken briefly, and last in the lock order), so the
- * pair a new one replaces is freed at once: a program may set the
- * callback before every acquisition without the handle growing. The
- * reader copies the pair and calls it after letting go. */
-int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg) {
-  rl_lost *l = NULL;
-  if (cb != NULL) {
-    l = malloc(sizeof *l);
-    if (l == NULL) return RLOCK_ENOMEM;
-    l->cb = cb;
-    l->arg = arg;
-  }
+/* The callbacks and their arguments are set and read together under the
+ * client's queue mutex (taken briefly, and last in the lock order). Both
+ * share one allocation, made when the first is set, changed in place
+ * under the mutex, and freed when neither is set: a program may set a
+ * callback before every acquisition without the handle growing, and
+ * removing one never fails. The reader copies the pair and calls it after
+ * letting go. */
+static int set_cbs(rlock *lock, int risk, void (*cb)(void), void *arg) {
+  rl_lost *fresh = NULL, *drop = NULL;
+  if (cb != NULL && (fresh = calloc(1, sizeof *fresh)) == NULL)
+    return RLOCK_ENOMEM;
   rl_client *c = lock->client;
   uv_mutex_lock(&c->qmu);
-  rl_lost *old = lock->lost;
-  lock->lost = l;
+  rl_lost *l = lock->lost;
+  if (l == NULL && fresh != NULL) {
+    l = lock->lost = fresh;
+    fresh = NULL;
+  }
+  if (l != NULL) {
+    if (risk) {
+      l->risk_cb = (rlock_risk_cb)cb;
+      l->risk_arg = cb != NULL ? arg : NULL;
+    } else {
+      l->cb = (rlock_lost_cb)cb;
+      l->arg = cb != NULL ? arg : NULL;
+    }
+    if (l->cb == NULL && l->risk_cb == NULL) {
+      drop = l;
+      lock->lost = NULL;
+    }
+  }
   uv_mutex_unlock(&c->qmu);
-  free(old);
+  free(fresh);
+  free(drop);
   return 0;
+}
+
+int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg) {
+  return set_cbs(lock, 0, (void (*)(void))cb, arg);
+}
+
+int rl_lock_set_risk(rlock *lock, rlock_risk_cb cb, void *arg) {
+  return set_cbs(lock, 1, (void (*)(void))cb, arg);
 }
 
 rlock_lost_cb rl_lock_lost(rlock *lock, void **arg) {
@@ -46,6 +69,15 @@ rlock_lost_cb rl_lock_lost(rlock *lock, void **arg) {
   uv_mutex_lock(&c->qmu);
   rlock_lost_cb cb = lock->lost ? lock->lost->cb : NULL;
   *arg = lock->lost ? lock->lost->arg : NULL;
+  uv_mutex_unlock(&c->qmu);
+  return cb;
+}
+
+rlock_risk_cb rl_lock_risk(rlock *lock, void **arg) {
+  rl_client *c = lock->client;
+  uv_mutex_lock(&c->qmu);
+  rlock_risk_cb cb = lock->lost ? lock->lost->risk_cb : NULL;
+  *arg = lock->lost ? lock->lost->risk_arg : NULL;
   uv_mutex_unlock(&c->qmu);
   return cb;
 }

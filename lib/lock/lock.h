@@ -43,6 +43,9 @@ static inline const char *rl_lock_channel(const rlock *lock) {
 int rl_lock_set_lost(rlock *lock, rlock_lost_cb cb, void *arg);
 /* The lost-lock callback and its argument as last set (NULL: none). */
 rlock_lost_cb rl_lock_lost(rlock *lock, void **arg);
+/* The same for the at-risk callback (rlock_set_risk_cb). */
+int rl_lock_set_risk(rlock *lock, rlock_risk_cb cb, void *arg);
+rlock_risk_cb rl_lock_risk(rlock *lock, void **arg);
 
 /* A handle of no kind yet (the caller sets kind, or leaves it NULL for a
  * family object): nkeys keys "<prefix>{<name>}" + suffixes[k], of which

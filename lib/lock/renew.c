@@ -12,6 +12,13 @@
  * after. A renewal that finds the owner gone on so many masters that no
  * majority can hold it declares it lost at once.
  *
+ * At risk (rlock_set_risk_cb): a renewal that missed a majority when less
+ * than half the validity is left puts the hold at risk, said once (1); the
+ * next renewal that holds says 0, once; a loss says nothing more (the
+ * lost-lock callback does). So that masters that do not answer at all
+ * are noticed in time, a missed renewal is tried again no later than the
+ * halfway point; one about to be declared lost is put at risk first.
+ *
  * Batches by node. A cluster master serves each lock from the node of its
  * slot, and a script runs on one node, so when a master has more than one
  * node the due holds of a tick are grouped by the nodes they go to (one
@@ -119,6 +126,14 @@ static void log_missed(rl_client *c, const rl_hold *h, uint64_t now) {
            (int)h->keylen, h->key);
 }
 
+/* Tells the hold's first handle's at-risk callback, if one is set. */
+static void say_risk(rl_hold *h, int at_risk) {
+  rlock *lock = h->lock;
+  void *arg = NULL;
+  rlock_risk_cb cb = lock != NULL ? rl_lock_risk(lock, &arg) : NULL;
+  if (cb != NULL) cb(lock, at_risk, arg);
+}
+
 static void renew_done(rl_round *r) {
   batch *b = r->data;
   rl_client *c = r->client;
@@ -155,6 +170,10 @@ static void renew_done(rl_round *r) {
       h->valid_until_ms = r->t_start + (uint64_t)(lease - drift);
       rl_watchdog_start_at(w, &h->wd, due);
       started = 1;
+      if (h->at_risk) {
+        h->at_risk = 0;
+        say_risk(h, 0);
+      }
       continue;
     }
     if (zeros > r->n - r->quorum) {
@@ -168,12 +187,23 @@ static void renew_done(rl_round *r) {
     RL_ADD(c->metrics.renewal_failures, 1);
     log_missed(c, h, now);
     uint64_t left = h->valid_until_ms > now ? h->valid_until_ms - now : 0;
+    uint64_t half = lease > drift ? (uint64_t)(lease - drift) / 2 : 0;
+    if (!h->at_risk && (left < half || left <= 2 * mt)) {
+      h->at_risk = 1;
+      RL_ADD(c->metrics.locks_at_risk, 1);
+      say_risk(h, 1);
+      if (h->removed || h->lost || h->wd.armed) continue;
+    }
     if (left <= 2 * mt) {
       rl_hold_lost(c, h); /* no time for another round: say so now */
       continue;
     }
     uint64_t retry = (left - 2 * mt) / 2;
     if (retry > w->period_ms) retry = w->period_ms;
+    /* Not yet at risk: try again by the halfway point at the latest, so
+     * that masters that never answer put it at risk in time. */
+    if (!h->at_risk && retry > left - half)
+      retry = left - half > 0 ? left - half : 1;
     rl_watchdog_arm(w, &h->wd, retry);
   }
   if (started) rl_watchdog_schedule(w, due);
