@@ -317,9 +317,9 @@ failures = []
 
 def check(name, cond, why):
     if cond:
-        print("ok %s" % name)
+        print("PASS: %s" % name)
     else:
-        print("FAIL %s: %s" % (name, why))
+        print("FAIL: %s (%s)" % (name, why))
         failures.append(name)
 
 

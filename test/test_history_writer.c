@@ -164,6 +164,6 @@ int main(int argc, char **argv) {
 
   unlink(hist_path);
   unlink(lock_path);
-  printf("%s\n", failed ? "FAIL" : "ok");
+  printf("%s: shared_history_file\n", failed ? "FAIL" : "PASS");
   return failed;
 }
