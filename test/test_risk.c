@@ -14,21 +14,6 @@
 
 static rt_redis srv[3];
 
-static rlock_client *risk_client(int n, int64_t wd_ms, int64_t mt_ms) {
-  const char *m[3];
-  for (int i = 0; i < n; i++) m[i] = srv[i].url;
-  rlock_options o;
-  rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = (size_t)n;
-  o.watchdog_timeout_ms = wd_ms;
-  o.master_timeout_ms = mt_ms;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  rlock_client *c = NULL;
-  return rlock_client_open(&c, &o) == 0 ? c : NULL;
-}
-
 /* What the callbacks said, in order: 1 and 0 from the at-risk callback,
  * 'L' from the lost one. Written on the loop thread, read by the test. */
 enum { EV_MAX = 32, EV_LOST = 'L' };
@@ -78,7 +63,7 @@ static void stopped_and_back(int (*get)(rlock_client *, const char *,
                                         rlock **),
                              const char *name, const char *key) {
   const int64_t wd = 3000, mt = 100;
-  rlock_client *c = risk_client(3, wd, mt);
+  rlock_client *c = rt_client_wd(srv, 3, mt, wd);
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(get(c, name, &l) == 0);
@@ -144,7 +129,7 @@ static void every_kind_n3(void) {
  * other. */
 static void stopped_past_validity_n1(void) {
   const int64_t wd = 1500, mt = 100;
-  rlock_client *c = risk_client(1, wd, mt);
+  rlock_client *c = rt_client_wd(srv, 1, mt, wd);
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "risk-lost", &l) == 0);
@@ -173,7 +158,7 @@ static void stopped_past_validity_n1(void) {
 
 /* Renewals that all hold: no call at all, the counter stays 0. */
 static void healthy_says_nothing_n3(void) {
-  rlock_client *c = risk_client(3, 600, 100);
+  rlock_client *c = rt_client_wd(srv, 3, 100, 600);
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "risk-healthy", &l) == 0);
@@ -195,7 +180,7 @@ static void healthy_says_nothing_n3(void) {
 /* Set, then removed (the lost callback kept): the loss is told, the risk
  * is not, though the hold went through it (the counter says so). */
 static void null_stops_n3(void) {
-  rlock_client *c = risk_client(3, 1500, 100);
+  rlock_client *c = rt_client_wd(srv, 3, 100, 1500);
   RT_REQUIRE(c != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(c, "risk-null", &l) == 0);
@@ -239,7 +224,7 @@ static void sem_on_lost(rlock_sem *sem, uint64_t owner, int is_thread,
 }
 
 static void sem_permits(void) {
-  rlock_client *c = risk_client(3, 3000, 100);
+  rlock_client *c = rt_client_wd(srv, 3, 100, 3000);
   RT_REQUIRE(c != NULL);
   rlock_sem *s;
   RT_REQUIRE(rlock_sem_get(c, "risk-sem", 2, &s) == 0);
@@ -268,7 +253,7 @@ static void sem_permits(void) {
   rlock_sem_free(s);
   rlock_client_close(c);
 
-  c = risk_client(1, 1500, 100);
+  c = rt_client_wd(srv, 1, 100, 1500);
   RT_REQUIRE(c != NULL);
   RT_REQUIRE(rlock_sem_get(c, "risk-sem1", 2, &s) == 0);
   memset(&e, 0, sizeof e);
