@@ -35,7 +35,6 @@ static void failed_reentry_keeps_ttl(void) {
   rt_sleep_ms(50);
   long long pttl = rt_redis_int(&srv[0], "PTTL rlock:{r1}");
   fprintf(stderr, "  PTTL after failed reentrant attempt: %lld\n", pttl);
-  rc = rlock_trylock(lb, 0, 10000) == 0 ? 0 : -1;
   rc = rlock_trylock(lb, 0, 10000);
   RT_CHECK(rc != 0); /* B must not get it while A holds */
   fprintf(stderr, "  B trylock -> %d, A hold_count %d\n", rc,
