@@ -1161,9 +1161,10 @@ RLOCK_EXTERN int rlock_election_status(rlock_election *e, char *value,
                                        int64_t *lease_ms, char **waiters);
 
 /*
- * Frees the handle: a leadership it holds is resigned, a campaign
- * cancelled, its observer stopped (no callback of it runs after this
- * returns, when called off the loop thread).
+ * Frees the handle: a leadership it holds is resigned (off the loop
+ * thread, the resign is done when this returns), a campaign cancelled
+ * (its callback gets RLOCK_ECANCELED), its observer stopped (no callback
+ * of it runs after this returns, when called off the loop thread).
  */
 RLOCK_EXTERN void rlock_election_free(rlock_election *e);
 

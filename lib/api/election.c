@@ -522,7 +522,12 @@ void rlock_election_free(rlock_election *e) {
   uv_mutex_lock(&e->mu);
   int state = e->state;
   uv_mutex_unlock(&e->mu);
-  if (state == E_LEADING) resign_start(e, NULL);
+  if (state == E_LEADING) {
+    if (off_loop(e))
+      rlock_resign(e); /* done when this returns */
+    else
+      resign_start(e, NULL);
+  }
   if (state == E_CAMPAIGNING) rlock_campaign_cancel(e);
   e_unref(e);
 }
