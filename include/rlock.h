@@ -1010,6 +1010,165 @@ RLOCK_EXTERN int rlock_unlock_all_async(rlock *const *locks, size_t n,
 RLOCK_EXTERN int rlock_cancel_all_async(rlock *lock, uint64_t owner);
 
 /*
+ * Leader elections.
+ *
+ * An election called name has at most one leader at a time, under the
+ * same conditions as a lock's mutual exclusion (docs/guarantees.md,
+ * "Elections"): leadership is a hold of the fair lock of that name (see
+ * rlock_get_fair; do not use that name as a lock too), taken with the
+ * watchdog, so that it lasts until the leader resigns, frees its handle,
+ * closes its client, or loses it (renewals fail; its lost callback says
+ * so). Campaigners wait in the fair lock's queue: when a leader resigns
+ * or dies, the campaigner that has waited longest leads next. Each
+ * leadership has the lock's fencing token, larger than every earlier
+ * leader's, and a value (up to 4096 bytes) that the leader chooses and
+ * everyone can read or observe. Elections are refused on a
+ * redis-cluster:// master, as fair locks are (RLOCK_EINVAL).
+ */
+typedef struct rlock_election rlock_election;
+
+/* Gets a handle on the election called name (as a lock name). A handle
+ * campaigns or leads once at a time and may observe; it may be shared by
+ * threads. 0, RLOCK_EINVAL (NULL, a bad name, a Cluster master), or
+ * RLOCK_ENOMEM. */
+RLOCK_EXTERN int rlock_election_get(rlock_client *client, const char *name,
+                                    rlock_election **out);
+
+/* The name the handle was got with. */
+RLOCK_EXTERN const char *rlock_election_name(const rlock_election *e);
+
+/*
+ * Blocks until this caller leads (0), or wait_ms runs out
+ * (RLOCK_ETIMEDOUT; 0: one attempt; RLOCK_WAIT_FOREVER). value (NULL for
+ * "") is what followers see, at most 4096 bytes (else RLOCK_EINVAL).
+ * Leadership is a watchdog lease: it lasts until rlock_resign,
+ * rlock_election_free, the client's close, or loss (the callback of
+ * rlock_election_set_lost_cb). The leader is the handle, not the thread:
+ * any thread may proclaim or resign. The call leads once a majority of
+ * masters granted the lock and stores the leader's record; if the record
+ * cannot be written (RLOCK_ENOQUORUM, RLOCK_ELOST) the lock is given
+ * back. A campaign that gives up (timeout, rlock_campaign_cancel, the
+ * client's close) leaves nothing in Redis. RLOCK_EINVAL when the handle
+ * already campaigns or leads; RLOCK_EDEADLK on the client's loop thread.
+ */
+RLOCK_EXTERN int rlock_campaign(rlock_election *e, const char *value,
+                                int64_t wait_ms);
+
+/*
+ * rlock_campaign for event-driven code: cb(e, status, arg) runs once on
+ * the loop thread with what rlock_campaign would return, unless this
+ * call returns an error. owner is the leadership's async owner (as for
+ * rlock_lock_async); choose it below 2^63 (rlock_campaign uses owners
+ * from 2^63 up).
+ */
+RLOCK_EXTERN int rlock_campaign_async(rlock_election *e, const char *value,
+                                      uint64_t owner, int64_t wait_ms,
+                                      void (*cb)(rlock_election *, int status,
+                                                 void *),
+                                      void *arg);
+
+/* Ends the handle's campaign: it completes with RLOCK_ECANCELED and
+ * leaves the queue; a lock it had already won is given back. 0, or
+ * RLOCK_ENOTOWNER if the handle does not campaign. */
+RLOCK_EXTERN int rlock_campaign_cancel(rlock_election *e);
+
+/*
+ * The leader only: sets a new value (NULL for ""), at most 4096 bytes,
+ * on a majority of masters, and tells the observers. 0; RLOCK_ENOTOWNER
+ * when the handle does not lead (nothing is written); RLOCK_ELOST when
+ * the masters say it no longer does; RLOCK_ENOQUORUM; RLOCK_EDEADLK on
+ * the loop thread.
+ */
+RLOCK_EXTERN int rlock_proclaim(rlock_election *e, const char *value);
+
+/*
+ * The leader only: gives the leadership up (the lock's unlock, which wakes
+ * the longest waiting campaigner) and tells the observers. 0;
+ * RLOCK_ENOTOWNER when the handle does not lead; otherwise as
+ * rlock_unlock (the leadership ends whatever it returns). On the loop
+ * thread it starts the resign and returns 0 at once.
+ */
+RLOCK_EXTERN int rlock_resign(rlock_election *e);
+
+/* The handle's own leadership token: 0, or RLOCK_ENOTOWNER if it does not
+ * lead. No round trip. */
+RLOCK_EXTERN int rlock_election_token(rlock_election *e, uint64_t *token);
+
+/*
+ * The current leader: its value (copied into value[0..cap),
+ * NUL-terminated, cut to fit; value may be NULL with cap 0) and its
+ * fencing token (token may be NULL). With N masters the leader is the
+ * (token, value) stored on a majority, the highest such token if there
+ * are several. RLOCK_ENOENT when a majority stores no leader;
+ * RLOCK_ENOQUORUM when neither holds (a change is under way, or too few
+ * masters answered); RLOCK_EDEADLK on the loop thread.
+ */
+RLOCK_EXTERN int rlock_leader(rlock_election *e, char *value, size_t cap,
+                              uint64_t *token);
+
+/*
+ * Observes the election: cb(e, value, token, arg) runs on the client's
+ * loop thread once with the current state (at once if the client already
+ * observes this election, else after one read) and then on every change
+ * of leader or value, as rlock_leader defines them; value is NULL when
+ * there is no leader (token is then the last leader's, 0 if none was
+ * seen). Changes come through pub/sub: within a round trip of a proclaim
+ * or a resign; a leader that died is seen when its lease runs out on a
+ * majority. After a reconnect the state is read again (and reported if
+ * it changed meanwhile). Tokens never go back: a leader older than one
+ * reported is never reported. One observer per handle: a new cb
+ * replaces the old one; cb NULL stops it. When it returns, no callback of
+ * the observer it replaced or stopped runs any more (unless called from
+ * that callback). 0, RLOCK_ENOMEM, RLOCK_ECLOSED.
+ */
+RLOCK_EXTERN int rlock_observe(rlock_election *e,
+                               void (*cb)(rlock_election *, const char *value,
+                                          uint64_t token, void *),
+                               void *arg);
+
+/*
+ * The leader's loss, as rlock_set_lost_cb for locks: cb(e, arg) on the
+ * loop thread when the leadership's renewals show it lost (it expired, a
+ * majority no longer has it); the handle then no longer leads. cb NULL
+ * removes it. 0 or RLOCK_EINVAL.
+ */
+RLOCK_EXTERN int rlock_election_set_lost_cb(rlock_election *e,
+                                            void (*cb)(rlock_election *,
+                                                       void *),
+                                            void *arg);
+
+/*
+ * The leader at risk, as rlock_set_risk_cb for locks: cb(e, 1, arg) on
+ * the loop thread when the leadership's renewals missed a majority with
+ * less than half its validity left, cb(e, 0, arg) when a renewal holds
+ * again; a loss is told by the lost callback alone. cb NULL removes it.
+ * 0 or RLOCK_EINVAL.
+ */
+RLOCK_EXTERN int rlock_election_set_risk_cb(rlock_election *e,
+                                            void (*cb)(rlock_election *,
+                                                       int at_risk, void *),
+                                            void *arg);
+
+/*
+ * For rlock status: the leader as rlock_leader reads it (0 or
+ * RLOCK_ENOENT), its remaining lease on a majority in *lease_ms (-1 when
+ * unknown; may be NULL), and in *waiters the campaigners waiting, one
+ * line each ("owner ticket", queue order), as a master of the majority
+ * has them: a string to free(), or NULL.
+ */
+RLOCK_EXTERN int rlock_election_status(rlock_election *e, char *value,
+                                       size_t cap, uint64_t *token,
+                                       int64_t *lease_ms, char **waiters);
+
+/*
+ * Frees the handle: a leadership it holds is resigned (off the loop
+ * thread, the resign is done when this returns), a campaign cancelled
+ * (its callback gets RLOCK_ECANCELED), its observer stopped (no callback
+ * of it runs after this returns, when called off the loop thread).
+ */
+RLOCK_EXTERN void rlock_election_free(rlock_election *e);
+
+/*
  * Metrics, cheap enough to stay on: counters kept with relaxed atomics and
  * read without stopping anything. A snapshot may be taken from any thread.
  */
@@ -1087,6 +1246,18 @@ typedef struct rlock_metrics {
                                     watchdog hold went at risk (the
                                     at-risk callbacks' 1s, counted whether
                                     or not a callback is set) */
+  /* Elections. */
+  uint64_t elections_won;        /* campaigns that made their caller the
+                                    leader */
+  uint64_t elections_lost;       /* leaderships found lost (the election's
+                                    lost callback) */
+  uint64_t election_at_risk;     /* at-risk periods of leaderships (the
+                                    election's at-risk callbacks' 1s) */
+  uint64_t election_leader_changes; /* changes of leader (not of value)
+                                    that this client's observers saw,
+                                    counted once per election and client */
+  int64_t election_campaigners;  /* campaigns waiting now */
+  rlock_histogram election_wait; /* from campaign to leadership */
 } rlock_metrics;
 
 /* Fills *m. 0, or RLOCK_EINVAL. */
@@ -1113,7 +1284,11 @@ RLOCK_EXTERN int rlock_metrics_snapshot(rlock_client *client,
  * rlock_sem_releases_total, rlock_sem_permits_lost_total,
  * rlock_sem_permits_held, rlock_sem_waiters, rlock_latch_count_downs_total,
  * rlock_latch_opened_total, rlock_latch_waiters and
- * rlock_lock_all_acquisitions_total.
+ * rlock_lock_all_acquisitions_total; for elections
+ * rlock_elections_won_total, rlock_elections_lost_total,
+ * rlock_election_at_risk_total, rlock_election_leader_changes_total,
+ * rlock_election_campaigners and rlock_election_wait_seconds (a
+ * histogram).
  */
 RLOCK_EXTERN int rlock_metrics_prometheus(rlock_client *client, char *buf,
                                           size_t size);

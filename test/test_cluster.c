@@ -1043,6 +1043,11 @@ static void family_refused(void) {
   RT_CHECK(sem == NULL);
   last_error(c, err, sizeof err);
   RT_CHECK(strstr(err, "semaphores are not yet supported") != NULL);
+  rlock_election *el = (rlock_election *)&err;
+  RT_CHECK_EQ_INT(rlock_election_get(c, "fam", &el), RLOCK_EINVAL);
+  RT_CHECK(el == NULL);
+  last_error(c, err, sizeof err);
+  RT_CHECK(strstr(err, "elections are not yet supported") != NULL);
   rlock_latch *latch = NULL;
   RT_CHECK_EQ_INT(rlock_latch_get(c, "fam", &latch), RLOCK_EINVAL);
   RT_CHECK(latch == NULL);

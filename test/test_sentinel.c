@@ -557,6 +557,51 @@ static void test_family(void) {
   rlock_client_close(a);
 }
 
+/* An election through a Sentinel master: b observes, a leads with a
+ * value stored on the data server the sentinels name, b's campaign waits
+ * and leads after a's resign with a larger token; b's observer sees a,
+ * then b. */
+static atomic_uint_fast64_t sel_seen_b;
+static void on_sel(rlock_election *e, const char *value, uint64_t token,
+                   void *arg) {
+  (void)e;
+  (void)arg;
+  if (value != NULL && strcmp(value, "b") == 0) atomic_store(&sel_seen_b, token);
+}
+
+static void test_election(void) {
+  RT_REQUIRE(up);
+  int m = heal();
+  RT_REQUIRE(m >= 0);
+  rlock_client *a = sclient(0, 0), *b = sclient(0, 0);
+  RT_REQUIRE(a != NULL && b != NULL);
+  rlock_election *ea, *eb;
+  RT_REQUIRE(rlock_election_get(a, "select", &ea) == 0);
+  RT_REQUIRE(rlock_election_get(b, "select", &eb) == 0);
+  atomic_store(&sel_seen_b, 0);
+  RT_REQUIRE(rlock_observe(eb, on_sel, NULL) == 0);
+  RT_CHECK_EQ_INT(rlock_campaign(ea, "a", 10000), 0);
+  char v[16];
+  uint64_t ta = 0, tb = 0;
+  RT_CHECK_EQ_INT(rlock_leader(eb, v, sizeof v, &ta), 0);
+  RT_CHECK(strcmp(v, "a") == 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&S.data[m], "EXISTS rlock:{select}"), 1);
+  RT_CHECK_EQ_INT(rlock_campaign(eb, "b", 0), RLOCK_ETIMEDOUT);
+  RT_CHECK_EQ_INT(rlock_resign(ea), 0);
+  RT_CHECK_EQ_INT(rlock_campaign(eb, "b", 10000), 0);
+  RT_CHECK_EQ_INT(rlock_election_token(eb, &tb), 0);
+  RT_CHECK(tb > ta);
+  uint64_t t0 = rt_now_ms();
+  while (atomic_load(&sel_seen_b) == 0 && rt_now_ms() - t0 < 5000)
+    rt_sleep_ms(5);
+  RT_CHECK(atomic_load(&sel_seen_b) == tb);
+  rlock_election_free(eb);
+  rlock_election_free(ea);
+  RT_CHECK_EQ_INT(rt_redis_int(&S.data[m], "EXISTS rlock:{select}"), 0);
+  rlock_client_close(b);
+  rlock_client_close(a);
+}
+
 /*
  * Replica acknowledgement covers the family's grants too. With
  * replica_acks = 2 a fair lock and a semaphore permit are granted while
@@ -1671,6 +1716,7 @@ int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"basics", test_basics},
       {"family", test_family},
+      {"election", test_election},
       {"family_unacked", test_family_unacked},
       {"config_errors", test_config_errors},
       {"role_checked", test_role_checked},

@@ -409,6 +409,40 @@ static void lost_grace_kill(void) {
   RT_CHECK(el < 6000);
 }
 
+/* rlock elect runs its command as leader with RLOCK_TOKEN set, exits
+ * 75 when the leadership is lost (SIGTERM to the command); rlock observe
+ * prints the leader, its change and its end, and exits 0 on SIGTERM. */
+static void elect_and_observe(void) {
+  pid_t obs = spawn("eobs", "observe", "eo", (char *)NULL);
+  rt_sleep_ms(500);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "echo $RLOCK_TOKEN > %s/eo.tok", tmp);
+  RT_CHECK_EQ_INT(RUN("eo1", "elect", "--value", "first", "eo", "--", "sh",
+                      "-c", cmd), 0);
+  char tok[64];
+  RT_CHECK(atoll(slurp("eo.tok", tok, sizeof tok)) > 0);
+  pid_t p = spawn("eo2", "elect", "--watchdog-timeout", "900", "--grace",
+                  "0.5", "--value", "second", "eo", "--", "sleep", "30",
+                  (char *)NULL);
+  RT_REQUIRE(wait_key("rlock:{eo}", 1, BOUND_MS) == 0);
+  rt_sleep_ms(200);
+  RT_CHECK_EQ_INT(RUN("eofu", "unlock", "--force", "--fair", "eo"), 0);
+  RT_CHECK_EQ_INT(wait_exit(p, BOUND_MS), 75);
+  RT_CHECK_EQ_INT(RUN("eo3", "elect", "--sem", "x:2", "eo", "--", "true"),
+                  64);
+  rt_sleep_ms(300);
+  kill(obs, SIGTERM);
+  RT_CHECK_EQ_INT(wait_exit(obs, BOUND_MS), 0);
+  char out[2048];
+  slurp("eobs.out", out, sizeof out);
+  fprintf(stderr, "  observed:\n%s", out);
+  char *a = strstr(out, "none 0\n");
+  char *b = a ? strstr(a, " first\n") : NULL;
+  char *c = b ? strstr(b, " second\n") : NULL;
+  RT_CHECK(a != NULL && b != NULL && c != NULL);
+  RT_CHECK(c != NULL && strstr(c, "none ") != NULL);
+}
+
 static void lease_runs_out(void) {
   uint64_t t0 = rt_now_ms();
   int rc = RUN("lease", "exec", "--lease", "500", "leased", "--", "sleep",
@@ -1279,6 +1313,7 @@ CASE(secrets_masked)
 CASE(usage_reasons)
 CASE(plain_to_tls_port)
 CASE(status_acl_rule)
+CASE(elect_and_observe)
 
 static void remove_tmp(void) {
   char cmd[400];
@@ -1345,6 +1380,7 @@ int main(int argc, char **argv) {
       {"usage_reasons", usage_reasons_case},
       {"plain_to_tls_port", plain_to_tls_port_case},
       {"status_acl_rule", status_acl_rule_case},
+      {"elect_and_observe", elect_and_observe_case},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

@@ -89,6 +89,17 @@ static void on_lost(rlock *lock, uint64_t owner, int is_thread, void *arg) {
   post_event('L');
 }
 
+/* The same for an election (rlock elect): won, lost. */
+static void on_elected(rlock_election *e, int status, void *arg) {
+  on_acquired(NULL, status, arg);
+  (void)e;
+}
+
+static void on_elect_lost(rlock_election *e, void *arg) {
+  on_lost(NULL, 0, 0, arg);
+  (void)e;
+}
+
 /* The same three for a semaphore's permits (exec --sem). */
 static void on_sem_acquired(rlock_sem *sem, int status, void *arg) {
   on_acquired(NULL, status, arg);
@@ -171,6 +182,8 @@ typedef struct exec_opts {
   int kind;              /* an index into kinds */
   long long sem_limit;   /* --sem NAME:K: K; 0 without --sem */
   long long permits;     /* --permits, with --sem */
+  int elect;             /* rlock elect: campaign, lead while it runs */
+  const char *value;     /* elect --value */
 } exec_opts;
 
 /* What the command runs under: a lock, or with --sem permits of a
@@ -179,6 +192,7 @@ typedef struct exec_state {
   const exec_opts *o;
   rlock *lock;
   rlock_sem *sem;
+  rlock_election *elect;
   const char *name;
   int lost;           /* a lost event was seen */
   int pending_signal; /* a terminating signal that arrived while waiting */
@@ -197,7 +211,10 @@ typedef struct exec_state {
  */
 static int acquire_once(exec_state *st, long long wait_ms) {
   int64_t lease = st->o->lease_ms > 0 ? st->o->lease_ms : RLOCK_WATCHDOG;
-  int rc = st->sem != NULL
+  int rc = st->elect != NULL
+               ? rlock_campaign_async(st->elect, st->o->value, EXEC_OWNER,
+                                      wait_ms, on_elected, NULL)
+           : st->sem != NULL
                ? rlock_sem_acquire_async(st->sem, EXEC_OWNER, st->o->permits,
                                          wait_ms, lease, on_sem_acquired,
                                          NULL)
@@ -210,7 +227,9 @@ static int acquire_once(exec_state *st, long long wait_ms) {
     if (ev == 'L') st->lost = 1;
     if (ev < 0 && -ev != SIGCHLD && st->pending_signal == 0) {
       st->pending_signal = -ev;
-      if (st->sem != NULL)
+      if (st->elect != NULL)
+        rlock_campaign_cancel(st->elect);
+      else if (st->sem != NULL)
         rlock_sem_cancel_async(st->sem, EXEC_OWNER);
       else
         rlock_cancel_async(st->lock, EXEC_OWNER);
@@ -248,6 +267,7 @@ static int acquire_hold(exec_state *st) {
 /* Waits for the release callback; bounded, since rlock_client_close
  * releases whatever is still held anyway. Returns its status. */
 static int release_hold(exec_state *st) {
+  if (st->elect != NULL) return rlock_resign(st->elect);
   int rc = st->sem != NULL
                ? rlock_sem_release_async(st->sem, EXEC_OWNER, st->o->permits,
                                          on_sem_released, NULL)
@@ -408,8 +428,26 @@ static const char exec_usage[] =
     "lock was lost while the command ran; 64 usage, or a semaphore whose\n"
     "masters remember another K; 71 system error.\n";
 
+static const char elect_usage[] =
+    "usage: rlock elect [options] NAME [--value V] [--] COMMAND [ARGS...]\n"
+    "Campaigns in the election NAME, runs COMMAND while this process leads\n"
+    "(RLOCK_TOKEN, the leadership's fencing token, and RLOCK_NAME in its\n"
+    "environment), resigns when it exits, and exits with its status. If the\n"
+    "leadership is lost, COMMAND gets SIGTERM, SIGKILL after --grace, and\n"
+    "rlock exits 75. Campaigners are served in their order of arrival.\n"
+    "      --value V                  what observers see (at most 4096 bytes)\n"
+    "  -w, --wait, --timeout SECONDS  give up after SECONDS (default: forever)\n"
+    "  -n, --nonblock                 fail at once if there is a leader\n"
+    "  -E, --conflict-exit-code CODE  exit code when not elected (default 1)\n"
+    "      --grace SECONDS            SIGTERM-to-SIGKILL delay (default 5)\n"
+    "      --watchdog-timeout MS      the leadership's lease (default 30000)\n"
+    "      --connect-timeout MS       as for exec\n"
+    "  -v, --verbose                  report progress on stderr\n"
+    "Exit: the command's status; CODE (-E) if not elected; 75 if the\n"
+    "leadership was lost while the command ran; 64 usage; 71 system error.\n";
+
 enum { OPT_LEASE = 256, OPT_GRACE, OPT_WATCHDOG, OPT_CONNECT,
-       OPT_MAX_LEASE, OPT_SEM, OPT_PERMITS };
+       OPT_MAX_LEASE, OPT_SEM, OPT_PERMITS, OPT_VALUE };
 
 /* --sem NAME:K: the name into a copy (freed by the caller) and K. 0, or
  * -1 when malformed. */
@@ -434,6 +472,7 @@ static const char *option_takes(int opt) {
     case OPT_SEM: return "NAME:K: a semaphore's name, a colon and its "
                          "number of permits K, 1 to 100000";
     case OPT_PERMITS: return "a number of permits from 1 to 100000";
+    case OPT_VALUE: return "at most 4096 bytes";
     case RT_OPT_KIND: return "lock, fair, read or write";
     case RT_OPT_MASTERS: return "a comma-separated list of master URLs, none "
                              "empty";
@@ -473,6 +512,7 @@ static const struct option exec_long_options[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"sem", required_argument, NULL, OPT_SEM},
     {"permits", required_argument, NULL, OPT_PERMITS},
+    {"value", required_argument, NULL, OPT_VALUE},
     RT_KIND_LONG_OPTIONS,
     RT_GLOBAL_LONG_OPTIONS,
     RT_HELP_LONG_OPTION_AND_END};
@@ -514,6 +554,10 @@ static int exec_option(rt_global *g, exec_cmdline *cl, int c) {
     return rt_parse_ll(optarg, 1, 30LL * 86400000, &o->max_lease_ms)
                ? RT_TAKE_BAD : RT_TAKE_OK;
   case 'v': o->verbose = 1; return RT_TAKE_OK;
+  case OPT_VALUE:
+    if (strlen(optarg) > 4096) return RT_TAKE_BAD;
+    o->value = optarg;
+    return RT_TAKE_OK;
   case OPT_SEM:
     free(cl->sem_name);
     cl->sem_name = NULL;
@@ -535,6 +579,16 @@ static int exec_option(rt_global *g, exec_cmdline *cl, int c) {
  * from the arguments after them. -1 to go on, or the exit code. */
 static int exec_check_args(exec_cmdline *cl, int argc, char **argv) {
   exec_opts *o = &cl->o;
+  if (o->elect && (cl->sem_name != NULL || o->kind != 0 || o->lease_ms > 0 ||
+                   cl->permits_given)) {
+    fprintf(stderr, "rlock elect: --sem, --permits, --kind and --lease do "
+                    "not apply to an election\n");
+    return RT_EXIT_USAGE;
+  }
+  if (!o->elect && o->value != NULL) {
+    fprintf(stderr, "rlock exec: --value needs rlock elect\n");
+    return RT_EXIT_USAGE;
+  }
   if (cl->sem_name != NULL && o->kind != 0) {
     fprintf(stderr, "rlock exec: --sem takes no lock kind\n");
     return RT_EXIT_USAGE;
@@ -570,14 +624,16 @@ static int exec_take_option(rt_global *g, int opt, const char *longname,
 }
 
 /* Parses exec's command line into cl. -1 to go on, or the exit code. */
-static int exec_parse(rt_global *g, int argc, char **argv, exec_cmdline *cl) {
+static int exec_parse(rt_global *g, int argc, char **argv, exec_cmdline *cl,
+                      int elect) {
   /* '+': stop at NAME, so the command's own options are left alone. */
-  rt_cmdline line = {"+w:nE:vh", exec_long_options, exec_usage,
-                     exec_take_option, cl, RT_ANY_OPERANDS};
+  rt_cmdline line = {"+w:nE:vh", exec_long_options,
+                     elect ? elect_usage : exec_usage, exec_take_option, cl,
+                     RT_ANY_OPERANDS};
   memset(cl, 0, sizeof *cl);
   cl->o = (exec_opts){.wait_ms = -1, .conflict_code = RT_EXIT_CONFLICT,
                       .lease_ms = -1, .grace_ms = 5000, .connect_ms = 2000,
-                      .permits = 1};
+                      .permits = 1, .elect = elect};
   int code = rt_parse_options(g, argc, argv, &line);
   return code >= 0 ? code : exec_check_args(cl, argc, argv);
 }
@@ -596,6 +652,16 @@ static int exec_open(const rt_global *g, const exec_cmdline *cl,
   int rc = rt_open_client(g, o->watchdog_ms, o->max_lease_ms, connect_ms,
                           client);
   if (rc != 0) return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+  if (o->elect) {
+    rc = rlock_election_get(*client, cl->name, &st->elect);
+    if (rc != 0) {
+      rt_print_lib_error("cannot use election", *client, rc);
+      rlock_client_close(*client);
+      return rc == RLOCK_EINVAL ? RT_EXIT_USAGE : RT_EXIT_OSERR;
+    }
+    rlock_election_set_lost_cb(st->elect, on_elect_lost, NULL);
+    return -1;
+  }
   rc = cl->sem_name != NULL
            ? rlock_sem_get(*client, cl->name, o->sem_limit, &st->sem)
            : rt_get_handle(*client, o->kind, cl->name, &st->lock);
@@ -621,6 +687,9 @@ static int exec_not_acquired(exec_state *st, rlock_client *client, int rc) {
   if (rc == RLOCK_ETIMEDOUT && st->sem != NULL)
     fprintf(stderr, "rlock: semaphore %s has no %lld permit(s) free%s\n",
             st->name, o->permits, o->nowait ? "" : " (timed out waiting)");
+  else if (rc == RLOCK_ETIMEDOUT && st->elect != NULL)
+    fprintf(stderr, "rlock: election %s has a leader%s\n", st->name,
+            o->nowait ? "" : " (timed out waiting)");
   else if (rc == RLOCK_ETIMEDOUT)
     fprintf(stderr, "rlock: lock %s is held%s\n", st->name,
             o->nowait ? "" : " (timed out waiting)");
@@ -646,7 +715,9 @@ static void die_of_signal(int sig) {
 /* The fencing token of the hold just taken. */
 static uint64_t held_token(const exec_state *st) {
   uint64_t token = 0;
-  if (st->sem != NULL)
+  if (st->elect != NULL)
+    rlock_election_token(st->elect, &token);
+  else if (st->sem != NULL)
     rlock_sem_owner_fencing_token(st->sem, EXEC_OWNER, &token);
   else
     rlock_owner_fencing_token(st->lock, EXEC_OWNER, &token);
@@ -749,6 +820,7 @@ static int exec_run(const rt_global *g, const exec_cmdline *cl) {
                               exec_run_command(&st, client, cl->cmd, t0));
   rlock_free(st.lock);
   rlock_sem_free(st.sem);
+  rlock_election_free(st.elect);
   rlock_client_close(client);
   /* A signal that came while taking the hold: die of it, now that the
    * hold is given back. */
@@ -758,7 +830,7 @@ static int exec_run(const rt_global *g, const exec_cmdline *cl) {
 
 int rt_cmd_exec(rt_global *g, int argc, char **argv) {
   exec_cmdline cl;
-  int code = exec_parse(g, argc, argv, &cl);
+  int code = exec_parse(g, argc, argv, &cl, strcmp(argv[0], "elect") == 0);
   if (code < 0) code = exec_run(g, &cl);
   free(cl.sem_name);
   return code;

@@ -26,6 +26,14 @@ static const char main_usage[] =
     "  status [--json] NAME                        show who holds NAME, as\n"
     "                                              every kind, semaphore and\n"
     "                                              latch\n"
+    "  elect [options] NAME [--value V] [--] COMMAND [ARGS...]\n"
+    "                                              run COMMAND while leader\n"
+    "  observe [--json] NAME                       print the election's\n"
+    "                                              leader at every change\n"
+    "  elect [options] NAME [--value V] [--] COMMAND [ARGS...]\n"
+    "                                              run COMMAND while leader\n"
+    "  observe [--json] NAME                       print an election's\n"
+    "                                              leader at every change\n"
     "  unlock --force NAME                         delete NAME's lock\n"
     "  scan [--json] [--pattern P] [--lease-over SECONDS]  find leaked locks\n"
     "Global options (also accepted after COMMAND):\n"
@@ -48,7 +56,9 @@ static const char main_usage[] =
  * exit code. */
 static int run_subcommand(rt_global *g, int argc, char **argv) {
   const char *cmd = argv[0];
-  if (strcmp(cmd, "exec") == 0) return rt_cmd_exec(g, argc, argv);
+  if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "elect") == 0)
+    return rt_cmd_exec(g, argc, argv);
+  if (strcmp(cmd, "observe") == 0) return rt_cmd_observe(g, argc, argv);
   if (strcmp(cmd, "unlock") == 0) return rt_cmd_unlock(g, argc, argv);
   if (strcmp(cmd, "status") == 0 || strcmp(cmd, "scan") == 0) {
     /* A master that hangs up must give an error, not kill with SIGPIPE. */

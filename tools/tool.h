@@ -154,7 +154,8 @@ int rt_parse_ll(const char *s, long long lo, long long hi, long long *out);
 
 /* The subcommands, each in its own file. argv[0] is the subcommand's
  * name; each returns the tool's exit code. */
-int rt_cmd_exec(rt_global *g, int argc, char **argv);
+int rt_cmd_exec(rt_global *g, int argc, char **argv); /* exec, elect */
+int rt_cmd_observe(rt_global *g, int argc, char **argv);
 int rt_cmd_unlock(rt_global *g, int argc, char **argv);
 int rt_cmd_status(rt_global *g, int argc, char **argv);
 int rt_cmd_scan(rt_global *g, int argc, char **argv);

@@ -48,6 +48,12 @@ int rlock_metrics_snapshot(rlock_client *c, rlock_metrics *m) {
   m->latch_opened = LOAD(s->latch_opened);
   m->latch_waiters = LOAD(s->latch_waiters);
   m->lock_all_acquisitions = LOAD(s->lock_all_acquisitions);
+  m->elections_won = LOAD(s->elect_won);
+  m->elections_lost = LOAD(s->elect_lost);
+  m->election_at_risk = LOAD(s->elect_at_risk);
+  m->election_leader_changes = LOAD(s->elect_leader_changes);
+  m->election_campaigners = LOAD(s->elect_campaigners);
+  rl_hist_snapshot(&s->elect_wait, &m->election_wait);
   m->nmasters = (size_t)c->nmasters;
   for (int i = 0; i < c->nmasters; i++) {
     uint64_t unacked = atomic_load(&c->masters[i]->unacked);
@@ -208,5 +214,20 @@ int rlock_metrics_prometheus(rlock_client *c, char *buf, size_t size) {
         m.latch_waiters);
   counter(&o, "rlock_lock_all_acquisitions_total",
           "Successful rlock_lock_all calls.", m.lock_all_acquisitions);
+  counter(&o, "rlock_elections_won_total",
+          "Campaigns that made this client's caller the leader.",
+          m.elections_won);
+  counter(&o, "rlock_elections_lost_total",
+          "Leaderships of this client found lost.", m.elections_lost);
+  counter(&o, "rlock_election_at_risk_total",
+          "Times a leadership of this client went at risk.",
+          m.election_at_risk);
+  counter(&o, "rlock_election_leader_changes_total",
+          "Changes of leader seen by this client's observers.",
+          m.election_leader_changes);
+  gauge(&o, "rlock_election_campaigners", "Campaigns waiting now.",
+        m.election_campaigners);
+  histogram(&o, "rlock_election_wait_seconds",
+            "From campaign to leadership.", &m.election_wait);
   return o.len > (size_t)INT32_MAX ? RLOCK_ENOMEM : (int)o.len;
 }

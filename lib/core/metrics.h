@@ -31,6 +31,11 @@ typedef struct rl_metrics {
       sem_permits_lost, latch_count_downs, latch_opened,
       lock_all_acquisitions;
   atomic_int_fast64_t sem_permits_held, sem_waiters, latch_waiters;
+  /* Elections (lib/family/election.c, lib/api/election.c). */
+  atomic_uint_fast64_t elect_won, elect_lost, elect_at_risk,
+      elect_leader_changes;
+  atomic_int_fast64_t elect_campaigners;
+  rl_hist elect_wait;
 } rl_metrics;
 
 #define RL_ADD(field, n) \

@@ -35,6 +35,7 @@ rl_family *rl_family_get(rl_client *c) {
     return NULL;
   }
   f->c = c;
+  rl_list_init(&f->watches);
   c->family = f;
   return f;
 }
@@ -65,6 +66,7 @@ void rl_family_shutdown(rl_client *c) {
   rl_family *f = c->family;
   if (f == NULL) return;
   if (f->close_all != NULL) f->close_all(c, f);
+  if (f->close_watches != NULL) f->close_watches(f);
   c->family = NULL;
   rl_holds_free(&f->permits);
   if (f->watchdog_open)

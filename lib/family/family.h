@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "client.h"
+#include "list.h"
 #include "lock.h"
 #include "round.h"
 
@@ -30,6 +31,10 @@ typedef struct rl_family {
   /* Set by the semaphores with their first hold (sem_hold.c): gives back
    * every permit still held and forgets the holds, at shutdown. */
   void (*close_all)(rl_client *c, struct rl_family *f);
+  /* The elections observed (election.c), and what ends them at shutdown,
+   * set with the first. */
+  rl_list watches;
+  void (*close_watches)(struct rl_family *f);
 } rl_family;
 
 /* The client's family state, made on first use; NULL when out of memory

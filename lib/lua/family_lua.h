@@ -129,5 +129,7 @@ extern const char rl_fam_multi_acquire_lua[], rl_fam_multi_unlock_lua[],
     rl_fam_multi_undo_lua[], rl_fam_multi_acquire_xslot_lua[],
     rl_fam_multi_unlock_xslot_lua[], rl_fam_multi_undo_xslot_lua[];
 extern const char rl_fam_lease_renew_lua[], rl_fam_waiter_touch_lua[];
+extern const char rl_fam_elect_proclaim_lua[], rl_fam_elect_read_lua[],
+    rl_fam_elect_notify_lua[], rl_fam_elect_status_lua[];
 
 #endif

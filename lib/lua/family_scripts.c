@@ -54,6 +54,10 @@ static const fam_script table[RL_FAM_SCRIPT_COUNT] = {
                                  rl_fam_multi_undo_xslot_lua},
     [RL_FAM_LEASE_RENEW] = {"lease_renew", rl_fam_lease_renew_lua},
     [RL_FAM_WAITER_TOUCH] = {"waiter_touch", rl_fam_waiter_touch_lua},
+    [RL_FAM_ELECT_PROCLAIM] = {"elect_proclaim", rl_fam_elect_proclaim_lua},
+    [RL_FAM_ELECT_READ] = {"elect_read", rl_fam_elect_read_lua},
+    [RL_FAM_ELECT_NOTIFY] = {"elect_notify", rl_fam_elect_notify_lua},
+    [RL_FAM_ELECT_STATUS] = {"elect_status", rl_fam_elect_status_lua},
 };
 
 static char shas[RL_FAM_SCRIPT_COUNT][41];

@@ -5,7 +5,7 @@
  * quorum round runs the same script on every master. The key layouts and
  * the argument and reply layouts are documented beside each body, in one
  * file per kind (fair_scripts.c, rw_scripts.c, sem_scripts.c,
- * latch_scripts.c, multi_scripts.c, lease_scripts.c); docs/architecture.md
+ * latch_scripts.c, multi_scripts.c, lease_scripts.c, election_scripts.c); docs/architecture.md
  * describes the data model of each kind.
  *
  * These ids number the family's scripts; scripts.h numbers them after the
@@ -54,6 +54,12 @@ typedef enum rl_fam_script_id {
   /* Shared by several kinds (lease_scripts.c). */
   RL_FAM_LEASE_RENEW,  /* read holds and semaphore permits */
   RL_FAM_WAITER_TOUCH, /* fair-lock waiters and waiting writers */
+  /* Elections (election_scripts.c). Keys: the fair lock's hash (and its
+   * queue, for status). */
+  RL_FAM_ELECT_PROCLAIM,
+  RL_FAM_ELECT_READ,
+  RL_FAM_ELECT_NOTIFY,
+  RL_FAM_ELECT_STATUS,
   RL_FAM_SCRIPT_COUNT
 } rl_fam_script_id;
 
