@@ -37,6 +37,16 @@
  * another TIME at once, and then, while they stay that far apart, by
  * more with a backoff (clock_resample).
  *
+ * A master gone from the network without a reset (a partition, a server
+ * killed behind one) leaves a connection that TCP would keep for many
+ * minutes and resume only at its next retransmission after the heal,
+ * up to two minutes later. The stream is told to end it once the master
+ * has left data unacknowledged at the TCP level for peer_timeout_ms
+ * (TCP_USER_TIMEOUT, and keepalive for an idle one): then it fails like
+ * any dropped connection, its commands complete DROPPED, and attempts
+ * resume with the backoff below. A stopped or slow master still
+ * acknowledges, so its connection is kept and its late replies are read.
+ *
  * Attempts: the first connection attempt is waited for (the client is
  * usable the moment it is opened); later ones are not (a dead master
  * costs a round nothing). The backoff between attempts doubles from 50 ms
@@ -73,6 +83,17 @@
 #define CLOCK_REFRESH_MS 30000
 #define CLOCK_RESAMPLE_MS 50 /* the first wait between quick TIMEs */
 #define CLOCK_DRIFT_PPM 500 /* the fastest a kernel slews a clock */
+
+/* How long a master may leave data unacknowledged at the TCP level before
+ * its connection counts as dead (stream.c, set_peer_timeout): well above
+ * the connect and command timeouts, so that only a peer that is gone from
+ * the network, not a slow one, is cut; at least 2 s. */
+static unsigned peer_timeout_ms(const rl_conn_config *cfg) {
+  uint64_t t = 2000;
+  if (cfg->connect_timeout_ms * 2 > t) t = cfg->connect_timeout_ms * 2;
+  if (cfg->command_timeout_ms * 10 > t) t = cfg->command_timeout_ms * 10;
+  return t > 600000 ? 600000 : (unsigned)t;
+}
 
 /* Internal commands, by what their reply is for. */
 enum {
@@ -996,6 +1017,8 @@ static void connect_now(rl_conn *conn) {
   conn->stream = conn->reader ? rl_stream_open(conn->loop, u, tls, name,
                                                &stream_handler, conn)
                               : NULL;
+  if (conn->stream != NULL)
+    rl_stream_set_peer_timeout(conn->stream, peer_timeout_ms(conn->cfg));
   if (conn->stream == NULL) {
     attempt_failed(conn, "out of memory", 0, 0);
     return;

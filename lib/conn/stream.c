@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,7 @@ struct rl_stream {
   uv_timer_t timer;
   uv_poll_t wpoll;
   int wfd;        /* the duplicate wpoll watches, or -1 */
+  unsigned peer_timeout_ms; /* rl_stream_set_peer_timeout; 0: none */
   int wpoll_made; /* wpoll was initialized (and must be closed) */
   int handles;    /* open handles */
   int state;
@@ -409,6 +412,36 @@ int rl_stream_fd(const rl_stream *s) {
 
 /* --- connecting ---------------------------------------------------------------- */
 
+/*
+ * A peer that stops acknowledging: the network dropped it without a
+ * reset (a partition, a host gone, a server killed behind a cut whose
+ * FIN and RST were lost). TCP alone would keep such a connection for
+ * many minutes, and after the network heals it resumes only at its next
+ * retransmission, whose backoff doubles to two minutes: a master cut
+ * off for a minute stayed unusable for up to another minute after the
+ * heal. With TCP_USER_TIMEOUT the kernel ends the connection once data
+ * has gone unacknowledged for ms, and keepalive probes (first after
+ * about as long idle) do the same for a connection that sends nothing,
+ * a subscriber's: the owner reconnects with its backoff. A stopped or
+ * slow server still acknowledges at the TCP level, so this never cuts
+ * a connection that is merely waiting for a reply. Best effort: a
+ * system without these options keeps TCP's own behavior.
+ */
+static void set_peer_timeout(int fd, unsigned ms) {
+  if (fd < 0 || ms == 0) return;
+  int on = 1, idle = (int)(ms / 1000) > 0 ? (int)(ms / 1000) : 1, intvl = 1,
+      cnt = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+}
+
+void rl_stream_set_peer_timeout(rl_stream *s, unsigned ms) {
+  s->peer_timeout_ms = ms;
+}
+
 static void on_connect(uv_connect_t *req, int status) {
   rl_stream *s = req->data;
   if (s->state != S_CONNECTING) return; /* closed meanwhile (cancelled) */
@@ -421,7 +454,10 @@ static void on_connect(uv_connect_t *req, int status) {
   int fd = fd_of(s);
   int flags = fcntl(fd, F_GETFD);
   if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-  if (s->io.handle.type == UV_TCP) uv_tcp_nodelay(&s->io.tcp, 1);
+  if (s->io.handle.type == UV_TCP) {
+    uv_tcp_nodelay(&s->io.tcp, 1);
+    set_peer_timeout(fd, s->peer_timeout_ms);
+  }
   uv_read_start(&s->io.stream, on_alloc, on_read);
   if (s->tls == NULL) {
     s->state = S_OPEN;

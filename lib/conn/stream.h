@@ -52,6 +52,15 @@ rl_stream *rl_stream_open(uv_loop_t *loop, const rl_url *url, rl_tls_ctx *tls,
                           const char *server_name,
                           const rl_stream_handler *handler, void *data);
 
+/*
+ * Ends the connection when the peer has not acknowledged data for ms
+ * (TCP_USER_TIMEOUT), and probes an idle one (keepalive) after about as
+ * long: a peer cut off without a reset is then reported as failed instead
+ * of being waited on for TCP's minutes. TCP only; set before it connects.
+ * 0: none.
+ */
+void rl_stream_set_peer_timeout(rl_stream *s, unsigned ms);
+
 /* The owner's slot. */
 void *rl_stream_data(const rl_stream *s);
 
