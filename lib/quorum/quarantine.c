@@ -36,6 +36,36 @@
  * why the quarantine is applied when a round is decided (rl_votes_settle),
  * not when a reply is classified.
  *
+ * How long. The configured length (restart_quarantine_ms) covers every
+ * lease only if no client takes a longer one; a user who keeps the
+ * defaults gets a minute. The masters themselves know better: every
+ * script that grants or extends a lease pushes its master's lease
+ * horizon (<prefix>horizon, whose TTL is the latest expiry that master
+ * handed out; scripts.h, RL_LUA_HORIZON). Why the others' horizons cover
+ * every lease the restarted master i forgot: a lease that counted was
+ * granted by a majority with i in it, so by at least quorum - 1 other
+ * masters, each of which pushed its horizon past the lease's end when it
+ * granted (a grant counted only if it landed within the round's master
+ * timeout; the read waits that long after i's start, so every grant of
+ * a round sent before i restarted has landed). An other master j bounds
+ * the leases it took part in by b_j, the later of its horizon and, if j
+ * restarted too, the end of its own quarantine as this client worked it
+ * out (which bounds what j granted before, by the same argument one
+ * restart earlier; unknown while j's read is pending, and then j bounds
+ * nothing). The worst majority is i with the quorum - 1 others whose b_j
+ * are largest; the smallest of those, the (n - quorum + 1)th smallest
+ * b_j, is when every lease i may have forgotten has run out. A PTTL is
+ * counted from the reply's arrival and stretched by the drift factor. A
+ * master that cannot be read, where it is needed (down, slow, a Cluster
+ * or Sentinel master: their quarantine is per node, node_info, and their
+ * horizons are not read), leaves the configured
+ * length, and the read is tried again while that lasts. The horizon
+ * never makes the quarantine longer than the configured length, and an
+ * acquisition that does not count still pushes the horizon (its grant
+ * is undone, but a grant that counted is indistinguishable on the
+ * master): with constant contention the read sees the horizon a lease
+ * ahead, never more.
+ *
  * What is not caught (README, "Guarantees"): with N = 1 the only records
  * are on the master that lost them, so only a client connected across the
  * restart notices it; masters addressed differently by different clients
