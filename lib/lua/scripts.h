@@ -149,14 +149,18 @@ enum {
  * The key has no hash tag: on a Redis Cluster it would be another slot
  * than the lock's, which a script may not touch. Cluster nodes have no
  * restart records and keep the configured quarantine (quarantine.c), so
- * the cluster form of a script (rl_script_shard) leaves the push out:
- * RL_LUA_HORIZON is one line ending in RL_LUA_HORIZON_MARK, and the
- * cluster form drops every line that ends so.
+ * the cluster form of a script (rl_script_shard) leaves the push out. A
+ * cluster node listed as a plain master runs the plain form, whose push
+ * fails there: it runs under pcall, so the grant stands, and that
+ * master's horizon is never read (INFO's redis_mode says it is not
+ * standalone; quarantine.c). RL_LUA_HORIZON is one line ending in
+ * RL_LUA_HORIZON_MARK, and the cluster form drops every line that ends
+ * so.
  */
 #define RL_LUA_HORIZON_PUSH(ms)                                             \
   "local h_ = string.match(KEYS[1], '^[^{]*') .. 'horizon' "                \
-  "if redis.call('pexpire', h_, " ms ", 'GT') == 0 then "                   \
-  "redis.call('set', h_, '1', 'px', " ms ", 'nx') end"
+  "if redis.pcall('pexpire', h_, " ms ", 'GT') == 0 then "                  \
+  "redis.pcall('set', h_, '1', 'px', " ms ", 'nx') end"
 #define RL_LUA_HORIZON_MARK " --horizon\n"
 #define RL_LUA_HORIZON(ms) RL_LUA_HORIZON_PUSH(ms) RL_LUA_HORIZON_MARK
 

@@ -437,7 +437,10 @@ static void hz_done(rl_round *r) {
     if (j == i) continue;
     const rl_round_slot *sl = &r->slot[j];
     uint64_t bj = UINT64_MAX;
-    if (single_conn(c, j) != NULL && sl->vote == RL_VOTE_YES) {
+    /* A cluster node listed as a plain master records no horizon (its
+     * scripts may not touch the key: scripts.h), so it is not read. */
+    const rl_conn *cj = single_conn(c, j);
+    if (cj != NULL && cj->standalone && sl->vote == RL_VOTE_YES) {
       uint64_t h = 0;
       if (sl->v[0] >= 0)
         h = (uint64_t)sl->v[1] + (uint64_t)((double)sl->v[0] * (1.0 + d)) + 2;
