@@ -55,6 +55,14 @@ static int restarts_seen(rlock_client *c, int idx, uint64_t k, int ms) {
   return 0;
 }
 
+/* Pushes a master's lease horizon (rlock:horizon) to ms from now, as an
+ * acquisition's grant there does: for a lock a test writes by hand. */
+static void plant_horizon(rt_redis *r, int ms) {
+  redisReply *rep = rt_redis_cmd(r, "SET rlock:horizon 1 PX %d", ms);
+  RT_REQUIRE(rep != NULL && rep->type == REDIS_REPLY_STATUS);
+  freeReplyObject(rep);
+}
+
 /* The TIME of a server, in seconds. */
 static long long server_time(rt_redis *r) {
   redisReply *rep = rt_redis_cmd(r, "TIME");
@@ -299,6 +307,7 @@ static void quarantine_records_before_first_grant(void) {
   RT_REQUIRE(h != NULL);
   freeReplyObject(h);
   RT_REQUIRE(rt_redis_int(&srv[1], "PEXPIRE rlock:{L} 30000") == 1);
+  plant_horizon(&srv[1], 30000); /* as the grant would have */
   for (int i = 0; i < 3; i++) RT_REQUIRE(rt_redis_pause(&srv[i]) == 0);
   rlock_client *z = open_on(m, 3, RLOCK_QUARANTINE_AUTO);
   RT_REQUIRE(z != NULL);
@@ -391,6 +400,9 @@ static void quarantine_uptime_rounding(void) {
   RT_REQUIRE(h != NULL);
   freeReplyObject(h);
   RT_REQUIRE(rt_redis_int(&srv[1], "PEXPIRE rlock:{L} 60000") == 1);
+  /* As the grant would have: the quarantine is then the configured one,
+   * whose rounding is under test. */
+  plant_horizon(&srv[1], 60000);
   int reproduced = 0;
   for (int attempt = 0; attempt < 5 && !reproduced; attempt++) {
     RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
@@ -446,6 +458,178 @@ static void quarantine_uptime_rounding(void) {
 static void quarantine_y_no_lease(void) { quarantine_two_clients(0); }
 static void quarantine_y_short_lease(void) { quarantine_two_clients(500); }
 static void quarantine_y_long_lease(void) { quarantine_two_clients(45000); }
+
+/* --- the quarantine is as long as the leases the others recorded ------- */
+
+/* Opens a client on masters m with the default options but the master
+ * timeout and retry delays (restart_quarantine_ms automatic: the larger
+ * of the watchdog timeout and max_lease_ms, 60 s), connected to every
+ * master that it can reach. */
+static rlock_client *open_connected(const char *const *m, int64_t q) {
+  rlock_client *c = open_on(m, 3, q);
+  rlock *warm;
+  if (c == NULL || rlock_get(c, "warmup", &warm) != 0) return c;
+  rlock_force_unlock(warm); /* fails where a master is cut off */
+  rlock_free(warm);
+  return c;
+}
+
+/* A string where a lock's hash would be: the lock's scripts fail there
+ * with WRONGTYPE, so that master votes for nobody. */
+static void spoil(rt_redis *r, const char *key) {
+  redisReply *rep = rt_redis_cmd(r, "SET %s x", key);
+  RT_REQUIRE(rep != NULL && rep->type == REDIS_REPLY_STATUS);
+  freeReplyObject(rep);
+}
+
+/*
+ * The other masters recorded only a short lease: the restarted master
+ * counts again once it has run out, long before the configured 60 s.
+ * Y holds L with a 1.5 s lease on A, B and C; A is restarted empty. Z
+ * (connected before) takes M, which C cannot grant (a string where M's
+ * hash would be): only A and B make its majority, so Z gets M only once A
+ * counts, and never before L's lease on B and C has run out.
+ */
+static void quarantine_short_leases_end_early(void) {
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  const char *m[3] = {srv[0].url, srv[1].url, srv[2].url};
+  rlock_client *y = open_connected(m, RLOCK_QUARANTINE_AUTO);
+  rlock_client *z = open_connected(m, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(y != NULL && z != NULL);
+  rlock *ly, *mz;
+  RT_REQUIRE(rlock_get(y, "L", &ly) == 0);
+  RT_REQUIRE(rlock_get(z, "M", &mz) == 0);
+  spoil(&srv[2], "rlock:{M}");
+  uint64_t t_l = rt_now_ms();
+  RT_REQUIRE(rlock_trylock(ly, 0, 1500) == 0);
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
+  uint64_t t0 = rt_now_ms(), got = 0;
+  int rc = -1;
+  /* C's error reply ends each attempt (RLOCK_EREDIS) while A does not
+   * count: attempted again until it does. */
+  while (rc != 0 && rt_now_ms() < t0 + 20000) {
+    rc = rlock_trylock(mz, 0, 1000);
+    got = rt_now_ms();
+    if (rc != 0) rt_sleep_ms(20);
+  }
+  fprintf(stderr, "    Z took M on A and B %llu ms after L's grant\n",
+          (unsigned long long)(got - t_l));
+  RT_CHECK_EQ_INT(rc, 0);       /* A counts again, well within 60 s */
+  RT_CHECK(got >= t_l + 1500);  /* not before L's recorded lease ended */
+  RT_CHECK(got - t0 < 20000);
+  if (rc == 0) {
+    RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{M}"), 1);
+    RT_CHECK_EQ_INT(rlock_unlock(mz), 0);
+  }
+  rlock_unlock(ly); /* its lease has run out */
+  rlock_free(mz);
+  rlock_free(ly);
+  rlock_client_close(z);
+  rlock_client_close(y);
+  rt_redis_stop_many(srv, 3);
+}
+
+/*
+ * A long lease keeps the quarantine until it has run out. X holds L with
+ * a 6 s lease on A and B (C is cut off from X, so it never had L); A is
+ * restarted empty and forgets it. A and C would make a majority for L:
+ * neither Y (connected before the restart) nor Z (opened after it) gets
+ * L before X's lease on B has run out, and Y gets it after, long before
+ * the configured 60 s. (A lock held by the watchdog, renewed on B across
+ * the restart: quarantine_y_*.)
+ */
+static void quarantine_long_lease_holds(void) {
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  rt_proxy *cx = rt_proxy_start(srv[2].port);
+  RT_REQUIRE(cx != NULL);
+  const char *my[3] = {srv[0].url, srv[1].url, srv[2].url};
+  const char *mx[3] = {srv[0].url, srv[1].url, rt_proxy_url(cx)};
+  rlock_client *y = open_connected(my, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(y != NULL);
+  rt_proxy_cut(cx);
+  rlock_client *x = open_connected(mx, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(x != NULL);
+  rlock *lx, *ly, *lz;
+  RT_REQUIRE(rlock_get(x, "L", &lx) == 0);
+  RT_REQUIRE(rlock_get(y, "L", &ly) == 0);
+  uint64_t t_x = rt_now_ms();
+  RT_REQUIRE(rlock_trylock(lx, 5000, 6000) == 0);
+  RT_REQUIRE(rt_redis_int(&srv[2], "EXISTS rlock:{L}") == 0);
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  RT_REQUIRE(restarts_seen(y, 0, 1, 10000));
+  rlock_client *z = open_on(my, 3, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(z != NULL);
+  RT_REQUIRE(rlock_get(z, "L", &lz) == 0);
+  int rc = rlock_trylock(lz, 1500, 1000);
+  if (rc == 0 && rt_now_ms() < t_x + 6000)
+    fprintf(stderr, "    a fresh client took L while X holds it\n");
+  RT_CHECK(rc != 0 || rt_now_ms() >= t_x + 6000);
+  if (rc == 0) rlock_unlock(lz);
+  rc = rlock_trylock(ly, 20000, 1000);
+  uint64_t got = rt_now_ms();
+  fprintf(stderr, "    Y took L on A and C %llu ms after X's grant\n",
+          (unsigned long long)(got - t_x));
+  RT_CHECK_EQ_INT(rc, 0);
+  RT_CHECK(got >= t_x + 6000); /* not while X's lease on B lasts */
+  if (rc == 0) RT_CHECK_EQ_INT(rlock_unlock(ly), 0);
+  rlock_free(lz);
+  rlock_free(ly);
+  rlock_free(lx);
+  rlock_client_close(z);
+  rlock_client_close(x);
+  rlock_client_close(y);
+  rt_proxy_stop(cx);
+  rt_redis_stop_many(srv, 3);
+}
+
+/*
+ * A master whose horizon cannot be read keeps the configured quarantine.
+ * Z (restart_quarantine_ms 6 s) reaches C through a proxy; its leases so
+ * far were 1 s. C is cut off, then A is restarted: A and B make every
+ * majority Z can have now, and without C's horizon nothing tells Z that
+ * C holds no longer lease than 1 s. A counts only once 6 s have passed
+ * since its restart began, though the 1 s leases ran out long before.
+ */
+static void quarantine_unread_peer_keeps_configured(void) {
+  const int64_t q = 6000;
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  rt_proxy *cx = rt_proxy_start(srv[2].port);
+  RT_REQUIRE(cx != NULL);
+  const char *mz[3] = {srv[0].url, srv[1].url, rt_proxy_url(cx)};
+  rlock_client *z = open_connected(mz, q);
+  RT_REQUIRE(z != NULL);
+  rlock *l;
+  RT_REQUIRE(rlock_get(z, "M", &l) == 0);
+  RT_REQUIRE(rlock_trylock(l, 0, 1000) == 0);
+  RT_REQUIRE(rlock_unlock(l) == 0);
+  rt_proxy_cut(cx);
+  uint64_t t0 = rt_now_ms();
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
+  while (rt_now_ms() < t0 + 2500) rt_sleep_ms(20); /* the 1 s leases ran out */
+  int rc = rlock_trylock(l, 1000, 1000);
+  if (rc == 0)
+    fprintf(stderr, "    Z took M on A and B %llu ms after the restart\n",
+            (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK(rc != 0 || rt_now_ms() >= t0 + (uint64_t)q);
+  if (rc == 0) rlock_unlock(l);
+  rc = rlock_trylock(l, 15000, 1000);
+  uint64_t got = rt_now_ms();
+  RT_CHECK_EQ_INT(rc, 0); /* the configured quarantine ends */
+  RT_CHECK(got >= t0 + (uint64_t)q);
+  if (rc == 0) RT_CHECK_EQ_INT(rlock_unlock(l), 0);
+  rlock_free(l);
+  rlock_client_close(z);
+  rt_proxy_stop(cx);
+  rt_redis_stop_many(srv, 3);
+}
 
 /*
  * Masters started fresh (no client ever saw them) are trusted at once: a
@@ -593,6 +777,10 @@ int main(int argc, char **argv) {
       {"quarantine_records_before_first_grant",
        quarantine_records_before_first_grant},
       {"quarantine_uptime_rounding", quarantine_uptime_rounding},
+      {"quarantine_short_leases_end_early", quarantine_short_leases_end_early},
+      {"quarantine_long_lease_holds", quarantine_long_lease_holds},
+      {"quarantine_unread_peer_keeps_configured",
+       quarantine_unread_peer_keeps_configured},
       {"fresh_masters_usable_at_once", fresh_masters_usable_at_once},
       {"duplicate_address_refused", duplicate_address_refused},
       {"duplicate_unix_path_refused", duplicate_unix_path_refused},

@@ -100,6 +100,11 @@
  * the lock "torture" from holders that are never told (check 1a must
  * fire), and "rwforce" does the same to the write side of "torture-rw"
  * (check 1a must fire for a write section and a read or write section).
+ * RLOCK_TORTURE_MAX_LEASE=default opens the clients with the library's
+ * default max_lease_ms (60 s) rather than the longest lease the workers
+ * take, as a user who keeps the defaults does: the quarantine of a
+ * restarted master is then as long as the leases the other masters
+ * recorded, not the configured maximum (docs/guarantees.md).
  * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most,
  * and (Sentinel mode) the pairs check 2 left unordered whose late grant
  * did get the smaller token.
@@ -289,6 +294,7 @@ static const char *const kind_names[NKINDS] = {"lock", "fair", "read",
 static const int kind_lock[NKINDS] = {0, 0, 1, 1};
 #define NLOCKS 2
 static int only_plain; /* RLOCK_TORTURE_KINDS=lock */
+static int default_max_lease; /* RLOCK_TORTURE_MAX_LEASE=default */
 
 /* Operations whose statuses are counted. */
 enum { OP_LOCK, OP_LOCK_ASYNC, OP_UNLOCK, OP_UNLOCK_ASYNC, OP_TOKEN,
@@ -662,7 +668,8 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
   o.nmasters = (size_t)n;
   o.master_timeout_ms = MASTER_TIMEOUT_MS;
   o.watchdog_timeout_ms = WATCHDOG_MS;
-  o.max_lease_ms = LEASE_MAX_MS; /* the deployment's longest lease */
+  /* The deployment's longest lease, unless the run keeps the default. */
+  if (!default_max_lease) o.max_lease_ms = LEASE_MAX_MS;
   o.drift_factor = DRIFT;
   o.retry_delay_ms = 10;
   o.retry_jitter_ms = 20;
@@ -1676,6 +1683,8 @@ static void torture(int n) {
   strict_failover = env_int("RLOCK_TORTURE_STRICT_FAILOVER", 0) != 0;
   const char *kinds = getenv("RLOCK_TORTURE_KINDS");
   only_plain = kinds != NULL && strcmp(kinds, "lock") == 0;
+  const char *ml = getenv("RLOCK_TORTURE_MAX_LEASE");
+  default_max_lease = ml != NULL && strcmp(ml, "default") == 0;
 #ifdef RT_TORTURE_CLUSTER
   /* The lock family is refused on cluster masters (README, Redis
    * Cluster): the cluster run takes the plain lock only. */
@@ -1691,9 +1700,11 @@ static void torture(int n) {
   r->seed = (uint64_t)env_int("RLOCK_TORTURE_SEED", (int64_t)dflt);
   fprintf(stderr, "torture_n%d: seed %" PRIu64 " (RLOCK_TORTURE_SEED), %" PRId64
           " s (RLOCK_TORTURE_SECONDS), restarts %s (RLOCK_TORTURE_RESTART), "
-          "kinds %s (RLOCK_TORTURE_KINDS)\n",
+          "kinds %s (RLOCK_TORTURE_KINDS), max_lease_ms %s "
+          "(RLOCK_TORTURE_MAX_LEASE)\n",
           n, r->seed, secs, r->restarts ? "on" : "off",
-          only_plain ? "lock" : "all");
+          only_plain ? "lock" : "all",
+          default_max_lease ? "default" : "the longest lease");
   for (int p = 0; p < PROCS; p++) r->open_span[p] = -1;
 
   nkills = 0;

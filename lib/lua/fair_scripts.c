@@ -123,6 +123,7 @@ const char rl_fam_fair_acquire_lua[] =
     "  keep(KEYS[1], lease)\n"
     "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
     "  unqueue(owner)\n"
+    RL_LUA_HORIZON("lease")
     "  if count <= 1 then return {1, next_token(KEYS[2], floor), n, 1, 0} end\n"
     "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1, 0}\n"
     "end\n"
@@ -132,6 +133,7 @@ const char rl_fam_fair_acquire_lua[] =
     "  if redis.call('exists', KEYS[1]) == 0 then\n"
     "    redis.call('hset', KEYS[1], owner, count)\n"
     "    redis.call('pexpire', KEYS[1], lease)\n"
+    RL_LUA_HORIZON("lease")
     "    return {1, next_token(KEYS[2], floor), count, 0, t}\n"
     "  end\n"
     "  if not enq then return {0, redis.call('pttl', KEYS[1]), -1, -1} end\n"
@@ -146,6 +148,7 @@ const char rl_fam_fair_acquire_lua[] =
     "  unqueue(owner)\n"
     "  redis.call('hset', KEYS[1], owner, count)\n"
     "  redis.call('pexpire', KEYS[1], lease)\n"
+    RL_LUA_HORIZON("lease")
     "  return {1, next_token(KEYS[2], floor), count, 0, ticket}\n"
     "end\n"
     "local place = redis.call('zrank', KEYS[3], owner) or -1\n"

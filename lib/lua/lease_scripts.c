@@ -20,7 +20,9 @@
  * run out, it becomes at least now + lease (never shorter), and both keys
  * live at least as long. Replies a string of one character per pair, as
  * the lock's renew script does (scripts.c): '1' renewed, '0' the owner no
- * longer holds there (its lease ran out or was released).
+ * longer holds there (its lease ran out or was released). A batch that
+ * renewed any pushes the master's lease horizon once (scripts.h,
+ * RL_LUA_HORIZON).
  */
 const char rl_fam_lease_renew_lua[] =
     RL_LUA_CLOCK RL_LUA_FMT RL_LUA_RAISE
@@ -40,7 +42,10 @@ const char rl_fam_lease_renew_lua[] =
     "    r[i] = '0'\n"
     "  end\n"
     "end\n"
-    "return table.concat(r)\n";
+    "local s_ = table.concat(r)\n"
+    "if string.find(s_, '1', 1, true) then " RL_LUA_HORIZON_PUSH("lease")
+    " end" RL_LUA_HORIZON_MARK
+    "return s_\n";
 
 /*
  * KEYS: pairs (alive zset, membership zset): (:qt, :q) for a fair-lock

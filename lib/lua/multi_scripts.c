@@ -88,6 +88,7 @@
   "  r[#r + 1] = c\n"                                                       \
   "  r[#r + 1] = existed\n"                                                 \
   "end\n"                                                                   \
+  RL_LUA_HORIZON("lease")                                                   \
   "return r\n"
 
 /*

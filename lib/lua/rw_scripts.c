@@ -118,6 +118,7 @@
   "  end\n"                                                                 \
   "  keep(KEYS[2], e - now)\n"                                              \
   "  keep(KEYS[3], e - now)\n"                                              \
+  RL_LUA_HORIZON("e - now")                                                 \
   "  return n\n"                                                            \
   "end\n"
 
@@ -232,6 +233,7 @@ const char rl_fam_rw_write_acquire_lua[] =
     "if redis.call('hexists', KEYS[1], owner) == 1 then\n"
     "  keep(KEYS[1], lease)\n"
     "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
+    RL_LUA_HORIZON("lease")
     "  if count <= 1 then return {1, next_token(KEYS[5], floor), n, 1} end\n"
     "  return {1, tonumber(redis.call('get', KEYS[5]) or '0'), n, 1}\n"
     "end\n"
@@ -241,6 +243,7 @@ const char rl_fam_rw_write_acquire_lua[] =
     "  if redis.call('zcard', KEYS[4]) == 0 then redis.call('del', KEYS[4]) end\n"
     "  redis.call('hset', KEYS[1], owner, count)\n"
     "  redis.call('pexpire', KEYS[1], lease)\n"
+    RL_LUA_HORIZON("lease")
     "  return {1, next_token(KEYS[5], floor), count, 0}\n"
     "end\n"
     "if alive > 0 then\n"

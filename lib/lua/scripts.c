@@ -81,7 +81,9 @@
  * refused deletes the hash it just wrote and fails with that error: never
  * a lock hash without a TTL. (PEXPIRE cannot go first: once a script has
  * run a write command, Redis lets its later writes through an OOM, and
- * HSET is what must meet maxmemory.) */
+ * HSET is what must meet maxmemory.) Every grant pushes the master's
+ * lease horizon to the lease (RL_LUA_HORIZON), for the restart
+ * quarantine. */
 static const char acquire_lua[] =
     CLOCKED_TIME("ARGV[5]")
     "if late_ then return {0, -3} end\n"
@@ -93,6 +95,7 @@ static const char acquire_lua[] =
     "    redis.call('del', KEYS[1])\n"
     "    return e\n"
     "  end\n"
+    RL_LUA_HORIZON("ARGV[1]")
     "  return {1, next_token(KEYS[2], tonumber(ARGV[4])), tonumber(ARGV[3]),\n"
     "          0}\n"
     "end\n"
@@ -101,6 +104,7 @@ static const char acquire_lua[] =
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then\n"
     "    redis.call('pexpire', KEYS[1], ARGV[1])\n"
     "  end\n"
+    RL_LUA_HORIZON("ARGV[1]")
     "  if ARGV[3] == '1' then\n"
     "    return {1, next_token(KEYS[2], tonumber(ARGV[4])), n, 1}\n"
     "  end\n"
@@ -155,7 +159,8 @@ static const char unlock_lua[] =
  * 0}. Otherwise it is the unlock script: {0, 0} not owner, {0, 2} still
  * held (decremented), {0, 1} released and published (the deadline had
  * passed, or the waiter's PEXPIRE was refused: never a hash without a
- * TTL). The channel is the hash's name + ":ch" (the reentrant lock's). */
+ * TTL). The channel is the hash's name + ":ch" (the reentrant lock's).
+ * The grant pushes the lease horizon to the waiter's lease. */
 static const char transfer_lua[] =
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return {0, 0} end\n"
     CLOCKED_TIME("ARGV[7]")
@@ -168,6 +173,7 @@ static const char transfer_lua[] =
     "  if type(e) == 'table' and e.err then\n"
     "    redis.call('del', KEYS[1])\n"
     "  else\n"
+    RL_LUA_HORIZON("ARGV[5]")
     "    return {1, next_token(KEYS[2], tonumber(ARGV[6])), 1, 0}\n"
     "  end\n"
     "end\n"
@@ -201,7 +207,8 @@ static const char fence_max_lua[] =
  * one object per batch of a hundred instead of a hundred and one.
  * PEXPIRE GT raises a TTL and never lowers it in one call, where PTTL and
  * PEXPIRE took two; a hash without a TTL (GT counts it as infinite) is
- * still given one. GT needs Redis 7.0. */
+ * still given one. GT needs Redis 7.0. A batch that renewed any pushes
+ * the master's lease horizon once (RL_LUA_HORIZON). */
 static const char renew_lua[] =
     "local r = {}\n"
     "local lease = tonumber(ARGV[1])\n"
@@ -216,7 +223,10 @@ static const char renew_lua[] =
     "    r[i] = '0'\n"
     "  end\n"
     "end\n"
-    "return table.concat(r)\n";
+    "local s_ = table.concat(r)\n"
+    "if string.find(s_, '1', 1, true) then " RL_LUA_HORIZON_PUSH("lease")
+    " end" RL_LUA_HORIZON_MARK
+    "return s_\n";
 
 /* KEYS[1..n] lock hashes. ARGV[1..n] their owners. Deletes each lock its
  * owner still holds, whatever the reentry count, and publishes the unlock
@@ -358,8 +368,8 @@ static int cluster_only(int id) {
   return id == RL_SCRIPT_RENEW_NODE || id == RL_SCRIPT_RELEASE_NODE;
 }
 
-/* The shard forms: the same text with SPUBLISH for PUBLISH, made once.
- * NULL where a script publishes nothing. */
+/* The cluster forms: the same text with SPUBLISH for PUBLISH and without
+ * the lease horizon's push, made once. NULL where a script has neither. */
 static const char *shard_bodies[RL_SCRIPT_COUNT];
 static char shas[RL_SCRIPT_ALL][41];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -367,23 +377,33 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char *shard_form(const char *body) {
   static const char from[] = "redis.call('publish'";
   static const char to[] = "redis.call('spublish'";
+  static const char mark[] = RL_LUA_HORIZON_MARK;
+  if (strstr(body, from) == NULL && strstr(body, mark) == NULL) return NULL;
   size_t n = 0;
   for (const char *p = body; (p = strstr(p, from)) != NULL; p++) n++;
-  if (n == 0) return NULL;
   char *out = malloc(strlen(body) + n + 1), *o = out;
   if (out == NULL) abort(); /* at load time, once: nothing to fall back to */
-  for (const char *p = body;;) {
-    const char *q = strstr(p, from);
-    if (q == NULL) {
-      strcpy(o, p);
-      break;
+  for (const char *p = body; *p != '\0';) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol != NULL ? (size_t)(eol - p) + 1 : strlen(p);
+    /* A line that ends with the horizon's mark is left out. */
+    if (len >= sizeof mark - 1 &&
+        memcmp(p + len - (sizeof mark - 1), mark, sizeof mark - 1) == 0) {
+      p += len;
+      continue;
     }
-    memcpy(o, p, (size_t)(q - p));
-    o += q - p;
-    memcpy(o, to, sizeof to - 1);
-    o += sizeof to - 1;
-    p = q + sizeof from - 1;
+    for (const char *e = p + len; p < e;) {
+      if ((size_t)(e - p) >= sizeof from - 1 &&
+          memcmp(p, from, sizeof from - 1) == 0) {
+        memcpy(o, to, sizeof to - 1);
+        o += sizeof to - 1;
+        p += sizeof from - 1;
+      } else {
+        *o++ = *p++;
+      }
+    }
   }
+  *o = '\0';
   return out;
 }
 

@@ -132,13 +132,49 @@ enum {
   "  return f\n"                                                            \
   "end\n"
 
+/*
+ * Lua: pushes this master's lease horizon to at least ms (a Lua
+ * expression, an integer) from now. The horizon is the key
+ * <prefix>horizon (the prefix is KEYS[1]'s part before its hash tag),
+ * whose TTL is the latest expiry of any lease this master granted or
+ * extended: the restart quarantine reads it on the other masters
+ * (quarantine.c). PEXPIRE GT raises the TTL in one call where the new
+ * expiry is later, as it is for most grants; where it is not, or the key
+ * is missing, SET NX creates it with its TTL (GT counts a key without a
+ * TTL as infinite, so the key is never created without one). A grant
+ * pushes it once, a renewal batch once (every hold of a batch gets the
+ * same lease, and no hold's TTL is shortened: an earlier push covers a
+ * longer one).
+ *
+ * The key has no hash tag: on a Redis Cluster it would be another slot
+ * than the lock's, which a script may not touch. Cluster nodes have no
+ * restart records and keep the configured quarantine (quarantine.c), so
+ * the cluster form of a script (rl_script_shard) leaves the push out. A
+ * cluster node listed as a plain master runs the plain form, whose push
+ * fails there: it runs under pcall, so the grant stands, and that
+ * master's horizon is never read (INFO's redis_mode says it is not
+ * standalone; quarantine.c). RL_LUA_HORIZON is one line ending in
+ * RL_LUA_HORIZON_MARK, and the cluster form drops every line that ends
+ * so.
+ */
+#define RL_LUA_HORIZON_PUSH(ms)                                             \
+  "local h_ = string.match(KEYS[1], '^[^{]*') .. 'horizon' "                \
+  "if redis.pcall('pexpire', h_, " ms ", 'GT') == 0 then "                  \
+  "redis.pcall('set', h_, '1', 'px', " ms ", 'nx') end"
+#define RL_LUA_HORIZON_MARK " --horizon\n"
+#define RL_LUA_HORIZON(ms) RL_LUA_HORIZON_PUSH(ms) RL_LUA_HORIZON_MARK
+
+/* The horizon's key after the prefix. */
+#define RL_HORIZON_SUFFIX "horizon"
+
 /* How long the restart records outlive the last client that wrote them. */
 #define RL_RECORDS_TTL_MS (7 * 86400000LL)
 
 /* The form of a script that cluster nodes run: the one that publishes
  * with SPUBLISH (a shard channel, heard on the lock's node only) where
- * the script publishes with PUBLISH (broadcast to every node); the script
- * itself when it publishes nothing. */
+ * the script publishes with PUBLISH (broadcast to every node), and
+ * without the lease horizon's push (RL_LUA_HORIZON); the script itself
+ * when it has neither. */
 rl_script_id rl_script_shard(rl_script_id id);
 
 /* 1 if a connection loads script id in its handshake: on a plain or

@@ -239,6 +239,7 @@ const char rl_fam_sem_acquire_lua[] =
     "             redis.call('hget', KEYS[1], '" SEM_REFUSED "') or '0')\n"
     "end\n"
     "keep(KEYS[1], hold_ms)\n"
+    RL_LUA_HORIZON("math.ceil(e - now)")
     "local token = 0\n"
     "if #mine == 0 then token = next_token(KEYS[3], floor) end\n"
     "local r = {1, token, #mine + n, k - taken - n}\n"

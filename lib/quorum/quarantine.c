@@ -36,6 +36,36 @@
  * why the quarantine is applied when a round is decided (rl_votes_settle),
  * not when a reply is classified.
  *
+ * How long. The configured length (restart_quarantine_ms) covers every
+ * lease only if no client takes a longer one; a user who keeps the
+ * defaults gets a minute. The masters themselves know better: every
+ * script that grants or extends a lease pushes its master's lease
+ * horizon (<prefix>horizon, whose TTL is the latest expiry that master
+ * handed out; scripts.h, RL_LUA_HORIZON). Why the others' horizons cover
+ * every lease the restarted master i forgot: a lease that counted was
+ * granted by a majority with i in it, so by at least quorum - 1 other
+ * masters, each of which pushed its horizon past the lease's end when it
+ * granted (a grant counted only if it landed within the round's master
+ * timeout; the read waits that long after i's start, so every grant of
+ * a round sent before i restarted has landed). An other master j bounds
+ * the leases it took part in by b_j, the later of its horizon and, if j
+ * restarted too, the end of its own quarantine as this client worked it
+ * out (which bounds what j granted before, by the same argument one
+ * restart earlier; unknown while j's read is pending, and then j bounds
+ * nothing). The worst majority is i with the quorum - 1 others whose b_j
+ * are largest; the smallest of those, the (n - quorum + 1)th smallest
+ * b_j, is when every lease i may have forgotten has run out. A PTTL is
+ * counted from the reply's arrival and stretched by the drift factor. A
+ * master that cannot be read, where it is needed (down, slow, a Cluster
+ * or Sentinel master: their quarantine is per node, node_info, and their
+ * horizons are not read), leaves the configured
+ * length, and the read is tried again while that lasts. The horizon
+ * never makes the quarantine longer than the configured length, and an
+ * acquisition that does not count still pushes the horizon (its grant
+ * is undone, but a grant that counted is indistinguishable on the
+ * master): with constant contention the read sees the horizon a lease
+ * ahead, never more.
+ *
  * What is not caught (README, "Guarantees"): with N = 1 the only records
  * are on the master that lost them, so only a client connected across the
  * restart notices it; masters addressed differently by different clients
@@ -47,6 +77,7 @@
  */
 #include "quarantine.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +105,20 @@ typedef struct qmaster {
   int self_seen;          /* this client saw the run_id change */
   int restarted;          /* the current run_id follows another */
   uint64_t until_ms;      /* quarantined until then (monotonic ms) */
+  /* The horizon read of a restarted master (hz_*): */
+  int hz_state;           /* HZ_NONE, _WAIT, _READING or _DONE */
+  unsigned hz_gen;        /* its run; a read of an earlier one is stale */
+  uint64_t hz_ready_ms;   /* a read sent from then on counts (monotonic) */
 } qmaster;
+
+/* A restarted master's horizon read: none (not restarted, or nothing
+ * left to wait), waiting to be sent (from hz_ready_ms on), in flight, or
+ * done (until_ms is what the other masters' horizons said). */
+enum { HZ_NONE = 0, HZ_WAIT, HZ_READING, HZ_DONE };
+
+/* A failed read (a needed master down or slow) is sent again after this
+ * long, while the configured quarantine lasts. */
+#define HZ_RETRY_MS 1000
 
 /* A node of a master whose server changes (a cluster's), as this client
  * saw it: by connection, and by address for a connection made anew. */
@@ -88,6 +132,7 @@ typedef struct qnode {
 typedef struct rl_quarantine {
   int n;
   char key[RL_PREFIX_MAX + 16];
+  char hz_key[RL_PREFIX_MAX + 16]; /* <prefix>horizon */
   qmaster *m;
   rec *recs; /* n * n: recs[k * n + i] is what master k says of master i */
   qnode *nodes;
@@ -112,6 +157,7 @@ int rl_quarantine_init(rl_client *c, const rl_master_url *urls) {
     return RLOCK_ENOMEM;
   }
   snprintf(q->key, sizeof q->key, "%srun_ids", c->prefix);
+  snprintf(q->hz_key, sizeof q->hz_key, "%s" RL_HORIZON_SUFFIX, c->prefix);
   for (int i = 0; i < n; i++)
     rl_url_canonical(&urls[i].url, q->m[i].addr, sizeof q->m[i].addr);
   c->quarantine = q;
@@ -160,8 +206,12 @@ static rl_conn *single_conn(rl_client *c, int k) {
   return conn;
 }
 
+static void hz_poll(rl_client *c, int i);
+
 /* Decides whether master i restarted, from what this client saw and from
- * every record read so far, and starts its quarantine when it did. */
+ * every record read so far, and starts its quarantine when it did: the
+ * configured length from its start, until the other masters' horizons
+ * tell a shorter one (hz_poll). */
 static void evaluate(rl_client *c, int i) {
   rl_quarantine *q = c->quarantine;
   qmaster *m = &q->m[i];
@@ -191,6 +241,19 @@ static void evaluate(rl_client *c, int i) {
            "master %s restarted (run_id %s is new), longer ago than the "
            "quarantine",
            m->addr, m->run_id);
+  if (m->until_ms > now) {
+    /* A grant of the restart's last round may land on the others up to
+     * a master timeout after it started (below): the read counts from
+     * then. Its start is taken as late as it can be (the uptime as
+     * conn.c gives it is never above the real one; its drift counted). */
+    double d = c->opts.drift_factor;
+    uint64_t up = (uint64_t)((double)m->uptime_ms * (1.0 - d));
+    uint64_t start = m->info_ms > up ? m->info_ms - up : 0;
+    m->hz_state = HZ_WAIT;
+    m->hz_ready_ms =
+        start + (uint64_t)((double)c->opts.master_timeout_ms * (1.0 + d)) + 1;
+    hz_poll(c, i);
+  }
 }
 
 /* What this client tells every master: the masters whose connection it
@@ -316,6 +379,123 @@ static void refresh_handshakes(rl_client *c) {
    * the records (the first command, set at open, cannot be lost). */
 }
 
+/* --- the lease horizons ----------------------------------------------- */
+
+/* The latest expiry (monotonic ms) of the leases master j granted before
+ * its current run started, as far as this client bounds them: 0 when it
+ * did not restart (nothing before its run, or a restart nobody recorded:
+ * see "What is not caught"), its quarantine's end once that is final
+ * (read from the horizons, or the configured length run out), else
+ * UINT64_MAX (not known yet). */
+static uint64_t cover_of(const qmaster *m, uint64_t now) {
+  if (!m->restarted) return 0;
+  if (m->hz_state == HZ_DONE || m->hz_state == HZ_NONE || now >= m->until_ms)
+    return m->until_ms;
+  return UINT64_MAX;
+}
+
+/* A horizon read's data: the restarted master and its run. */
+#define HZ_TAG(i, gen) ((void *)(uintptr_t)((unsigned)(i) | ((gen) << 8)))
+#define HZ_GEN_MASK 0xffffffu
+
+static int hz_classify(rl_round *r, int idx, const redisReply *rep) {
+  /* -2: no key, every lease it recorded has run out; -1 (a key without a
+   * TTL, not rlock's doing) tells nothing. */
+  if (rep->type != REDIS_REPLY_INTEGER || rep->integer == -1 ||
+      rep->integer < -2)
+    return RL_VOTE_FAIL;
+  r->slot[idx].v[0] = rep->integer;
+  r->slot[idx].v[1] = (int64_t)rl_now_ms(); /* the reply's time counted */
+  return RL_VOTE_YES;
+}
+
+/* Every other master's horizon is in (or failed): master i's quarantine
+ * ends when the last lease a majority with i may have granted has run
+ * out. Each other master j bounds the leases it took part in by b_j, the
+ * later of its horizon (the reply's arrival plus its PTTL, stretched by
+ * the drift factor) and what it granted before its own restart
+ * (cover_of); a master not read bounds nothing. A grant that counted went
+ * to i and at least quorum - 1 others, so the worst such majority's
+ * smallest bound, the (n - quorum + 1)th smallest b_j, bounds every
+ * lease i may have forgotten. No bound (a needed master not read), and
+ * the read is tried again in a while; the configured length holds
+ * meanwhile, and is never exceeded. */
+static void hz_done(rl_round *r) {
+  rl_client *c = r->client;
+  rl_quarantine *q = c->quarantine;
+  uintptr_t tag = (uintptr_t)r->data;
+  int i = (int)(tag & 0xff);
+  if (q == NULL || rl_client_closing(c)) return;
+  qmaster *m = &q->m[i];
+  if ((m->hz_gen & HZ_GEN_MASK) != (unsigned)(tag >> 8) ||
+      m->hz_state != HZ_READING)
+    return;
+  uint64_t now = rl_now_ms(), b[RL_MAX_MASTERS];
+  double d = c->opts.drift_factor;
+  int nb = 0;
+  for (int j = 0; j < q->n; j++) {
+    if (j == i) continue;
+    const rl_round_slot *sl = &r->slot[j];
+    uint64_t bj = UINT64_MAX;
+    /* A cluster node listed as a plain master records no horizon (its
+     * scripts may not touch the key: scripts.h), so it is not read. */
+    const rl_conn *cj = single_conn(c, j);
+    if (cj != NULL && cj->standalone && sl->vote == RL_VOTE_YES) {
+      uint64_t h = 0;
+      if (sl->v[0] >= 0)
+        h = (uint64_t)sl->v[1] + (uint64_t)((double)sl->v[0] * (1.0 + d)) + 2;
+      uint64_t cover = cover_of(&q->m[j], now);
+      bj = cover == UINT64_MAX ? UINT64_MAX : h > cover ? h : cover;
+    }
+    int k = nb++;
+    for (; k > 0 && b[k - 1] > bj; k--) b[k] = b[k - 1];
+    b[k] = bj;
+  }
+  uint64_t t = nb > 0 ? b[q->n - (q->n / 2 + 1)] : UINT64_MAX;
+  if (t == UINT64_MAX) {
+    m->hz_state = HZ_WAIT;
+    m->hz_ready_ms = now + HZ_RETRY_MS;
+    return;
+  }
+  m->hz_state = HZ_DONE;
+  if (t >= m->until_ms) return;
+  m->until_ms = t;
+  rl_log(c, RLOCK_LOG_INFO,
+         "master %s restarted: the leases the other masters recorded end "
+         "%s%llu ms from now; its grants count from then",
+         m->addr, t > now ? "" : "before, ",
+         (unsigned long long)(t > now ? t - now : 0));
+}
+
+static const rl_round_ops hz_ops = {hz_classify, hz_done, NULL, NULL};
+
+/* Sends master i's horizon read (PTTL of every master's horizon, read
+ * once every master answered or failed) when it is waiting and its time
+ * has come. A read sent earlier could miss a grant of a round that began
+ * before i restarted and landed on another master later. */
+static void hz_poll(rl_client *c, int i) {
+  rl_quarantine *q = c->quarantine;
+  qmaster *m = &q->m[i];
+  if (m->hz_state != HZ_WAIT || rl_client_closing(c)) return;
+  uint64_t now = rl_now_ms();
+  if (now >= m->until_ms) {
+    m->hz_state = HZ_NONE; /* the configured length has run out */
+    return;
+  }
+  if (now < m->hz_ready_ms) return;
+  const char *argv[2] = {"PTTL", q->hz_key};
+  size_t len[2] = {4, strlen(q->hz_key)};
+  rl_round *r = rl_round_new(c, &hz_ops, HZ_TAG(i, m->hz_gen & HZ_GEN_MASK),
+                             -1, 2, argv, len);
+  if (r == NULL) {
+    m->hz_ready_ms = now + HZ_RETRY_MS; /* out of memory: later */
+    return;
+  }
+  r->wait_all = 1;
+  m->hz_state = HZ_READING;
+  rl_round_send(r); /* may decide at once: hz_done */
+}
+
 static qnode *node_find(rl_quarantine *q, const rl_conn *conn) {
   for (size_t k = 0; k < q->nnodes; k++)
     if (q->nodes[k].conn == conn) return &q->nodes[k];
@@ -402,6 +582,8 @@ void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
     m->self_seen = had;
     m->restarted = 0;
     m->until_ms = 0;
+    m->hz_state = HZ_NONE;
+    m->hz_gen++;
     evaluate(c, i);
     for (int j = 0; j < q->n; j++) {
       if (j == i || strcmp(q->m[j].run_id, run_id) != 0) continue;
@@ -429,6 +611,7 @@ void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
 int rl_master_quarantined(rl_client *c, int idx) {
   rl_quarantine *q = c->quarantine;
   if (q == NULL || q->m[idx].until_ms == 0) return 0;
+  if (q->m[idx].hz_state == HZ_WAIT) hz_poll(c, idx);
   return rl_now_ms() < q->m[idx].until_ms;
 }
 
