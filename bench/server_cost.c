@@ -19,10 +19,11 @@
  *
  *   bench_server_cost [-n ops] [-r runs] [-d depth] [host:port]
  *
- * SC_VARIANT=ID=FILE runs the Lua text in FILE in place of script ID
- * (scripts.h's numbering, e.g. 0 the reentrant lock's acquire; same
- * arguments): a variant is measured beside the minimal pair of the same
- * run before it goes into lib/lua/.
+ * SC_VARIANT=ID=FILE[,ID=FILE...] runs the Lua text in FILE in place of
+ * script ID (scripts.h's numbering, e.g. 0 the reentrant lock's acquire;
+ * same arguments): a variant is measured beside the minimal pair of the
+ * same run before it goes into lib/lua/. SC_ONLY=PREFIX[,PREFIX...]
+ * measures only the operations whose names begin so (e.g. "fair.,lock.").
  *
  * Run it against a server of its own (scripts/bench starts one): it
  * resets the server's statistics (CONFIG RESETSTAT) before each window and
@@ -185,9 +186,24 @@ typedef struct {
   double cpu_us, call_us;
 } figure;
 
+/* SC_ONLY=a,b,...: only the operations whose names begin with one of
+ * these (the minimal pair always), to try one kind's variants quickly. */
+static const char *only;
+
+static int wanted(const char *name) {
+  if (only == NULL || strncmp(name, "minimal.", 8) == 0) return 1;
+  for (const char *p = only; *p;) {
+    size_t l = strcspn(p, ",");
+    if (l > 0 && strncmp(name, p, l) == 0) return 1;
+    p += l + (p[l] == ',');
+  }
+  return 0;
+}
+
 /* One measuring window: n operations of one script. */
 static figure measure(const char *name, int n, build_fn build,
                       check_fn check) {
+  if (!wanted(name)) return (figure){0, 0};
   freeReplyObject(cmd_("CONFIG RESETSTAT"));
   double c0 = server_cpu_us();
   int bad = pipeline(n, build, check);
@@ -493,7 +509,7 @@ static int sem_freed(const redisReply *r) {
 }
 
 static void row(const char *name, figure f, figure base) {
-  if (run_id == 0) return;
+  if (run_id == 0 || f.cpu_us == 0) return;
   printf("# %-28s cpu %7.2f us  %5.2fx   evalsha %6.2f us  %5.2fx\n", name,
          f.cpu_us, f.cpu_us / base.cpu_us, f.call_us,
          f.call_us / base.call_us);
@@ -534,22 +550,28 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < RL_SCRIPT_COUNT; i++)
     load(rl_script_body((rl_script_id)i), shas[i]);
-  /* SC_VARIANT=ID=FILE: the Lua text in FILE in place of script ID
-   * (scripts.h's numbering; same arguments). */
+  /* SC_VARIANT=ID=FILE[,ID=FILE...]: the Lua text in each FILE in place
+   * of script ID (scripts.h's numbering; same arguments). */
   const char *alt = getenv("SC_VARIANT");
-  if (alt && strchr(alt, '=')) {
+  for (const char *v = alt; v && *v;) {
     static char body[65536];
-    FILE *f = fopen(strchr(alt, '=') + 1, "r");
+    char spec[512];
+    size_t sl = strcspn(v, ",");
+    snprintf(spec, sizeof spec, "%.*s", (int)sl, v);
+    v += sl + (v[sl] == ',');
+    char *eq = strchr(spec, '=');
+    FILE *f = eq ? fopen(eq + 1, "r") : NULL;
     size_t m = f ? fread(body, 1, sizeof body - 1, f) : 0;
     if (f) fclose(f);
     body[m] = 0;
-    int id = atoi(alt);
+    int id = atoi(spec);
     if (m == 0 || id < 0 || id >= RL_SCRIPT_COUNT) {
-      fprintf(stderr, "server_cost: SC_VARIANT %s\n", alt);
+      fprintf(stderr, "server_cost: SC_VARIANT %s\n", spec);
       return 2;
     }
     load(body, shas[id]);
   }
+  only = getenv("SC_ONLY");
   load(min_acquire_lua, min_acquire_sha);
   load(min_release_lua, min_release_sha);
   load(min_renew_lua, min_renew_sha);
@@ -576,9 +598,9 @@ int main(int argc, char **argv) {
     figure lren = measure("lock.renew_x100", n / BATCH, lock_renew,
                           all_renewed);
     figure lu = measure("lock.unlock", n, lock_unlock, is_one);
-    unmeasured(n, hand_acquire);
+    if (wanted("lock.transfer")) unmeasured(n, hand_acquire);
     figure lt = measure("lock.transfer", n, hand_transfer, granted);
-    unmeasured(n, hand_unlock);
+    if (wanted("lock.transfer")) unmeasured(n, hand_unlock);
 
     figure fa = measure("fair.acquire", n, fair_acquire, granted);
     figure fu = measure("fair.unlock", n, fair_unlock, is_one);
