@@ -111,26 +111,8 @@
 /* next_token(fence_key, floor): the token of a first exclusive
  * acquisition, at least the floor sent and the client's wall clock now
  * (wall_), stored back in the counter for RL_FENCE_TTL_MS: the reentrant
- * lock's (scripts.h, RL_LUA_NEXT_TOKEN_FN), but the value goes to SET as
- * a Lua number, which Redis writes exactly (%.17g: tokens stay below
- * 2^53), so no string.format runs on the common path. Needs
- * RL_LUA_DEADLINE. */
-#define RL_LUA_NEXT_TOKEN                                                   \
-  "local function next_token(key, floor)\n"                                 \
-  "  local f = floor\n"                                                     \
-  "  if f < wall_ then f = wall_ end\n"                                     \
-  "  if f < 1 then f = 1 end\n"                                             \
-  "  local o = redis.call('set', key, f, 'px', "                            \
-  RL_LUA_STR(RL_FENCE_TTL_MS) ", 'get')\n"                                  \
-  "  if o then\n"                                                           \
-  "    o = tonumber(o) + 1\n"                                               \
-  "    if o > f then\n"                                                     \
-  "      f = o\n"                                                           \
-  "      redis.call('set', key, f, 'px', " RL_LUA_STR(RL_FENCE_TTL_MS) ")\n" \
-  "    end\n"                                                               \
-  "  end\n"                                                                 \
-  "  return f\n"                                                            \
-  "end\n"
+ * lock's (scripts.h). Needs RL_LUA_DEADLINE. */
+#define RL_LUA_NEXT_TOKEN RL_LUA_NEXT_TOKEN_FN
 
 /* Fails the script before it writes anything when the caller may not
  * PEXPIRE (an ACL user without it), since Redis does not roll a script
