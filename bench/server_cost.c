@@ -19,10 +19,11 @@
  *
  *   bench_server_cost [-n ops] [-r runs] [-d depth] [host:port]
  *
- * SC_VARIANT=ID=FILE runs the Lua text in FILE in place of script ID
- * (scripts.h's numbering, e.g. 0 the reentrant lock's acquire; same
- * arguments): a variant is measured beside the minimal pair of the same
- * run before it goes into lib/lua/.
+ * SC_VARIANT=ID=FILE[,ID=FILE...] runs the Lua text in FILE in place of
+ * script ID (scripts.h's numbering, e.g. 0 the reentrant lock's acquire;
+ * same arguments): a variant is measured beside the minimal pair of the
+ * same run before it goes into lib/lua/. SC_ONLY=PREFIX[,PREFIX...]
+ * measures only the operations whose names begin so (e.g. "fair.,lock.").
  *
  * Run it against a server of its own (scripts/bench starts one): it
  * resets the server's statistics (CONFIG RESETSTAT) before each window and
@@ -50,6 +51,8 @@
 static redisContext *C;
 static int depth = 256;
 static int run_id;
+/* The group of the window: the operations judged against one floor. */
+static const char *group = "";
 static char deadline[64]; /* "<master us + 10 min>:0" */
 static char floor_[32];
 
@@ -185,9 +188,28 @@ typedef struct {
   double cpu_us, call_us;
 } figure;
 
+static figure sum(figure a, figure b) {
+  return (figure){a.cpu_us + b.cpu_us, (a.call_us + b.call_us) / 2};
+}
+
+/* SC_ONLY=a,b,...: only the operations whose names begin with one of
+ * these (the minimal pair always), to try one kind's variants quickly. */
+static const char *only;
+
+static int wanted(const char *name) {
+  if (only == NULL || strncmp(name, "minimal.", 8) == 0) return 1;
+  for (const char *p = only; *p;) {
+    size_t l = strcspn(p, ",");
+    if (l > 0 && strncmp(name, p, l) == 0) return 1;
+    p += l + (p[l] == ',');
+  }
+  return 0;
+}
+
 /* One measuring window: n operations of one script. */
 static figure measure(const char *name, int n, build_fn build,
                       check_fn check) {
+  if (!wanted(name)) return (figure){0, 0};
   freeReplyObject(cmd_("CONFIG RESETSTAT"));
   double c0 = server_cpu_us();
   int bad = pipeline(n, build, check);
@@ -202,9 +224,9 @@ static figure measure(const char *name, int n, build_fn build,
     fprintf(stderr, "server_cost: %s: %d of %d not on the common path\n",
             name, bad, n);
   if (run_id == 0) return f;
-  printf("{\"bench\":\"server_cost\",\"run\":%d,\"op\":\"%s\",\"ops\":%d,"
-         "\"cpu_us\":%.3f,\"call_us\":%.3f}\n",
-         run_id, name, n, f.cpu_us, f.call_us);
+  printf("{\"bench\":\"server_cost\",\"run\":%d,\"group\":\"%s\","
+         "\"op\":\"%s\",\"ops\":%d,\"cpu_us\":%.3f,\"call_us\":%.3f}\n",
+         run_id, group, name, n, f.cpu_us, f.call_us);
   fflush(stdout);
   return f;
 }
@@ -492,16 +514,27 @@ static int sem_freed(const redisReply *r) {
          r->element[0]->integer == 1;
 }
 
+/* The minimal pair, measured right before the operations it is judged
+ * against (first and second, NULL for none), when they are wanted: the
+ * machine's load moves both sides of a ratio together only within a
+ * short time. The minimal keys are acquired then released, so they are
+ * free again for the next group. */
+static int floor_pair(int n, figure *ma, figure *mr, figure *mp,
+                      const char *first, const char *second) {
+  if (!wanted(first) && !(second && wanted(second))) return 0;
+  *ma = measure("minimal.acquire", n, min_acquire, is_nil);
+  *mr = measure("minimal.release", n, min_release, is_one);
+  *mp = sum(*ma, *mr);
+  return 1;
+}
+
 static void row(const char *name, figure f, figure base) {
-  if (run_id == 0) return;
+  if (run_id == 0 || f.cpu_us == 0) return;
   printf("# %-28s cpu %7.2f us  %5.2fx   evalsha %6.2f us  %5.2fx\n", name,
          f.cpu_us, f.cpu_us / base.cpu_us, f.call_us,
          f.call_us / base.call_us);
 }
 
-static figure sum(figure a, figure b) {
-  return (figure){a.cpu_us + b.cpu_us, (a.call_us + b.call_us) / 2};
-}
 
 int main(int argc, char **argv) {
   int n = 50000, runs = 3, opt;
@@ -534,22 +567,28 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < RL_SCRIPT_COUNT; i++)
     load(rl_script_body((rl_script_id)i), shas[i]);
-  /* SC_VARIANT=ID=FILE: the Lua text in FILE in place of script ID
-   * (scripts.h's numbering; same arguments). */
+  /* SC_VARIANT=ID=FILE[,ID=FILE...]: the Lua text in each FILE in place
+   * of script ID (scripts.h's numbering; same arguments). */
   const char *alt = getenv("SC_VARIANT");
-  if (alt && strchr(alt, '=')) {
+  for (const char *v = alt; v && *v;) {
     static char body[65536];
-    FILE *f = fopen(strchr(alt, '=') + 1, "r");
+    char spec[512];
+    size_t sl = strcspn(v, ",");
+    snprintf(spec, sizeof spec, "%.*s", (int)sl, v);
+    v += sl + (v[sl] == ',');
+    char *eq = strchr(spec, '=');
+    FILE *f = eq ? fopen(eq + 1, "r") : NULL;
     size_t m = f ? fread(body, 1, sizeof body - 1, f) : 0;
     if (f) fclose(f);
     body[m] = 0;
-    int id = atoi(alt);
+    int id = atoi(spec);
     if (m == 0 || id < 0 || id >= RL_SCRIPT_COUNT) {
-      fprintf(stderr, "server_cost: SC_VARIANT %s\n", alt);
+      fprintf(stderr, "server_cost: SC_VARIANT %s\n", spec);
       return 2;
     }
     load(body, shas[id]);
   }
+  only = getenv("SC_ONLY");
   load(min_acquire_lua, min_acquire_sha);
   load(min_release_lua, min_release_sha);
   load(min_renew_lua, min_renew_sha);
@@ -567,50 +606,83 @@ int main(int argc, char **argv) {
     snprintf(floor_, sizeof floor_, "%" PRIu64,
              (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec);
 
-    figure ma = measure("minimal.acquire", n, min_acquire, is_nil);
-    figure mren = measure("minimal.pexpire_x100", n / BATCH, min_renew, is_one);
-    figure mr = measure("minimal.release", n, min_release, is_one);
-    figure mp = sum(ma, mr);
-
-    figure la = measure("lock.acquire", n, lock_acquire, granted);
-    figure lren = measure("lock.renew_x100", n / BATCH, lock_renew,
-                          all_renewed);
-    figure lu = measure("lock.unlock", n, lock_unlock, is_one);
-    unmeasured(n, hand_acquire);
-    figure lt = measure("lock.transfer", n, hand_transfer, granted);
-    unmeasured(n, hand_unlock);
-
-    figure fa = measure("fair.acquire", n, fair_acquire, granted);
-    figure fu = measure("fair.unlock", n, fair_unlock, is_one);
-    figure ra = measure("read.acquire", n, read_acquire, granted);
-    figure rren = measure("read.renew_x100", n / BATCH, read_renew,
-                          all_renewed);
-    figure ru = measure("read.unlock", n, read_unlock, is_one);
-    figure wa = measure("write.acquire", n, write_acquire, granted);
-    figure wu = measure("write.unlock", n, write_unlock, is_one);
-    figure sa = measure("sem.acquire", n, sem_acquire, granted);
-    figure sr = measure("sem.release", n, sem_release, sem_freed);
-    figure cs = measure("latch.set", n, latch_set, granted);
-    figure cd = measure("latch.count_down", n, latch_down, opened);
-    figure xa = measure("multi2.acquire", n, multi_acquire, granted);
-    figure xu = measure("multi2.unlock", n, multi_unlock, all_released);
-
     if (run > 0)
       printf("# run %d: server CPU per operation and EVALSHA usec_per_call,"
-             " ratio to the minimal pair's\n", run);
-    row("minimal pair", mp, mp);
-    row("lock pair", sum(la, lu), mp);
-    row("  lock acquire", la, ma);
-    row("  lock unlock", lu, mr);
-    row("lock transfer (vs pair)", lt, mp);
-    row("fair pair", sum(fa, fu), mp);
-    row("read pair", sum(ra, ru), mp);
-    row("write pair", sum(wa, wu), mp);
-    row("sem pair", sum(sa, sr), mp);
-    row("latch set+count_down", sum(cs, cd), mp);
-    row("multi2 pair (vs 2 pairs)", sum(xa, xu), sum(mp, mp));
-    row("lock renew x100", lren, mren);
-    row("read renew x100", rren, mren);
+             " ratio to the minimal pair measured just before\n", run);
+    figure ma, mr, mp, mren, a, b;
+    group = "lock";
+    if (floor_pair(n, &ma, &mr, &mp, "lock.acquire", "lock.unlock")) {
+      a = measure("lock.acquire", n, lock_acquire, granted);
+      b = measure("lock.unlock", n, lock_unlock, is_one);
+      row("lock pair", sum(a, b), mp);
+      row("  lock acquire", a, ma);
+      row("  lock unlock", b, mr);
+    }
+    group = "transfer";
+    if (floor_pair(n, &ma, &mr, &mp, "lock.transfer", NULL)) {
+      unmeasured(n, hand_acquire);
+      a = measure("lock.transfer", n, hand_transfer, granted);
+      unmeasured(n, hand_unlock);
+      row("lock transfer (vs pair)", a, mp);
+    }
+    group = "fair";
+    if (floor_pair(n, &ma, &mr, &mp, "fair.acquire", "fair.unlock")) {
+      a = measure("fair.acquire", n, fair_acquire, granted);
+      b = measure("fair.unlock", n, fair_unlock, is_one);
+      row("fair pair", sum(a, b), mp);
+    }
+    group = "read";
+    if (floor_pair(n, &ma, &mr, &mp, "read.acquire", "read.unlock")) {
+      a = measure("read.acquire", n, read_acquire, granted);
+      b = measure("read.unlock", n, read_unlock, is_one);
+      row("read pair", sum(a, b), mp);
+    }
+    group = "write";
+    if (floor_pair(n, &ma, &mr, &mp, "write.acquire", "write.unlock")) {
+      a = measure("write.acquire", n, write_acquire, granted);
+      b = measure("write.unlock", n, write_unlock, is_one);
+      row("write pair", sum(a, b), mp);
+    }
+    group = "sem";
+    if (floor_pair(n, &ma, &mr, &mp, "sem.acquire", "sem.release")) {
+      a = measure("sem.acquire", n, sem_acquire, granted);
+      b = measure("sem.release", n, sem_release, sem_freed);
+      row("sem pair", sum(a, b), mp);
+    }
+    group = "latch";
+    if (floor_pair(n, &ma, &mr, &mp, "latch.set", "latch.count_down")) {
+      a = measure("latch.set", n, latch_set, granted);
+      b = measure("latch.count_down", n, latch_down, opened);
+      row("latch set+count_down", sum(a, b), mp);
+    }
+    group = "multi2";
+    if (floor_pair(n, &ma, &mr, &mp, "multi2.acquire", "multi2.unlock")) {
+      a = measure("multi2.acquire", n, multi_acquire, granted);
+      b = measure("multi2.unlock", n, multi_unlock, all_released);
+      row("multi2 pair (vs 2 pairs)", sum(a, b), sum(mp, mp));
+    }
+    /* The renewals run on holds: the locks, read holds and minimal
+     * locks are taken (unmeasured) before, and given back after. */
+    group = "lock_renew";
+    if (wanted("lock.renew_x100")) {
+      unmeasured(n, lock_acquire);
+      unmeasured(n, min_acquire);
+      mren = measure("minimal.pexpire_x100", n / BATCH, min_renew, is_one);
+      unmeasured(n, min_release);
+      a = measure("lock.renew_x100", n / BATCH, lock_renew, all_renewed);
+      row("lock renew x100", a, mren);
+      unmeasured(n, lock_unlock);
+    }
+    group = "read_renew";
+    if (wanted("read.renew_x100")) {
+      unmeasured(n, read_acquire);
+      unmeasured(n, min_acquire);
+      mren = measure("minimal.pexpire_x100", n / BATCH, min_renew, is_one);
+      unmeasured(n, min_release);
+      a = measure("read.renew_x100", n / BATCH, read_renew, all_renewed);
+      row("read renew x100", a, mren);
+      unmeasured(n, read_unlock);
+    }
     fflush(stdout);
   }
   redisFree(C);

@@ -114,11 +114,25 @@
  * (t == t: a NaN ticket takes it too, where ZADD refuses it.)
  */
 const char rl_fam_fair_acquire_lua[] =
-    FAIR_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
-    RL_LUA_ACL_PROBE
-    "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
-    "local count, floor = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    RL_LUA_CLOCK RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
+    "local owner, count = ARGV[2], tonumber(ARGV[3])\n"
     "local skip = tonumber(ARGV[6])\n"
+    "local enq, t = skip > 0 and count <= 1, 0\n"
+    "if enq then t = tonumber(ARGV[5]) end\n"
+    "local free = t and t == t and\n"
+    "  redis.call('exists', KEYS[1], KEYS[3], KEYS[4]) == 0\n"
+    "if free then\n"
+    "  redis.call('hset', KEYS[1], owner, count)\n"
+    "  local e = redis.pcall('pexpire', KEYS[1], ARGV[1])\n"
+    "  if type(e) == 'table' and e.err then\n"
+    "    redis.call('del', KEYS[1])\n"
+    "    return e\n"
+    "  end\n"
+    RL_LUA_HORIZON("ARGV[1]")
+    "  return {1, next_token(KEYS[2], tonumber(ARGV[4])), count, 0, t}\n"
+    "end\n"
+    RL_LUA_FMT RL_LUA_KEEP FAIR_HELPERS RL_LUA_ACL_PROBE
+    "local lease, floor = tonumber(ARGV[1]), tonumber(ARGV[4])\n"
     "if redis.call('hexists', KEYS[1], owner) == 1 then\n"
     "  keep(KEYS[1], lease)\n"
     "  local n = redis.call('hincrby', KEYS[1], owner, 1)\n"
@@ -127,20 +141,13 @@ const char rl_fam_fair_acquire_lua[] =
     "  if count <= 1 then return {1, next_token(KEYS[2], floor), n, 1, 0} end\n"
     "  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), n, 1, 0}\n"
     "end\n"
-    "local enq, t = skip > 0 and count <= 1, 0\n"
-    "if enq then t = tonumber(ARGV[5]) end\n"
-    "if t and t == t and redis.call('exists', KEYS[3], KEYS[4]) == 0 then\n"
-    "  if redis.call('exists', KEYS[1]) == 0 then\n"
-    "    redis.call('hset', KEYS[1], owner, count)\n"
-    "    redis.call('pexpire', KEYS[1], lease)\n"
-    RL_LUA_HORIZON("lease")
-    "    return {1, next_token(KEYS[2], floor), count, 0, t}\n"
-    "  end\n"
-    "  if not enq then return {0, redis.call('pttl', KEYS[1]), -1, -1} end\n"
+    "if t and t == t and redis.call('exists', KEYS[3], KEYS[4]) == 0 and\n"
+    "   not enq then\n"
+    "  return {0, redis.call('pttl', KEYS[1]), -1, -1}\n"
     "end\n"
     "local before = head()\n"
     "purge()\n"
-    "if skip > 0 and count <= 1 then enqueue(owner, ARGV[5], skip) end\n"
+    "if enq then enqueue(owner, ARGV[5], skip) end\n"
     "local h = head()\n"
     "local held = redis.call('exists', KEYS[1]) == 1\n"
     "if not held and (count > 1 or h == nil or h == owner) then\n"
@@ -168,22 +175,25 @@ const char rl_fam_fair_acquire_lua[] =
  * is the plain unlock message, sent without the queue's steps.
  */
 const char rl_fam_fair_unlock_lua[] =
-    FAIR_PRELUDE
     "local owner = ARGV[2]\n"
-    "if redis.call('hexists', KEYS[1], owner) == 0 then return 0 end\n"
-    "if ARGV[3] ~= '1' and\n"
-    "   redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n"
-    "  keep(KEYS[1], tonumber(ARGV[1]))\n"
-    "  return 2\n"
+    "local n = redis.call('hget', KEYS[1], owner)\n"
+    "if not n then return 0 end\n"
+    "if ARGV[3] == '1' or tonumber(n) <= 1 then\n"
+    "  redis.call('del', KEYS[1])\n"
+    "  if redis.call('exists', KEYS[3], KEYS[4]) == 0 then\n"
+    "    redis.call('publish', KEYS[1] .. ':ch', '0')\n"
+    "    return 1\n"
+    "  end\n"
     "end\n"
-    "redis.call('del', KEYS[1])\n"
-    "if redis.call('exists', KEYS[3], KEYS[4]) == 0 then\n"
-    "  redis.call('publish', KEYS[1] .. ':ch', '0')\n"
+    FAIR_PRELUDE
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  purge()\n"
+    "  notify(head())\n"
     "  return 1\n"
     "end\n"
-    "purge()\n"
-    "notify(head())\n"
-    "return 1\n";
+    "redis.call('hincrby', KEYS[1], owner, -1)\n"
+    "keep(KEYS[1], tonumber(ARGV[1]))\n"
+    "return 2\n";
 
 /* No arguments. Deletes the lock whoever holds it and tells the next live
  * waiter. Replies 1 if it was held. The queue stays. */

@@ -10,10 +10,11 @@
  *   microseconds, `now` in milliseconds. Expiry and liveness scores in
  *   sorted sets are in the master's milliseconds. Integers stay below
  *   2^53, so Lua's doubles hold them exactly. Redis passes a Lua number
- *   argument on exactly (%.17g), but Lua's own tostring and `..` use
- *   %.14g, which turns a 16-digit microsecond value into 1.7e+15; so
- *   values are formatted with %.0f (fmt) before they are written or
- *   concatenated.
+ *   argument on exactly (%.17g), so a number given to redis.call is
+ *   written as is (string.format costs the server about 0.4 us a call);
+ *   but Lua's own tostring and `..` use %.14g, which turns a 16-digit
+ *   microsecond value into 1.7e+15, so a value that is concatenated
+ *   goes through fmt (%.0f) first.
  * - A deadline argument is in the master's microseconds, 0 for none, and
  *   is the last argument of every acquire-type script (the connection
  *   appends it); an acquisition that runs after it changes nothing and
@@ -28,7 +29,14 @@
  *   counters keep RL_FENCE_TTL_MS, written into the scripts.
  * - Scripts that create keys first probe PEXPIRE's permission (ACL
  *   probe below), so that an ACL user without it has nothing written
- *   rather than a key without a TTL.
+ *   rather than a key without a TTL; or, on a common path that only
+ *   creates keys, write them, set their TTL by pcall and delete them
+ *   again when PEXPIRE is refused, as the reentrant lock's acquire does.
+ * - Each acquire and release answers its common case (a free lock with
+ *   no queue or waiter; the release of a count-1 hold with nobody
+ *   waiting) first, before the helpers are defined or the master's clock
+ *   is read where that case needs none; docs/performance.md says what
+ *   each call costs.
  * - A first (non-reentrant) exclusive acquisition's token is
  *   max(counter + 1, floor, wall_), the counter being 0 where there is
  *   none (never used, expired, or lost with a master's memory); wall_ is

@@ -35,21 +35,29 @@
  * ARGV[1] count (>= 1), [2] ttl ms, [3] linger ms. Sets the latch unless
  * it is counting. Replies {1, count, gen} set (a missing or open latch
  * starts a new generation), {0, count, gen} already counting (nothing
- * changed), {-4} a count below 1.
+ * changed), {-4} a count below 1. Numbers go to HSET as Lua numbers,
+ * which Redis writes exactly (%.17g; the generation is below 2^53). The
+ * latch is written, then given its TTL; a refused PEXPIRE (an ACL user
+ * without it) deletes it again and fails with that error.
  */
 const char rl_fam_latch_set_lua[] =
-    RL_LUA_CLOCK RL_LUA_FMT
+    "local t_ = redis.call('time')\n"
+    "local now_us = tonumber(t_[1]) * 1000000 + tonumber(t_[2])\n"
     "local c = tonumber(redis.call('hget', KEYS[1], 'count') or '0')\n"
     "if c > 0 then\n"
     "  return {0, c, tonumber(redis.call('hget', KEYS[1], 'gen'))}\n"
     "end\n"
     "local n = tonumber(ARGV[1])\n"
     "if n == nil or n < 1 then return {-4} end\n"
+    "if n ~= math.floor(n) then n = tonumber(string.format('%.0f', n)) end\n"
     "redis.call('del', KEYS[1], KEYS[2])\n"
-    "redis.call('pexpire', KEYS[1], ARGV[2])\n"
-    "redis.call('hset', KEYS[1], 'count', fmt(n), 'init', fmt(n),\n"
-    "           'gen', fmt(now_us), 'ttl', ARGV[2], 'linger', ARGV[3])\n"
-    "redis.call('pexpire', KEYS[1], ARGV[2])\n"
+    "redis.call('hset', KEYS[1], 'count', n, 'init', n, 'gen', now_us,\n"
+    "           'ttl', ARGV[2], 'linger', ARGV[3])\n"
+    "local e = redis.pcall('pexpire', KEYS[1], ARGV[2])\n"
+    "if type(e) == 'table' and e.err then\n"
+    "  redis.call('del', KEYS[1])\n"
+    "  return e\n"
+    "end\n"
     "return {1, n, now_us}\n";
 
 /*
@@ -57,21 +65,25 @@ const char rl_fam_latch_set_lua[] =
  * above zero (TTLs renewed), {2, 0} this one opened it (announced; the
  * latch lingers open), {3, 0} it was open already, {4, count} this id was
  * counted before, {0, -1} no such latch. Only 1 and 2 change anything.
+ * The latch's fields come in one HMGET. The id set gets its TTL before
+ * the id is added (a PEXPIRE of a set not there yet is a no-op that fails
+ * an ACL user without it before anything is written), except where this
+ * count-down opens the latch: the set is deleted in the same script.
  */
 const char rl_fam_latch_count_down_lua[] =
-    "local c = redis.call('hget', KEYS[1], 'count')\n"
-    "if not c then return {0, -1} end\n"
-    "c = tonumber(c)\n"
+    "local v = redis.call('hmget', KEYS[1], 'count', 'ttl', 'linger', 'gen')\n"
+    "if not v[1] then return {0, -1} end\n"
+    "local c = tonumber(v[1])\n"
     "if c <= 0 then return {3, 0} end\n"
-    "local ttl = redis.call('hget', KEYS[1], 'ttl')\n"
-    "redis.call('pexpire', KEYS[2], ttl)\n"
+    "local ttl = v[2]\n"
+    "if c > 1 then redis.call('pexpire', KEYS[2], ttl) end\n"
     "if redis.call('sadd', KEYS[2], ARGV[1]) == 0 then return {4, c} end\n"
     "c = c - 1\n"
     "redis.call('hset', KEYS[1], 'count', c)\n"
     "if c == 0 then\n"
     "  redis.call('del', KEYS[2])\n"
-    "  redis.call('pexpire', KEYS[1], redis.call('hget', KEYS[1], 'linger'))\n"
-    "  redis.call('publish', KEYS[1] .. ':ch', redis.call('hget', KEYS[1], 'gen'))\n"
+    "  redis.call('pexpire', KEYS[1], v[3])\n"
+    "  redis.call('publish', KEYS[1] .. ':ch', v[4])\n"
     "  return {2, 0}\n"
     "end\n"
     "redis.call('pexpire', KEYS[1], ttl)\n"

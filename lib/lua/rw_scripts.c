@@ -124,6 +124,30 @@
 
 #define RW_PRELUDE RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP RW_HELPERS
 
+/* The common first read hold, before the helpers are even defined: no
+ * writer, no reader (live or not), no waiting writer, so none of the
+ * prune and scan steps would find anything. The hold is written, then
+ * both keys get their TTL; a refused PEXPIRE (an ACL user without it)
+ * deletes the two keys it just created and fails with that error, so no
+ * key is left without a TTL (the reentrant lock's acquire does the same,
+ * scripts.c). Needs lease, owner, count and floor. */
+#define RW_FIRST_READ                                                       \
+  "if lease >= 1 and\n"                                                     \
+  "   redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) == 0 then\n" \
+  "  redis.call('zadd', KEYS[2], now + lease, owner)\n"                     \
+  "  redis.call('hset', KEYS[3], owner, count)\n"                           \
+  "  local e = redis.pcall('pexpire', KEYS[2], lease)\n"                    \
+  "  if not (type(e) == 'table' and e.err) then\n"                          \
+  "    e = redis.pcall('pexpire', KEYS[3], lease)\n"                        \
+  "  end\n"                                                                 \
+  "  if type(e) == 'table' and e.err then\n"                                \
+  "    redis.call('del', KEYS[2], KEYS[3])\n"                               \
+  "    return e\n"                                                          \
+  "  end\n"                                                                 \
+  RL_LUA_HORIZON("lease")                                                   \
+  "  return {1, next_token(KEYS[5], floor), count, 0}\n"                    \
+  "end\n"
+
 /*
  * ARGV[1] lease ms, [2] owner, [3] count: the owner's read count where it
  * has none here (1 for a first read hold; the hold's count + 1 for a
@@ -144,10 +168,11 @@
  *   {-1, now_us}          the deadline had passed: nothing changed.
  */
 const char rl_fam_rw_read_acquire_lua[] =
-    RW_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
-    RL_LUA_ACL_PROBE
+    RL_LUA_CLOCK RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
     "local count, floor = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    RW_FIRST_READ
+    RL_LUA_FMT RL_LUA_KEEP RW_HELPERS RL_LUA_ACL_PROBE
     "prune_readers()\n"
     "local waiting = prune_writers()\n"
     "local existed = redis.call('hexists', KEYS[3], owner)\n"
@@ -181,8 +206,21 @@ const char rl_fam_rw_read_acquire_lua[] =
  * writer remain), 2 still held.
  */
 const char rl_fam_rw_read_unlock_lua[] =
-    RW_PRELUDE
+    RL_LUA_CLOCK
     "local owner = ARGV[1]\n"
+    "local m = redis.call('zrange', KEYS[2], 0, 1, 'withscores')\n"
+    "if m[1] == owner and m[3] == nil and tonumber(m[2]) > now then\n"
+    "  local n = redis.call('hget', KEYS[3], owner)\n"
+    "  if n and not (ARGV[3] and tonumber(n) < tonumber(ARGV[3])) and\n"
+    "     (ARGV[2] == '1' or tonumber(n) <= 1) then\n"
+    "    redis.call('del', KEYS[2], KEYS[3])\n"
+    "    if redis.call('exists', KEYS[1]) == 0 then\n"
+    "      redis.call('publish', KEYS[1] .. ':ch', 'r')\n"
+    "    end\n"
+    "    return 1\n"
+    "  end\n"
+    "end\n"
+    RL_LUA_FMT RL_LUA_KEEP RW_HELPERS
     "prune_readers()\n"
     "local n = tonumber(redis.call('hget', KEYS[3], owner))\n"
     "if n == nil then return 0 end\n"
@@ -223,10 +261,20 @@ const char rl_fam_rw_read_unlock_lua[] =
  *   {-1, now_us}          the deadline had passed: nothing changed.
  */
 const char rl_fam_rw_write_acquire_lua[] =
-    RW_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
-    RL_LUA_ACL_PROBE
+    RL_LUA_CLOCK RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
     "local count, floor = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "if redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) == 0 then\n"
+    "  redis.call('hset', KEYS[1], owner, count)\n"
+    "  local e = redis.pcall('pexpire', KEYS[1], ARGV[1])\n"
+    "  if type(e) == 'table' and e.err then\n"
+    "    redis.call('del', KEYS[1])\n"
+    "    return e\n"
+    "  end\n"
+    RL_LUA_HORIZON("ARGV[1]")
+    "  return {1, next_token(KEYS[5], floor), count, 0}\n"
+    "end\n"
+    RL_LUA_FMT RL_LUA_KEEP RW_HELPERS RL_LUA_ACL_PROBE
     "local alive = tonumber(ARGV[5])\n"
     "local live = prune_readers()\n"
     "prune_writers()\n"
@@ -262,17 +310,27 @@ const char rl_fam_rw_write_acquire_lua[] =
  * stay), 2 still held (TTL never shortened).
  */
 const char rl_fam_rw_write_unlock_lua[] =
-    RW_PRELUDE
     "local owner = ARGV[2]\n"
-    "if redis.call('hexists', KEYS[1], owner) == 0 then return 0 end\n"
-    "if ARGV[3] ~= '1' and\n"
-    "   redis.call('hincrby', KEYS[1], owner, -1) > 0 then\n"
-    "  keep(KEYS[1], tonumber(ARGV[1]))\n"
-    "  return 2\n"
+    "local n = redis.call('hget', KEYS[1], owner)\n"
+    "if not n then return 0 end\n"
+    "if ARGV[3] == '1' or tonumber(n) <= 1 then\n"
+    "  redis.call('del', KEYS[1])\n"
+    "  redis.call('publish', KEYS[1] .. ':ch', 'w')\n"
+    "  if redis.call('exists', KEYS[4]) == 0 then\n"
+    "    redis.call('publish', KEYS[2] .. ':ch', 'w')\n"
+    "    return 1\n"
+    "  end\n"
     "end\n"
-    "redis.call('del', KEYS[1])\n"
-    "writer_gone()\n"
-    "return 1\n";
+    RW_PRELUDE
+    "if redis.call('exists', KEYS[1]) == 0 then\n"
+    "  if redis.call('zcount', KEYS[4], '(' .. fmt(now), '+inf') == 0 then\n"
+    "    redis.call('publish', KEYS[2] .. ':ch', 'w')\n"
+    "  end\n"
+    "  return 1\n"
+    "end\n"
+    "redis.call('hincrby', KEYS[1], owner, -1)\n"
+    "keep(KEYS[1], tonumber(ARGV[1]))\n"
+    "return 2\n";
 
 /*
  * ARGV[1] owner, [2] alive_ms (0 if the owner no longer waits), [3] the

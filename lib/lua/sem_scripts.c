@@ -153,6 +153,103 @@
 
 #define SEM_PRELUDE RL_LUA_CLOCK RL_LUA_FMT RL_LUA_KEEP SEM_HELPERS
 
+/* The common first grant, before the helpers are defined: a quiet
+ * semaphore (its slot hash absent or holding only this K's limit record,
+ * no lease zset), where reclaim() and scan() would find nothing and no
+ * refusal is counted. The same grant as the full path (hinted slots
+ * first, then the lowest; the owner's "#at:" mark is 0), in one HSET. The
+ * lease is recorded first and given its TTL by pcall: a refused PEXPIRE
+ * (an ACL user without it) deletes the zset it just created and fails
+ * with that error before the slot hash is touched. Slot names are small
+ * integers (K below 10^9 here), which tostring writes as fmt() does. */
+#define SEM_FIRST_GRANT                                                     \
+  "local h_ = redis.call('hgetall', KEYS[1])\n"                             \
+  "if lease >= 1 and n >= 1 and n <= k and k < 1e9 and\n"                    \
+  "   k == math.floor(k) and (#h_ == 0 or (#h_ == 2 and\n"                   \
+  "   h_[1] == '" RL_SEM_LIMIT_FIELD "' and tonumber(h_[2]) == k)) and\n"    \
+  "   redis.call('exists', KEYS[2]) == 0 then\n"                             \
+  "  local got, used = {}, {}\n"                                             \
+  "  for i = 7, #ARGV - 1 do\n"                                              \
+  "    local s = tonumber(ARGV[i])\n"                                        \
+  "    if #got < n and s and s >= 1 and s <= k and s == math.floor(s) then\n" \
+  "      s = tostring(s)\n"                                                  \
+  "      if not used[s] then used[s] = true; got[#got + 1] = s end\n"        \
+  "    end\n"                                                                \
+  "  end\n"                                                                  \
+  "  local s = 1\n"                                                          \
+  "  while #got < n do\n"                                                    \
+  "    local name = tostring(s)\n"                                           \
+  "    if not used[name] then used[name] = true; got[#got + 1] = name end\n" \
+  "    s = s + 1\n"                                                          \
+  "  end\n"                                                                  \
+  "  redis.call('zadd', KEYS[2], now + lease, owner)\n"                      \
+  "  local e = redis.pcall('pexpire', KEYS[2], lease)\n"                     \
+  "  if type(e) == 'table' and e.err then\n"                                 \
+  "    redis.call('del', KEYS[2])\n"                                         \
+  "    return e\n"                                                           \
+  "  end\n"                                                                  \
+  "  local hold_ms = math.ceil(math.max(lease, limit_ttl))\n"                \
+  "  local a = {'hset', KEYS[1], '" RL_SEM_LIMIT_FIELD "', k,\n"             \
+  "             '" SEM_AT "' .. owner, '0'}\n"                               \
+  "  for i = 1, #got do a[#a + 1] = got[i]; a[#a + 1] = owner end\n"         \
+  "  redis.call(unpack(a))\n"                                                \
+  "  if #h_ == 0 or redis.call('pttl', KEYS[1]) < hold_ms then\n"            \
+  "    redis.call('pexpire', KEYS[1], hold_ms)\n"                            \
+  "  end\n"                                                                  \
+  RL_LUA_HORIZON("lease")                                                    \
+  "  local r = {1, next_token(KEYS[3], floor), n, k - n}\n"                  \
+  "  for i = 1, #got do r[#r + 1] = tonumber(got[i]) end\n"                  \
+  "  return r\n"                                                             \
+  "end\n"
+
+/* The common release, before the helpers are defined: the owner is the
+ * only lease holder, its lease live, every slot taken is its own and
+ * every one goes, and the hash has no record but the limit, the refusal
+ * and free counts and the owner's mark. Then the full path would free the
+ * slots, forget the owner and both counts, and delete the lease zset:
+ * here one HDEL and one DEL do it, and the free is announced under the
+ * same rule (woke()). */
+#define SEM_LAST_RELEASE                                                    \
+  "local h_ = redis.call('hgetall', KEYS[1])\n"                             \
+  "local z_ = redis.call('zrange', KEYS[2], 0, 1, 'withscores')\n"          \
+  "if z_[1] == owner and z_[3] == nil and tonumber(z_[2]) > now then\n"     \
+  "  local mine, at, refused, ok = {}, nil, nil, true\n"                    \
+  "  local mark = '" SEM_AT "' .. owner\n"                                  \
+  "  for i = 1, #h_, 2 do\n"                                                \
+  "    local f = h_[i]\n"                                                   \
+  "    if string.byte(f, 1) ~= 35 then\n"                                   \
+  "      if h_[i + 1] == owner then mine[f] = true else ok = false end\n"   \
+  "    elseif f == mark then at = h_[i + 1]\n"                              \
+  "    elseif f == '" SEM_REFUSED "' then refused = h_[i + 1]\n"            \
+  "    elseif f ~= '" RL_SEM_LIMIT_FIELD "' and f ~= '" SEM_FREED "' then\n" \
+  "      ok = false\n"                                                      \
+  "    end\n"                                                               \
+  "  end\n"                                                                 \
+  "  local r, d = {0, 0}, {'hdel', KEYS[1]}\n"                              \
+  "  for i = 2, #ARGV do\n"                                                 \
+  "    if mine[ARGV[i]] then\n"                                             \
+  "      mine[ARGV[i]] = nil\n"                                             \
+  "      d[#d + 1] = ARGV[i]\n"                                             \
+  "      r[#r + 1] = 1\n"                                                   \
+  "    else\n"                                                              \
+  "      r[#r + 1] = 0\n"                                                   \
+  "    end\n"                                                               \
+  "  end\n"                                                                 \
+  "  if ok and #d > 2 and next(mine) == nil then\n"                         \
+  "    local freed = #d - 2\n"                                              \
+  "    d[#d + 1] = mark\n"                                                  \
+  "    d[#d + 1] = '" SEM_REFUSED "'\n"                                     \
+  "    d[#d + 1] = '" SEM_FREED "'\n"                                       \
+  "    redis.call(unpack(d))\n"                                             \
+  "    redis.call('del', KEYS[2])\n"                                        \
+  "    if not at or tonumber(refused or '0') > tonumber(at) then\n"         \
+  "      redis.call('publish', KEYS[1] .. ':ch', freed)\n"                  \
+  "    end\n"                                                               \
+  "    r[1] = freed\n"                                                      \
+  "    return r\n"                                                          \
+  "  end\n"                                                                 \
+  "end\n"
+
 /*
  * ARGV[1] lease ms, [2] owner, [3] fencing floor, [4] K (the caller's
  * limit), [5] n permits wanted, [6] limit_ttl ms (how long the limit is
@@ -186,11 +283,12 @@
  * owner's lease is recorded before its slots.
  */
 const char rl_fam_sem_acquire_lua[] =
-    SEM_PRELUDE RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
-    RL_LUA_ACL_PROBE
+    RL_LUA_CLOCK RL_LUA_DEADLINE("ARGV[#ARGV]") RL_LUA_NEXT_TOKEN
     "local lease, owner = tonumber(ARGV[1]), ARGV[2]\n"
     "local floor, k, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
     "local limit_ttl = tonumber(ARGV[6])\n"
+    SEM_FIRST_GRANT
+    RL_LUA_FMT RL_LUA_KEEP SEM_HELPERS RL_LUA_ACL_PROBE
     "local cur = redis.call('hget', KEYS[1], '" RL_SEM_LIMIT_FIELD "')\n"
     "if cur and tonumber(cur) ~= k then return {-3, tonumber(cur)} end\n"
     "if n < 1 or n > k then return {-4, k} end\n"
@@ -259,8 +357,10 @@ const char rl_fam_sem_acquire_lua[] =
  * client's to refuse: it knows which slots it holds (sem.c).
  */
 const char rl_fam_sem_release_lua[] =
-    SEM_PRELUDE
+    RL_LUA_CLOCK
     "local owner = ARGV[1]\n"
+    SEM_LAST_RELEASE
+    RL_LUA_FMT RL_LUA_KEEP SEM_HELPERS
     "reclaim()\n"
     "local announce = woke(owner)\n"
     "local r = {0, 0}\n"
