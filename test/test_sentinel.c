@@ -608,7 +608,8 @@ static void test_election(void) {
  * both replicas are up; with one replica paused, neither grant is
  * acknowledged, so neither counts: the calls fail, the master keeps
  * nothing of them (the fair lock's hash, the permit's lease), and the
- * master's unacked count grows.
+ * master's unacked count grows. An election's leader record is a write
+ * that must be acknowledged too: a proclaim then fails.
  */
 static void test_family_unacked(void) {
   RT_REQUIRE(up);
@@ -650,6 +651,22 @@ static void test_family_unacked(void) {
   RT_CHECK_EQ_INT(leases, 0);
   RT_CHECK(mmetrics(c).unacked > mid);
   rt_sentinel_resume(&S, ra);
+  /* An election's leader record too: a leader that proclaims a new value
+   * while a replica is paused is told it did not take (the master may
+   * hold it; a promoted replica would not), and the old value stands
+   * where it was acknowledged. */
+  rlock_election *e = NULL;
+  RT_REQUIRE(rlock_election_get(c, "seu", &e) == 0);
+  RT_CHECK_EQ_INT(rlock_campaign(e, "first", 5000), 0);
+  uint64_t late = mmetrics(c).unacked;
+  RT_REQUIRE(rt_sentinel_pause(&S, ra) == 0);
+  rc = rlock_proclaim(e, "second");
+  fprintf(stderr, "  proclaim, one replica paused: %d\n", rc);
+  RT_CHECK(rc != 0);
+  RT_CHECK(mmetrics(c).unacked > late);
+  rt_sentinel_resume(&S, ra);
+  RT_CHECK_EQ_INT(rlock_resign(e), 0);
+  rlock_election_free(e);
   rlock_free(f);
   rlock_sem_free(s);
   rlock_client_close(c);

@@ -440,6 +440,7 @@ int rl_script_durable(int id) {
   case RL_FAM(RL_FAM_LEASE_RENEW):
     return RL_DURABLE_RENEW;
   case RL_SCRIPT_FENCE_MAX:
+  case RL_FAM(RL_FAM_ELECT_PROCLAIM):
     return RL_DURABLE_WRITE;
   default:
     return 0;
