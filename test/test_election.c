@@ -201,7 +201,18 @@ static void basics(int n) {
   RT_CHECK_EQ_INT(rlock_campaign(eb, "gamma", 0), RLOCK_ETIMEDOUT);
   RT_CHECK_EQ_INT(rlock_proclaim(eb, "x"), RLOCK_ENOTOWNER);
   RT_CHECK_EQ_INT(rlock_resign(eb), RLOCK_ENOTOWNER);
+  /* The library's questions about the fair lock see the leader's hold,
+   * and nothing of its record once it resigned (the record goes with
+   * the hold: it never makes the lock look held). */
+  rlock *fl;
+  RT_REQUIRE(rlock_get_fair(b, "basic", &fl) == 0);
+  int64_t lease = 0;
+  RT_CHECK_EQ_INT(rlock_is_locked(fl), 1);
+  RT_CHECK(rlock_remaining_lease(fl, &lease) == 0 && lease > 0);
   RT_CHECK_EQ_INT(rlock_resign(ea), 0);
+  RT_CHECK_EQ_INT(rlock_is_locked(fl), 0);
+  RT_CHECK(rlock_remaining_lease(fl, &lease) == 0 && lease == -2);
+  rlock_free(fl);
   RT_CHECK(wait_seen(&s, NULL, 5000));
   RT_CHECK_EQ_INT(rlock_campaign(eb, "gamma", 1000), 0);
   RT_CHECK(wait_seen(&s, "gamma", 5000));
