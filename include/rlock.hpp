@@ -51,6 +51,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -231,6 +232,64 @@ inline void sem_lost_trampoline(rlock_sem *, std::uint64_t owner,
   static_cast<lost_box *>(arg)->call(owner, is_thread);
 }
 
+}  // namespace detail
+
+/* A leader as rlock_leader reads it: its value and its fencing token. */
+struct leader_info {
+  std::string value;
+  std::uint64_t token = 0;
+};
+
+namespace detail {
+
+/* An election's callbacks, kept as lost_box keeps a lock's: in the
+ * client's state, each called under the box's mutex, which the
+ * election's destructor takes to clear them. */
+struct election_box {
+  std::mutex mu;
+  std::function<void()> lost;
+  std::function<void(bool)> risk;
+  std::function<void(const std::optional<leader_info> &)> observer;
+
+  void call_lost() noexcept {
+    std::lock_guard<std::mutex> g(mu);
+    if (lost) lost();
+  }
+  void call_risk(int at_risk) noexcept {
+    std::lock_guard<std::mutex> g(mu);
+    if (risk) risk(at_risk != 0);
+  }
+  void call_observer(const char *value, std::uint64_t token) noexcept {
+    std::lock_guard<std::mutex> g(mu);
+    if (!observer) return;
+    if (value == nullptr)
+      observer(std::nullopt);
+    else
+      observer(leader_info{value, token});
+  }
+  void clear() noexcept {
+    std::lock_guard<std::mutex> g(mu);
+    lost = nullptr;
+    risk = nullptr;
+    observer = nullptr;
+  }
+};
+
+inline void election_lost_trampoline(rlock_election *, void *arg) noexcept {
+  static_cast<election_box *>(arg)->call_lost();
+}
+
+inline void election_risk_trampoline(rlock_election *, int at_risk,
+                                     void *arg) noexcept {
+  static_cast<election_box *>(arg)->call_risk(at_risk);
+}
+
+inline void election_observe_trampoline(rlock_election *, const char *value,
+                                        std::uint64_t token,
+                                        void *arg) noexcept {
+  static_cast<election_box *>(arg)->call_observer(value, token);
+}
+
 /* What a client owns besides its rlock_client: the lost callbacks' boxes,
  * freed after rlock_client_close. It is on the heap so that a client can
  * move while handles point at it. */
@@ -238,11 +297,17 @@ struct client_state {
   rlock_client *c = nullptr;
   std::mutex mu;
   std::vector<std::unique_ptr<lost_box>> boxes;
+  std::vector<std::unique_ptr<election_box>> election_boxes;
 
   lost_box *new_box() {
     std::lock_guard<std::mutex> g(mu);
     boxes.push_back(std::make_unique<lost_box>());
     return boxes.back().get();
+  }
+  election_box *new_election_box() {
+    std::lock_guard<std::mutex> g(mu);
+    election_boxes.push_back(std::make_unique<election_box>());
+    return election_boxes.back().get();
   }
   ~client_state() {
     if (c != nullptr) rlock_client_close(c);
@@ -278,6 +343,12 @@ void sem_trampoline(rlock_sem *, int status, void *arg) noexcept {
 
 template <class F>
 void latch_trampoline(rlock_latch *, int status, void *arg) noexcept {
+  std::unique_ptr<async_box<F>> b(static_cast<async_box<F> *>(arg));
+  b->fn(to_error_code(status));
+}
+
+template <class F>
+void election_trampoline(rlock_election *, int status, void *arg) noexcept {
   std::unique_ptr<async_box<F>> b(static_cast<async_box<F> *>(arg));
   b->fn(to_error_code(status));
 }
@@ -1265,6 +1336,304 @@ class latch {
   }
 
   rlock_latch *h_ = nullptr;
+};
+
+/*
+ * A leader election (rlock_election_get; rlock.h, "Elections"): a handle
+ * campaigns, leads, proclaims a value, resigns, and observes who leads.
+ * Leadership is a watchdog hold of the fair lock of the election's name:
+ * it lasts until resign(), the election's destruction, the client's
+ * close, or its loss (on_lost() is told). Each leadership has a fencing
+ * token larger than every earlier leader's.
+ *
+ *   rlockpp::election e(c, "scheduler");
+ *   e.on_lost([&] { stop_jobs(); });
+ *   if (e.campaign_for("host-a", 10s)) { run_jobs(e.token()); e.resign(); }
+ *
+ * The leader is the handle, not a thread: any thread may proclaim or
+ * resign. Destroying the election frees its handle (rlock_election_free):
+ * a leadership it holds is resigned, a campaign cancelled, the observer
+ * stopped, and none of its callables runs after the destructor returns.
+ * The callables given to on_lost, on_risk and observe run on the
+ * client's loop thread under a mutex of their own, which the destructor
+ * also takes: they must not destroy the election or replace its
+ * callables. Movable, not copyable.
+ */
+class election {
+ public:
+  /* No handle: every call fails with RLOCK_EINVAL. */
+  election() noexcept = default;
+
+  /* A handle on the election called name (as a lock name). Throws
+   * std::system_error (RLOCK_EINVAL for a bad name or a Cluster master). */
+  election(client &c, const std::string &name) : st_(c.state()) {
+    detail::check(rlock_election_get(c.get(), name.c_str(), &h_),
+                  "rlock_election_get");
+  }
+  /* The same, reporting a failure in ec. */
+  election(client &c, const std::string &name, std::error_code &ec) noexcept
+      : st_(c.state()) {
+    if (!detail::report(rlock_election_get(c.get(), name.c_str(), &h_), ec))
+      h_ = nullptr;
+  }
+
+  /* Moves the handle with its leadership and callables; the moved-from
+   * election has no handle. */
+  election(election &&o) noexcept
+      : h_(std::exchange(o.h_, nullptr)),
+        st_(o.st_),
+        box_(std::exchange(o.box_, nullptr)) {}
+  election &operator=(election &&o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, nullptr);
+      st_ = o.st_;
+      box_ = std::exchange(o.box_, nullptr);
+    }
+    return *this;
+  }
+  election(const election &) = delete;
+  election &operator=(const election &) = delete;
+  ~election() { reset(); }
+
+  /* Campaigns until this handle leads (rlock_campaign, waiting as long as
+   * it takes). value is what the observers see (at most 4096 bytes).
+   * Throws std::system_error: RLOCK_EINVAL when the handle already
+   * campaigns or leads, RLOCK_ECANCELED after cancel(), and the rest as
+   * rlock_campaign returns them. */
+  void campaign(const std::string &value) {
+    detail::check(rlock_campaign(h_, value.c_str(), RLOCK_WAIT_FOREVER),
+                  "rlock_campaign");
+  }
+  void campaign(const std::string &value, std::error_code &ec) noexcept {
+    detail::report(rlock_campaign(h_, value.c_str(), RLOCK_WAIT_FOREVER), ec);
+  }
+  /* Campaigns for at most the duration (zero: one attempt): true when
+   * this handle leads, false when the time ran out; throws otherwise. */
+  template <class Rep, class Period>
+  bool campaign_for(const std::string &value,
+                    const std::chrono::duration<Rep, Period> &d) {
+    return run_campaign(value, detail::wait_ms(d), nullptr);
+  }
+  template <class Rep, class Period>
+  bool campaign_for(const std::string &value,
+                    const std::chrono::duration<Rep, Period> &d,
+                    std::error_code &ec) noexcept {
+    return run_campaign(value, detail::wait_ms(d), &ec);
+  }
+  /* Campaigns until the time point; as campaign_for. */
+  template <class Clock, class Dur>
+  bool campaign_until(const std::string &value,
+                      const std::chrono::time_point<Clock, Dur> &t) {
+    return run_campaign(value, detail::wait_until_ms(t), nullptr);
+  }
+
+  /* Campaigns without blocking (rlock_campaign_async, waiting as long as
+   * it takes): done(std::error_code) runs once on the loop thread, empty
+   * when this handle leads. owner is the leadership's async owner, below
+   * 2^63. Throws if the campaign could not start (done then never runs). */
+  template <class F>
+  void campaign_async(const std::string &value, std::uint64_t owner,
+                      F &&done) {
+    start_campaign_async(value, owner, RLOCK_WAIT_FOREVER,
+                         std::forward<F>(done));
+  }
+  /* The same, giving up after the duration (done gets errc::timed_out). */
+  template <class Rep, class Period, class F>
+  void campaign_async_for(const std::string &value, std::uint64_t owner,
+                          const std::chrono::duration<Rep, Period> &d,
+                          F &&done) {
+    start_campaign_async(value, owner, detail::wait_ms(d),
+                         std::forward<F>(done));
+  }
+
+  /* Ends the handle's campaign (rlock_campaign_cancel): it completes with
+   * errc::canceled. false if the handle was not campaigning. */
+  bool cancel() {
+    int rc = rlock_campaign_cancel(h_);
+    if (rc == RLOCK_ENOTOWNER) return false;
+    detail::check(rc, "rlock_campaign_cancel");
+    return true;
+  }
+
+  /* The leader only: sets a new value and tells the observers. Throws
+   * RLOCK_ENOTOWNER when the handle does not lead, RLOCK_ELOST when the
+   * masters say it no longer does, RLOCK_ENOQUORUM. */
+  void proclaim(const std::string &value) {
+    detail::check(rlock_proclaim(h_, value.c_str()), "rlock_proclaim");
+  }
+  void proclaim(const std::string &value, std::error_code &ec) noexcept {
+    detail::report(rlock_proclaim(h_, value.c_str()), ec);
+  }
+
+  /* The leader only: gives the leadership up, which wakes the campaigner
+   * that has waited longest. The leadership ends whatever the masters
+   * answer; throws RLOCK_ENOTOWNER when the handle does not lead, and
+   * reports the masters' failures in the overload with ec. */
+  void resign() {
+    int rc = rlock_resign(h_);
+    if (rc == RLOCK_ENOTOWNER || rc == RLOCK_EINVAL || rc == RLOCK_EDEADLK)
+      detail::check(rc, "rlock_resign");
+  }
+  void resign(std::error_code &ec) noexcept {
+    detail::report(rlock_resign(h_), ec);
+  }
+
+  /* Whether this handle leads now (no round trip). */
+  bool is_leader() const noexcept {
+    std::uint64_t t = 0;
+    return h_ != nullptr && rlock_election_token(h_, &t) == 0;
+  }
+  /* This handle's leadership token; throws RLOCK_ENOTOWNER if it does not
+   * lead. */
+  std::uint64_t token() const {
+    std::uint64_t t = 0;
+    detail::check(rlock_election_token(h_, &t), "rlock_election_token");
+    return t;
+  }
+
+  /* The current leader as a majority of masters stores it, or
+   * std::nullopt when there is none (rlock_leader's RLOCK_ENOENT).
+   * Throws RLOCK_ENOQUORUM when neither can be told (a change under way,
+   * too few masters). */
+  std::optional<leader_info> leader() const {
+    std::error_code ec;
+    std::optional<leader_info> l = leader(ec);
+    if (ec) throw std::system_error(ec, "rlock_leader");
+    return l;
+  }
+  std::optional<leader_info> leader(std::error_code &ec) const {
+    std::string buf(4097, '\0'); /* the longest value and its NUL */
+    std::uint64_t token = 0;
+    int rc = rlock_leader(h_, &buf[0], buf.size(), &token);
+    if (rc == RLOCK_ENOENT) {
+      ec.clear();
+      return std::nullopt;
+    }
+    if (!detail::report(rc, ec)) return std::nullopt;
+    buf.resize(std::char_traits<char>::length(buf.c_str()));
+    return leader_info{std::move(buf), token};
+  }
+
+  /* Observes the election (rlock_observe): fn(const
+   * std::optional<leader_info> &) runs on the loop thread once with the
+   * current leader (std::nullopt for none), then at every change of
+   * leader or value, in token order. A new callable replaces the old
+   * one; none of the replaced one runs after this returns. */
+  template <class F>
+  void observe(F &&fn) {
+    std::function<void(const std::optional<leader_info> &)> f(
+        std::forward<F>(fn));
+    if (h_ == nullptr) detail::check(RLOCK_EINVAL, "rlock_observe");
+    /* Stopped first: the box's callable is not replaced while it runs. */
+    detail::check(rlock_observe(h_, nullptr, nullptr), "rlock_observe");
+    election_box *b = box();
+    {
+      std::lock_guard<std::mutex> g(b->mu);
+      b->observer = std::move(f);
+    }
+    detail::check(rlock_observe(h_, detail::election_observe_trampoline, b),
+                  "rlock_observe");
+  }
+  /* Stops observing; no call of the observer runs after this returns. */
+  void stop_observing() {
+    detail::check(rlock_observe(h_, nullptr, nullptr), "rlock_observe");
+    if (box_ != nullptr) {
+      std::lock_guard<std::mutex> g(box_->mu);
+      box_->observer = nullptr;
+    }
+  }
+
+  /* fn() on the loop thread when the leadership is found lost (its
+   * renewals failed, or it is gone from the masters); the handle then no
+   * longer leads. */
+  template <class F>
+  void on_lost(F &&fn) {
+    std::function<void()> f(std::forward<F>(fn));
+    if (h_ == nullptr) detail::check(RLOCK_EINVAL, "rlock_election_set_lost_cb");
+    election_box *b = box();
+    {
+      std::lock_guard<std::mutex> g(b->mu);
+      b->lost = std::move(f);
+    }
+    detail::check(rlock_election_set_lost_cb(
+                      h_, detail::election_lost_trampoline, b),
+                  "rlock_election_set_lost_cb");
+  }
+  /* fn(true) on the loop thread when the leadership's renewals missed a
+   * majority with less than half its validity left, fn(false) when one
+   * holds again; a loss is told by on_lost alone. */
+  template <class F>
+  void on_risk(F &&fn) {
+    std::function<void(bool)> f(std::forward<F>(fn));
+    if (h_ == nullptr) detail::check(RLOCK_EINVAL, "rlock_election_set_risk_cb");
+    election_box *b = box();
+    {
+      std::lock_guard<std::mutex> g(b->mu);
+      b->risk = std::move(f);
+    }
+    detail::check(rlock_election_set_risk_cb(
+                      h_, detail::election_risk_trampoline, b),
+                  "rlock_election_set_risk_cb");
+  }
+
+  /* The name the handle was got with. */
+  std::string name() const {
+    return h_ ? rlock_election_name(h_) : std::string();
+  }
+  /* The C handle, owned by this object. */
+  rlock_election *get() const noexcept { return h_; }
+
+ private:
+  using election_box = detail::election_box;
+
+  election_box *box() {
+    if (box_ == nullptr) box_ = st_->new_election_box();
+    return box_;
+  }
+
+  bool run_campaign(const std::string &value, std::int64_t wait,
+                    std::error_code *ec) {
+    int rc = rlock_campaign(h_, value.c_str(), wait);
+    if (rc == RLOCK_ETIMEDOUT) {
+      if (ec != nullptr) ec->clear();
+      return false;
+    }
+    if (ec != nullptr) return detail::report(rc, *ec);
+    detail::check(rc, "rlock_campaign");
+    return true;
+  }
+
+  template <class F>
+  void start_campaign_async(const std::string &value, std::uint64_t owner,
+                            std::int64_t wait, F &&done) {
+    rlock_election *h = h_;
+    const char *v = value.c_str(); /* copied by the call */
+    detail::post_async(
+        std::forward<F>(done),
+        [h, v, owner, wait](auto *b) {
+          using box_t = std::remove_pointer_t<decltype(b)>;
+          return rlock_campaign_async(
+              h, v, owner, wait,
+              detail::election_trampoline<decltype(box_t::fn)>, b);
+        },
+        "rlock_campaign_async", nullptr);
+  }
+
+  /* Frees the handle: rlock_election_free clears the C callbacks and
+   * passes a barrier on the loop (off the loop thread); the box is then
+   * cleared under its mutex, so that a call already begun has ended. */
+  void reset() noexcept {
+    if (h_ == nullptr) return;
+    rlock_election_free(h_);
+    if (box_ != nullptr) box_->clear();
+    h_ = nullptr;
+    box_ = nullptr;
+  }
+
+  rlock_election *h_ = nullptr;
+  detail::client_state *st_ = nullptr;
+  detail::election_box *box_ = nullptr;
 };
 
 }  // namespace rlockpp

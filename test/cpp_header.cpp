@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <type_traits>
 
@@ -22,6 +23,11 @@ static_assert(std::is_nothrow_move_assignable<rlockpp::shared_mutex>::value,
 static_assert(!std::is_copy_assignable<rlockpp::client>::value, "copy");
 static_assert(std::is_move_constructible<rlockpp::client>::value, "move");
 static_assert(std::is_error_code_enum<rlockpp::errc>::value, "errc");
+static_assert(!std::is_copy_constructible<rlockpp::election>::value, "copy");
+static_assert(std::is_nothrow_move_constructible<rlockpp::election>::value,
+              "move");
+static_assert(std::is_nothrow_move_assignable<rlockpp::election>::value,
+              "move");
 
 void every_member(rlockpp::client &c);
 void every_member(rlockpp::client &c) {
@@ -75,6 +81,33 @@ void every_member(rlockpp::client &c) {
   l.wait_for(std::chrono::hours::max());
   l.wait_until(std::chrono::steady_clock::now());
   l.wait_async(1, [](std::error_code) {});
+
+  rlockpp::election e(c, "e");
+  rlockpp::election e2(c, "e", ec);
+  e2 = std::move(e);
+  e2.campaign("v");
+  e2.campaign("v", ec);
+  e2.campaign_for("v", 2s);
+  e2.campaign_for("v", 1500us, ec);
+  e2.campaign_until("v", std::chrono::system_clock::now() + 1s);
+  e2.campaign_async("v", 4, [](std::error_code) {});
+  e2.campaign_async_for("v", 4, 10ms, [](const std::error_code &) {});
+  e2.cancel();
+  e2.proclaim("w");
+  e2.proclaim("w", ec);
+  std::uint64_t tok = e2.is_leader() ? e2.token() : 0;
+  (void)tok;
+  std::optional<rlockpp::leader_info> who = e2.leader();
+  who = e2.leader(ec);
+  if (who) (void)who->value.size();
+  e2.observe([](const std::optional<rlockpp::leader_info> &) {});
+  e2.stop_observing();
+  e2.on_lost([] {});
+  e2.on_risk([](bool) {});
+  e2.resign();
+  e2.resign(ec);
+  (void)e2.name();
+  (void)e2.get();
   bool same = ec == rlockpp::errc::timed_out ||
               ec == std::errc::timed_out || &ec.category() == &rlockpp::category();
   (void)same;

@@ -28,6 +28,7 @@ check() {
 check workers "$build/examples/workers" 2 "127.0.0.1:$port"
 check async_loop "$build/examples/async_loop" "127.0.0.1:$port"
 check fencing "$build/examples/fencing" "127.0.0.1:$port"
+check election "$build/examples/election" 3 "127.0.0.1:$port"
 # The C++ example is built only where a C++ compiler is.
 [ -x "$build/examples/cpp_mutex" ] && check cpp_mutex "$build/examples/cpp_mutex" "127.0.0.1:$port"
 exit $failed

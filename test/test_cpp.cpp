@@ -15,12 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
@@ -611,6 +613,184 @@ static void risk_lambda() {
   sem.on_risk([](bool) {});
 }
 
+/* Whether call throws std::system_error with code want. */
+template <class F>
+static bool throws_code(F call, rlockpp::errc want) {
+  try {
+    call();
+  } catch (const std::system_error &e) {
+    return e.code() == want;
+  }
+  return false;
+}
+
+/* An observer's record: what it was told, in order ("" for no leader). */
+struct observed {
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::uint64_t>> seen;
+  bool none_first = false;
+
+  void add(const std::optional<rlockpp::leader_info> &l) {
+    std::lock_guard<std::mutex> g(mu);
+    if (l && l->value.empty()) seen.push_back({"(empty)", l->token});
+    else seen.push_back({l ? l->value : "", l ? l->token : 0});
+  }
+  /* Waits until the last thing told is value ("" for none). */
+  bool wait(const std::string &value) {
+    auto end = steady::now() + 10s;
+    while (steady::now() < end) {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        if (!seen.empty() && seen.back().first == value) return true;
+      }
+      std::this_thread::sleep_for(2ms);
+    }
+    return false;
+  }
+};
+
+/* rlockpp::election: campaign with a timeout, proclaim, resign, leader()
+ * as an optional, observe with a lambda, async campaigns and cancel, the
+ * errors of a non-leader, and the destructor resigning (RAII). */
+static void election_basics() {
+  rlockpp::client c1 = open_client(), c2 = open_client();
+  rlockpp::election a(c1, "cpp:elect"), b(c2, "cpp:elect");
+  RT_CHECK(a.name() == "cpp:elect");
+  RT_CHECK(!b.leader().has_value());
+  observed obs;
+  b.observe([&](const std::optional<rlockpp::leader_info> &l) { obs.add(l); });
+  RT_CHECK(obs.wait(""));
+  RT_REQUIRE(a.campaign_for("alpha", 2s));
+  RT_CHECK(a.is_leader());
+  RT_CHECK(!b.is_leader());
+  std::uint64_t t1 = a.token();
+  RT_CHECK(t1 > 0);
+  std::optional<rlockpp::leader_info> l = b.leader();
+  RT_CHECK(l.has_value() && l->value == "alpha" && l->token == t1);
+  RT_CHECK(obs.wait("alpha"));
+  /* One attempt, and a short wait: the leader stays. */
+  RT_CHECK(!b.campaign_for("beta", 0ms));
+  auto t0 = steady::now();
+  RT_CHECK(!b.campaign_for("beta", 300ms));
+  RT_CHECK(ms_since(t0) >= 250);
+  std::error_code ec;
+  RT_CHECK(!b.campaign_for("beta", 0ms, ec) && !ec);
+  /* A non-leader's calls. */
+  RT_CHECK(throws_code([&] { b.proclaim("x"); }, rlockpp::errc::not_owner));
+  RT_CHECK(throws_code([&] { b.resign(); }, rlockpp::errc::not_owner));
+  RT_CHECK(throws_code([&] { (void)b.token(); }, rlockpp::errc::not_owner));
+  b.proclaim("x", ec);
+  RT_CHECK(ec == rlockpp::errc::not_owner);
+  RT_CHECK(throws_code([&] { a.campaign("again"); }, rlockpp::errc::invalid));
+  RT_CHECK(throws_code([&] { a.proclaim(std::string(5000, 'v')); },
+                       rlockpp::errc::invalid));
+  a.proclaim("alpha2");
+  RT_CHECK(obs.wait("alpha2"));
+  RT_CHECK(b.leader()->value == "alpha2");
+  /* An async campaign waits in the queue; the resign makes it leader. */
+  std::promise<std::error_code> won;
+  b.campaign_async("beta", 7, [&](std::error_code e) { won.set_value(e); });
+  std::this_thread::sleep_for(100ms);
+  a.resign();
+  RT_CHECK(!a.is_leader());
+  auto fw = won.get_future();
+  RT_REQUIRE(fw.wait_for(10s) == std::future_status::ready);
+  RT_CHECK(!fw.get());
+  RT_CHECK(b.is_leader());
+  RT_CHECK(b.token() > t1);
+  RT_CHECK(obs.wait("beta"));
+  /* A cancelled one. */
+  std::promise<std::error_code> gave_up;
+  a.campaign_async_for("a2", 8, 30s,
+                       [&](std::error_code e) { gave_up.set_value(e); });
+  std::this_thread::sleep_for(100ms);
+  RT_CHECK(a.cancel());
+  auto fg = gave_up.get_future();
+  RT_REQUIRE(fg.wait_for(10s) == std::future_status::ready);
+  RT_CHECK(fg.get() == rlockpp::errc::canceled);
+  RT_CHECK(!a.cancel());
+  /* Moved, the leadership goes with the handle. */
+  rlockpp::election moved(std::move(b));
+  RT_CHECK(b.get() == nullptr && !b.is_leader());
+  RT_CHECK(moved.is_leader());
+  RT_CHECK(throws_code([&] { b.proclaim("x"); }, rlockpp::errc::invalid));
+  /* The observer stopped: nothing more is told. */
+  b = rlockpp::election(c2, "cpp:elect");
+  moved.stop_observing();
+  size_t n_seen;
+  {
+    std::lock_guard<std::mutex> g(obs.mu);
+    n_seen = obs.seen.size();
+  }
+  moved.proclaim("");
+  std::this_thread::sleep_for(200ms);
+  {
+    std::lock_guard<std::mutex> g(obs.mu);
+    RT_CHECK_EQ_INT((int)obs.seen.size(), (int)n_seen);
+    /* In token order, the values in the order set. */
+    std::vector<std::string> want = {"", "alpha", "alpha2", "beta"};
+    std::vector<std::string> got;
+    for (auto &p : obs.seen)
+      if (got.empty() || got.back() != p.first) got.push_back(p.first);
+    RT_CHECK(got == want || (got.size() == 5 && got[3] == "" &&
+                             got[4] == "beta")); /* a none between */
+  }
+  RT_CHECK(a.leader()->value.empty());
+  /* RAII: the destructor resigns; nothing is left. */
+  {
+    rlockpp::election tmp(c1, "cpp:elect-raii");
+    RT_REQUIRE(tmp.campaign_for("x", 2s));
+    RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{cpp:elect-raii}"), 1);
+  }
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{cpp:elect-raii}"), 0);
+  moved = rlockpp::election(); /* resigns */
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{cpp:elect}"), 0);
+  rlockpp::election bad(c1, "{", ec);
+  RT_CHECK(ec == rlockpp::errc::invalid && bad.get() == nullptr);
+}
+
+/* The leader's on_risk and on_lost lambdas: the only master stopped past
+ * the validity says true, then lost; a force unlock of the fair lock is a
+ * loss at the next renewal. About 5 s. */
+static void election_risk_lost() {
+  rlockpp::client c = open_client(3000), other = open_client();
+  rlockpp::election e(c, "cpp:elect-risk");
+  std::mutex mu;
+  std::vector<int> seen; /* 1 and 0 at risk, 2 lost */
+  std::promise<void> lost;
+  e.on_risk([&](bool at_risk) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(at_risk ? 1 : 0);
+  });
+  e.on_lost([&] {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(2);
+    if (std::count(seen.begin(), seen.end(), 2) == 1) lost.set_value();
+  });
+  RT_REQUIRE(e.campaign_for("r", 2s));
+  RT_REQUIRE(rt_redis_pause(&srv[0]) == 0);
+  bool told = lost.get_future().wait_for(10s) == std::future_status::ready;
+  RT_CHECK(rt_redis_resume(&srv[0]) == 0);
+  RT_REQUIRE(told);
+  {
+    std::lock_guard<std::mutex> g(mu);
+    RT_CHECK(seen == std::vector<int>({1, 2}));
+  }
+  RT_CHECK(!e.is_leader());
+  /* Found gone: lost without a risk first. */
+  std::promise<void> lost2;
+  e.on_lost([&] { lost2.set_value(); });
+  RT_REQUIRE(e.campaign_for("r2", 5s));
+  rlockpp::fair_mutex f(other, "cpp:elect-risk");
+  f.force_unlock();
+  RT_CHECK(lost2.get_future().wait_for(10s) == std::future_status::ready);
+  RT_CHECK(!e.is_leader());
+  {
+    std::lock_guard<std::mutex> g(mu);
+    RT_CHECK(seen == std::vector<int>({1, 2}));
+  }
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"unique_lock_basic", unique_lock_basic},
@@ -624,6 +804,8 @@ int main(int argc, char **argv) {
       {"async_lambda", async_lambda},
       {"lost_lambda", lost_lambda},
       {"risk_lambda", risk_lambda},
+      {"election_basics", election_basics},
+      {"election_risk_lost", election_risk_lost},
   };
   return rt_main_servers(argc, argv, srv, 1, tests,
                          sizeof tests / sizeof tests[0]);

@@ -443,6 +443,149 @@ static void elect_and_observe(void) {
   RT_CHECK(c != NULL && strstr(c, "none ") != NULL);
 }
 
+/* The owner fields of a lock's hash: the fields that do not begin with
+ * '#' (an election's record), one per line in buf. Returns how many. */
+static int owners_of(const char *key, char *buf, size_t size) {
+  redisReply *r = rt_redis_cmd(&srv[0], "HKEYS %s", key);
+  int n = 0;
+  buf[0] = '\0';
+  size_t used = 0;
+  for (size_t k = 0; r != NULL && r->type == REDIS_REPLY_ARRAY &&
+                     k < r->elements;
+       k++) {
+    if (r->element[k]->str[0] == '#') continue;
+    used += (size_t)snprintf(buf + used, size - used, "%s\n",
+                             r->element[k]->str);
+    n++;
+  }
+  if (r != NULL) freeReplyObject(r);
+  return n;
+}
+
+/* The i-th member (from 0) of a fair queue, in queue order, into buf. */
+static int queue_member(const char *key, int i, char *buf, size_t size) {
+  redisReply *r = rt_redis_cmd(&srv[0], "ZRANGE %s %d %d", key, i, i);
+  int ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1;
+  if (ok) snprintf(buf, size, "%s", r->element[0]->str);
+  if (r != NULL) freeReplyObject(r);
+  return ok ? 0 : -1;
+}
+
+/* rlock status of an election: the leader, its value, token and lease,
+ * the campaigners in queue order; the leader record's fields ('#t', '#v',
+ * '#o' in the fair lock's hash) are never shown as holders by status or
+ * scan, and unlock --force ends the leadership. */
+static void status_election(void) {
+  static char out[16384];
+  char cmd[700], want[600];
+  snprintf(cmd, sizeof cmd,
+           "echo \"$RLOCK_TOKEN\" > %s/se.tok; "
+           "while [ ! -e %s/se.stop ]; do sleep 0.05; done",
+           tmp, tmp);
+  remove_file("se.tok");
+  remove_file("se.stop");
+  pid_t lead = spawn("sel", "elect", "--value", "leader \"one\"", "se", "--",
+                     "sh", "-c", cmd, (char *)NULL);
+  RT_REQUIRE(wait_file("se.tok", BOUND_MS) == 0);
+  /* The record is written right after the lock is won. */
+  uint64_t end = rt_now_ms() + BOUND_MS;
+  while (rt_redis_int(&srv[0], "HEXISTS rlock:{se} #t") != 1 &&
+         rt_now_ms() < end)
+    rt_sleep_ms(10);
+  RT_REQUIRE(rt_redis_int(&srv[0], "HLEN rlock:{se}") == 4);
+  char tok[64];
+  slurp("se.tok", tok, sizeof tok);
+  tok[strcspn(tok, "\n")] = '\0';
+  char leader[256];
+  RT_REQUIRE(owners_of("rlock:{se}", leader, sizeof leader) == 1);
+  leader[strcspn(leader, "\n")] = '\0';
+  /* Two campaigners, queued one after the other. */
+  pid_t c1 = spawn("sec1", "elect", "--value", "c1", "se", "--", "true",
+                   (char *)NULL);
+  while (rt_redis_int(&srv[0], "ZCARD rlock:{se}:q") != 1 && rt_now_ms() < end)
+    rt_sleep_ms(10);
+  pid_t c2 = spawn("sec2", "elect", "--value", "c2", "se", "--", "true",
+                   (char *)NULL);
+  while (rt_redis_int(&srv[0], "ZCARD rlock:{se}:q") != 2 && rt_now_ms() < end)
+    rt_sleep_ms(10);
+  char q1[256], q2[256];
+  RT_REQUIRE(queue_member("rlock:{se}:q", 0, q1, sizeof q1) == 0);
+  RT_REQUIRE(queue_member("rlock:{se}:q", 1, q2, sizeof q2) == 0);
+
+  RT_CHECK_EQ_INT(RUN("sej", "status", "--json", "se"), 0);
+  slurp("sej.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  /* One holder, the leader; no record field as an owner anywhere. */
+  RT_CHECK(strstr(out, "\"owner\":\"#") == NULL);
+  snprintf(want, sizeof want, "\"held\":true,\"holders\":[{\"owner\":\"%s\","
+           "\"count\":1}]", leader);
+  RT_CHECK(strstr(out, want) != NULL);
+  RT_CHECK(strstr(out, "\"held_on\":1") != NULL);
+  snprintf(want, sizeof want,
+           "\"election\":{\"leader\":\"%s\",\"value\":\"leader \\\"one\\\"\","
+           "\"token\":%s,\"lease_ms\":",
+           leader, tok);
+  const char *el = strstr(out, want);
+  RT_CHECK(el != NULL);
+  if (el != NULL) {
+    long lease = strtol(el + strlen(want), NULL, 10);
+    RT_CHECK(lease > 0 && lease <= 30000);
+  }
+  snprintf(want, sizeof want, "\"campaigners\":[{\"owner\":\"%s\"", q1);
+  const char *a = strstr(out, want);
+  snprintf(want, sizeof want, ",{\"owner\":\"%s\"", q2);
+  const char *b = a != NULL ? strstr(a, want) : NULL;
+  RT_CHECK(a != NULL && b != NULL);
+  RT_CHECK(strstr(out, "\"kinds\":[\"lock\",\"election\",\"fair\"]") != NULL);
+
+  RT_CHECK_EQ_INT(RUN("seh", "status", "se"), 0);
+  slurp("seh.out", out, sizeof out);
+  fprintf(stderr, "  status:\n%s", out);
+  RT_CHECK(strstr(out, "#t") == NULL && strstr(out, "#v") == NULL &&
+           strstr(out, "#o") == NULL);
+  snprintf(want, sizeof want, "held by %s (count 1), lease", leader);
+  RT_CHECK(strstr(out, want) != NULL);
+  snprintf(want, sizeof want,
+           "election: leader %s, value \"leader \"one\"\", token %s, lease ",
+           leader, tok);
+  RT_CHECK(strstr(out, want) != NULL);
+  snprintf(want, sizeof want, "campaigners waiting: %s (ticket", q1);
+  a = strstr(out, want);
+  snprintf(want, sizeof want, ", %s (ticket", q2);
+  RT_CHECK(a != NULL && strstr(a, want) != NULL);
+  RT_CHECK(strstr(out, "fair queue:") == NULL); /* said as campaigners */
+  RT_CHECK(strstr(out, "kinds found: lock election fair") != NULL);
+
+  /* scan counts the leader alone as the hash's holder. */
+  RT_CHECK_EQ_INT(RUN("ses", "scan", "--all", "--json"), 0);
+  slurp("ses.out", out, sizeof out);
+  RT_CHECK(json_valid(out));
+  RT_CHECK(strstr(out, "{\"key\":\"rlock:{se}\",\"pttl_ms\":") != NULL);
+  const char *k = strstr(out, "{\"key\":\"rlock:{se}\",");
+  RT_CHECK(k != NULL && strstr(k, "\"holders\":1,") != NULL &&
+           strstr(k, "\"holders\":1,") < strstr(k, "\"kind\""));
+  RT_CHECK_EQ_INT(RUN("ses2", "scan", "--all"), 0);
+  const char *line = strstr(slurp("ses2.out", out, sizeof out),
+                            "rlock:{se}: lease ");
+  RT_CHECK(line != NULL && strstr(line, ", 1 holder(s)\n") != NULL &&
+           strstr(line, ", 1 holder(s)\n") < strchr(line, '\n'));
+
+  /* unlock --force ends the leadership (rlock elect exits 75) and the
+   * record with it; the campaigners lead in turn and are done. */
+  RT_CHECK_EQ_INT(RUN("sefu", "unlock", "--force", "--fair", "se"), 0);
+  RT_CHECK_EQ_INT(wait_exit(lead, BOUND_MS), 75);
+  RT_CHECK_EQ_INT(wait_exit(c1, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(wait_exit(c2, BOUND_MS), 0);
+  RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{se}"), 0);
+  RT_CHECK_EQ_INT(RUN("sej2", "status", "--json", "se"), 0);
+  slurp("sej2.out", out, sizeof out);
+  RT_CHECK(strstr(out, "\"held\":false,\"holders\":[]") != NULL);
+  RT_CHECK(strstr(out, "\"election\":null") != NULL);
+  char stop[512];
+  path_of(stop, sizeof stop, "se.stop");
+  fclose(fopen(stop, "w"));
+}
+
 static void lease_runs_out(void) {
   uint64_t t0 = rt_now_ms();
   int rc = RUN("lease", "exec", "--lease", "500", "leased", "--", "sleep",
@@ -1314,6 +1457,7 @@ CASE(usage_reasons)
 CASE(plain_to_tls_port)
 CASE(status_acl_rule)
 CASE(elect_and_observe)
+CASE(status_election)
 
 static void remove_tmp(void) {
   char cmd[400];
@@ -1381,6 +1525,7 @@ int main(int argc, char **argv) {
       {"plain_to_tls_port", plain_to_tls_port_case},
       {"status_acl_rule", status_acl_rule_case},
       {"elect_and_observe", elect_and_observe_case},
+      {"status_election", status_election_case},
   };
   int rc = rt_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
   rt_redis_stop_many(srv, 1);

@@ -11,6 +11,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "family_scripts.h"
 #include "keys.h"
 #include "master.h"
 #include "options.h"
@@ -221,7 +222,8 @@ static void report_key(scan_run *run, rl_conn *node, const char *where,
 }
 
 /*
- * Decides what key k is from its TYPE, PTTL, HLEN and ZCARD replies (rr),
+ * Decides what key k is from its TYPE, PTTL, HLEN, ZCARD and record
+ * replies (rr, as scan_keys asks),
  * records it and reports it when it is a finding (or with --all).
  * Returns 0, or -1 when out of memory.
  */
@@ -249,6 +251,11 @@ static int scan_classify(scan_run *run, rl_conn *node, const char *where,
   const redisReply *cnt = strcmp(rr[0]->str, "zset") == 0 ? rr[3] : rr[2];
   kf.pttl = rr[1]->integer;
   kf.fields = cnt->type == REDIS_REPLY_INTEGER ? cnt->integer : -1;
+  /* An election's leader record is three fields of its lock's hash, not
+   * holders (family_scripts.h). */
+  if (cnt == rr[2] && kf.fields > 0 && rr[4]->type == REDIS_REPLY_ARRAY)
+    for (size_t j = 0; j < rr[4]->elements; j++)
+      kf.fields -= rr[4]->element[j]->type == REDIS_REPLY_STRING;
   kf.leak = kf.pttl == -1;
   kf.over = kf.kind == NULL && run->lease_over_ms >= 0 &&
             kf.pttl > run->lease_over_ms;
@@ -259,34 +266,41 @@ static int scan_classify(scan_run *run, rl_conn *node, const char *where,
   return rc;
 }
 
-/* Reads the four replies scan_page queued for key k and classifies it.
+/* The reads of each key scan_keys sends: TYPE, PTTL, HLEN, ZCARD, and
+ * the leader record's fields (which HLEN counts). */
+#define SCAN_READS 5
+
+/* Reads the replies scan_page queued for key k and classifies it.
  * Returns 0, or -1 with a message in run->err. */
 static int scan_key(scan_run *run, rt_master *ctx, rl_conn *node,
                     const char *where, const redisReply *k) {
-  redisReply *rr[4] = {NULL, NULL, NULL, NULL};
+  redisReply *rr[SCAN_READS] = {NULL};
   int rc = 0;
-  for (int j = 0; j < 4 && rc == 0; j++) {
+  for (int j = 0; j < SCAN_READS && rc == 0; j++) {
     if (rt_master_get_reply(ctx, &rr[j], NULL, 0) != REDIS_OK) {
       snprintf(run->err, sizeof run->err, "%s", rt_master_errstr(ctx));
       rc = -1;
     }
   }
   if (rc == 0) rc = scan_classify(run, node, where, k, rr);
-  for (int j = 0; j < 4; j++)
+  for (int j = 0; j < SCAN_READS; j++)
     if (rr[j] != NULL) freeReplyObject(rr[j]);
   return rc;
 }
 
-/* Asks for TYPE, PTTL, HLEN and ZCARD of each key of one SCAN page, in
- * one pipeline, then reads and classifies them in order. 0 or -1. */
+/* Asks for TYPE, PTTL, HLEN, ZCARD and the record fields of each key of
+ * one SCAN page, in one pipeline, then reads and classifies them in
+ * order. 0 or -1. */
 static int scan_keys(scan_run *run, rt_master *ctx, rl_conn *node,
                      const char *where, const redisReply *keys) {
-  static const char *const reads[] = {"TYPE %b", "PTTL %b", "HLEN %b",
-                                      "ZCARD %b"};
+  static const char *const reads[SCAN_READS] = {
+      "TYPE %b", "PTTL %b", "HLEN %b", "ZCARD %b",
+      "HMGET %b " RL_ELECT_TOKEN_FIELD " " RL_ELECT_VALUE_FIELD
+      " " RL_ELECT_OWNER_FIELD};
   for (size_t i = 0; i < keys->elements; i++) {
     const redisReply *k = keys->element[i];
     if (scan_skips(k)) continue;
-    for (int j = 0; j < 4; j++)
+    for (int j = 0; j < SCAN_READS; j++)
       rt_master_append(ctx, node, RL_MCMD_ANY_SLOT, reads[j], k->str,
                        (size_t)k->len);
   }

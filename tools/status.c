@@ -1,7 +1,7 @@
 /*
  * The `status` subcommand: what every master holds of one NAME, as every
- * kind (the lock, the fair queue, the read-write lock, the semaphore and
- * the latch). It talks to each master directly and only reads: a tool that
+ * kind (the lock, the fair queue, the election held through them, the
+ * read-write lock, the semaphore and the latch). It talks to each master directly and only reads: a tool that
  * helps diagnose a lock must not change it. It prints a human report or
  * one JSON object (--json) whose field names tools/rlock.1 documents.
  */
@@ -44,7 +44,9 @@ static const char status_usage[] =
     "read-write lock's writer, readers with their remaining leases, waiting\n"
     "writers and last token; and the semaphore (limit, holders and their\n"
     "slots and leases) and the latch (count, state, TTL) called NAME, when\n"
-    "there are. Read-only.\n"
+    "there are. An election (the lock's hash has a leader record) shows its\n"
+    "leader, value, token and lease, and the campaigners waiting in order.\n"
+    "Read-only.\n"
     "Exit 0 if at least one master answered, 2 if none did, 64 on bad usage.\n";
 
 /* What one master says of NAME's other kinds (rlock.h's lock family):
@@ -133,6 +135,41 @@ static const char *field_of(const redisReply *h, const char *m, size_t len) {
   return NULL;
 }
 
+/* Whether field f of a lock's hash is a record (an election's leader
+ * record, family_scripts.h) rather than an owner: never listed as a
+ * holder. */
+static int is_record(const redisReply *f) {
+  return f->len > 0 && f->str[0] == RL_RECORD_FIELD_MARK;
+}
+
+/* The owners in an HGETALL reply of a lock's hash. */
+static size_t holder_count(const redisReply *h) {
+  size_t n = 0;
+  for (size_t k = 0; is_array(h) && k + 1 < h->elements; k += 2)
+    n += !is_record(h->element[k]);
+  return n;
+}
+
+/* Whether the hash is an election's: it has a leader's token. A
+ * campaigner that has won the lock and not yet written its record looks
+ * like a plain fair lock for that moment. */
+static int is_election(const redisReply *h) {
+  return field_of(h, RL_ELECT_TOKEN_FIELD, 2) != NULL;
+}
+
+/* The leader's owner field when the record's owner still holds the lock
+ * (as the library's read decides), else NULL. */
+static const redisReply *election_leader(const redisReply *h) {
+  for (size_t k = 0; is_array(h) && k + 1 < h->elements; k += 2) {
+    const redisReply *f = h->element[k], *o = h->element[k + 1];
+    if (f->len != 2 || memcmp(f->str, RL_ELECT_OWNER_FIELD, 2) != 0) continue;
+    return o->len > 0 && !is_record(o) && field_of(h, o->str, o->len) != NULL
+               ? o
+               : NULL;
+  }
+  return NULL;
+}
+
 /* No member left (next_live). */
 #define NO_MEMBER ((size_t)-1)
 
@@ -215,9 +252,9 @@ static void status_family_json(FILE *f, redisReply *const *r, long long now) {
 }
 
 static void status_family_human(FILE *f, redisReply *const *r,
-                                long long now) {
+                                long long now, int election) {
   int kinds = family_kinds(r);
-  if (kinds & 1) {
+  if ((kinds & 1) && !election) {
     fputs("    fair queue:", f);
     for (size_t k = 0; k + 1 < r[FQ]->elements; k += 2) {
       const redisReply *m = r[FQ]->element[k];
@@ -453,7 +490,74 @@ typedef struct master_view {
   int ok;
   long long pttl, fpttl, now; /* the lock's and fence's PTTL, its clock */
   const char *token;          /* the last fencing token, or NULL */
+  size_t holders;             /* owner fields of the lock's hash */
+  int election;               /* the hash has a leader record */
 } master_view;
+
+/* The election's lines (an election's hash only): the leader, then the
+ * campaigners waiting, which are the fair lock's queue. */
+static void election_human(FILE *f, const master_view *v) {
+  const redisReply *h = v->r[0], *q = v->r[5 + FQ];
+  const redisReply *leader = election_leader(h);
+  const char *val = field_of(h, RL_ELECT_VALUE_FIELD, 2);
+  fputs("    election: ", f);
+  if (leader != NULL) {
+    fputs("leader ", f);
+    rt_human_str(f, leader->str, leader->len);
+    fputs(", value \"", f);
+    if (val != NULL) rt_human_str(f, val, strlen(val));
+    fprintf(f, "\", token %s, lease %lld ms left\n",
+            field_of(h, RL_ELECT_TOKEN_FIELD, 2), v->pttl);
+  } else {
+    fputs("no leader (a record whose owner no longer holds the lock)\n", f);
+  }
+  fputs("    campaigners waiting:", f);
+  if (!is_array(q) || q->elements == 0) fputs(" none", f);
+  for (size_t k = 0; is_array(q) && k + 1 < q->elements; k += 2) {
+    const redisReply *m = q->element[k];
+    long long until = score_of(v->r[5 + FQT], m->str, m->len, v->now);
+    fputs(k ? ", " : " ", f);
+    rt_human_str(f, m->str, m->len);
+    fprintf(f, " (ticket %s, skipped in %lld ms)", q->element[k + 1]->str,
+            until - v->now);
+  }
+  fputc('\n', f);
+}
+
+/* ,"election":... of one master's JSON object: null for a plain lock. */
+static void election_json(FILE *f, const master_view *v) {
+  const redisReply *h = v->r[0], *q = v->r[5 + FQ];
+  fputs(",\"election\":", f);
+  if (!v->election) {
+    fputs("null", f);
+    return;
+  }
+  const redisReply *leader = election_leader(h);
+  long long token = 0;
+  const char *t = field_of(h, RL_ELECT_TOKEN_FIELD, 2);
+  if (t != NULL) rt_parse_ll(t, 0, 1LL << 62, &token);
+  fputs("{\"leader\":", f);
+  if (leader != NULL)
+    rt_json_str(f, leader->str, leader->len);
+  else
+    fputs("null", f);
+  fputs(",\"value\":", f);
+  rt_json_cstr(f, leader != NULL ? field_of(h, RL_ELECT_VALUE_FIELD, 2)
+                                 : NULL);
+  fprintf(f, ",\"token\":%lld,\"lease_ms\":%lld,\"campaigners\":[",
+          leader != NULL ? token : 0, leader != NULL ? v->pttl : -2);
+  for (size_t k = 0; is_array(q) && k + 1 < q->elements; k += 2) {
+    const redisReply *m = q->element[k];
+    long long ticket = 0;
+    reply_ll(q->element[k + 1], &ticket);
+    long long until = score_of(v->r[5 + FQT], m->str, m->len, v->now);
+    fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+    rt_json_str(f, m->str, m->len);
+    fprintf(f, ",\"ticket\":%lld,\"alive_ms\":%lld}", ticket,
+            until - v->now);
+  }
+  fputs("]}", f);
+}
 
 /* Sends the lock's and the other kinds' reads, and reads their replies
  * into v; err says why when one failed. */
@@ -511,8 +615,10 @@ static int status_read_master(const rt_master_url *u, const rt_global *g,
     v->now = sec * 1000 + usec / 1000;
   }
   if (r[2] != NULL && r[2]->type == REDIS_REPLY_STRING) v->token = r[2]->str;
-  return (r[0]->elements > 0 ? 4 : 0) | family_kinds(r + 5) |
-         semlatch_kinds(&v->sl);
+  v->holders = holder_count(r[0]);
+  v->election = is_election(r[0]);
+  return (r[0]->elements > 0 ? 4 : 0) | (v->election ? 32 : 0) |
+         family_kinds(r + 5) | semlatch_kinds(&v->sl);
 }
 
 static void master_view_free(master_view *v) {
@@ -537,14 +643,16 @@ static void status_master_json(FILE *f, const rt_master_url *u,
   if (!v->ok) {
     fputs(",\"held\":null,\"holders\":null,\"pttl_ms\":null,"
           "\"token\":null,\"fence_pttl_ms\":null,\"fair_queue\":null,"
-          "\"rw\":null,\"sem\":null,\"latch\":null}",
+          "\"election\":null,\"rw\":null,\"sem\":null,\"latch\":null}",
           f);
     return;
   }
-  fprintf(f, ",\"held\":%s,\"holders\":[", h->elements > 0 ? "true" : "false");
-  for (size_t k = 0; k + 1 < h->elements; k += 2) {
+  fprintf(f, ",\"held\":%s,\"holders\":[", v->holders > 0 ? "true" : "false");
+  for (size_t k = 0, first = 1; k + 1 < h->elements; k += 2) {
     long long cnt = 0;
-    fputs(k ? ",{\"owner\":" : "{\"owner\":", f);
+    if (is_record(h->element[k])) continue;
+    fputs(first ? "{\"owner\":" : ",{\"owner\":", f);
+    first = 0;
     rt_json_str(f, h->element[k]->str, h->element[k]->len);
     if (reply_ll(h->element[k + 1], &cnt) == 0)
       fprintf(f, ",\"count\":%lld}", cnt);
@@ -554,6 +662,7 @@ static void status_master_json(FILE *f, const rt_master_url *u,
   fprintf(f, "],\"pttl_ms\":%lld,\"token\":", v->pttl);
   rt_json_cstr(f, v->token);
   fprintf(f, ",\"fence_pttl_ms\":%lld", v->fpttl);
+  election_json(f, v);
   status_family_json(f, v->r + 5, v->now);
   semlatch_json(f, &v->sl);
   fputc('}', f);
@@ -571,12 +680,14 @@ static void status_master_human(FILE *f, const rt_master_url *u,
     fprintf(f, "error: %s\n", v->err);
     return;
   }
-  if (h->elements == 0) {
+  if (v->holders == 0) {
     fputs("free", f);
   } else {
     fputs("held by", f);
-    for (size_t k = 0; k + 1 < h->elements; k += 2) {
-      fputs(k ? ", " : " ", f);
+    for (size_t k = 0, first = 1; k + 1 < h->elements; k += 2) {
+      if (is_record(h->element[k])) continue;
+      fputs(first ? " " : ", ", f);
+      first = 0;
       rt_human_str(f, h->element[k]->str, h->element[k]->len);
       fprintf(f, " (count %s)",
               h->element[k + 1]->str ? h->element[k + 1]->str : "?");
@@ -591,7 +702,8 @@ static void status_master_human(FILE *f, const rt_master_url *u,
     fputs(", no token yet", f);
   }
   fputc('\n', f);
-  status_family_human(f, v->r + 5, v->now);
+  if (v->election) election_human(f, v);
+  status_family_human(f, v->r + 5, v->now, v->election);
   semlatch_human(f, &v->sl);
 }
 
@@ -616,16 +728,17 @@ static void status_header(FILE *f, int json, const char *name,
 
 /* What the report says after the masters: how many held and answered, and
  * the kinds found on any master: "lock" is the hash a lock or fair handle
- * holds (the two are one lock), "fair" a fair queue, "rw" a read-write
- * lock, "sem" a semaphore, "latch" a latch. */
+ * holds (the two are one lock), "election" that hash with a leader
+ * record, "fair" a fair queue, "rw" a read-write lock, "sem" a semaphore,
+ * "latch" a latch. */
 static void status_footer(FILE *f, int json, int kinds_found, size_t held_on,
                           size_t answered, size_t nmasters) {
-  const char *kn[5] = {"lock", "fair", "rw", "sem", "latch"};
-  int kb[5] = {4, 1, 2, 8, 16};
+  const char *kn[6] = {"lock", "election", "fair", "rw", "sem", "latch"};
+  int kb[6] = {4, 32, 1, 2, 8, 16};
   if (json) {
     fprintf(f, "],\"answered\":%zu,\"held_on\":%zu,\"kinds\":[", answered,
             held_on);
-    for (int k = 0, first = 1; k < 5; k++)
+    for (int k = 0, first = 1; k < 6; k++)
       if (kinds_found & kb[k]) {
         fprintf(f, "%s\"%s\"", first ? "" : ",", kn[k]);
         first = 0;
@@ -634,7 +747,7 @@ static void status_footer(FILE *f, int json, int kinds_found, size_t held_on,
   } else {
     fprintf(f, "  held on %zu of %zu masters, %zu answered; kinds found:",
             held_on, nmasters, answered);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
       if (kinds_found & kb[k]) fprintf(f, " %s", kn[k]);
     if (kinds_found == 0) fputs(" none", f);
     fputc('\n', f);
@@ -655,7 +768,7 @@ static int status_report(const rt_global *g, const rt_master_url *us,
     kinds_found |= status_read_master(&us[i], g, timeout_ms, nk, &v);
     if (v.ok) {
       answered++;
-      if (v.r[0]->elements > 0) held_on++;
+      if (v.holders > 0) held_on++;
     }
     if (json)
       status_master_json(f, &us[i], &v, i == 0);

@@ -200,6 +200,13 @@ static void campaign_end(campaign *k, int status) {
   rlock_election *e = k->e;
   rl_client *c = e->client;
   uv_mutex_lock(&e->mu);
+  /* A cancel that came after the last look at the flag has returned 0 to
+   * its caller (rlock_election_free counts on that): the campaign ends
+   * cancelled and the lock it won is given back. The flag is read here
+   * under the mutex that the state changes under, so no cancel falls
+   * between the two. */
+  int late_cancel = status == 0 && e->canceled;
+  if (late_cancel) status = RLOCK_ECANCELED;
   if (status == 0) {
     e->state = E_LEADING;
     e->token = k->token;
@@ -208,6 +215,7 @@ static void campaign_end(campaign *k, int status) {
   }
   e->canceled = 0;
   uv_mutex_unlock(&e->mu);
+  if (late_cancel) give_back(k);
   RL_ADD(c->metrics.elect_campaigners, -1);
   if (status == 0) {
     RL_ADD(c->metrics.elect_won, 1);
@@ -517,17 +525,31 @@ void rlock_election_free(rlock_election *e) {
   if (e == NULL) return;
   rlock_election_set_lost_cb(e, NULL, NULL);
   rlock_election_set_risk_cb(e, NULL, NULL);
+  /* The lock's own callbacks carry e, and a hold of the lock keeps the
+   * lock's handle (and its callbacks) alive for as long as the hold
+   * lasts, which may be longer than e if a resign cannot start. Cleared
+   * here, before the barrier, no call of them runs after it: one the
+   * loop had already taken has returned by then. */
+  rlock_set_lost_cb(e->lock, NULL, NULL);
+  rlock_set_risk_cb(e->lock, NULL, NULL);
   /* A barrier on the loop too: no observer callback runs after it. */
   rl_elect_detach(e->obj, &e->obs);
-  uv_mutex_lock(&e->mu);
-  int state = e->state;
-  uv_mutex_unlock(&e->mu);
-  if (state == E_LEADING) {
-    if (off_loop(e))
-      rlock_resign(e); /* done when this returns */
-    else
-      resign_start(e, NULL);
+  for (;;) {
+    uv_mutex_lock(&e->mu);
+    int state = e->state;
+    uv_mutex_unlock(&e->mu);
+    if (state == E_LEADING) {
+      if (off_loop(e))
+        rlock_resign(e); /* done when this returns */
+      else
+        resign_start(e, NULL);
+    }
+    /* A campaign that ended between the look and the cancel may have
+     * won: look again, to resign. */
+    if (state == E_CAMPAIGNING &&
+        rlock_campaign_cancel(e) == RLOCK_ENOTOWNER)
+      continue;
+    break;
   }
-  if (state == E_CAMPAIGNING) rlock_campaign_cancel(e);
   e_unref(e);
 }

@@ -104,6 +104,16 @@ enum {
  * can be neither a slot number nor an owner. */
 #define RL_SEM_LIMIT_FIELD "#limit"
 
+/* An election's leader record: three fields of its fair lock's hash
+ * (election_scripts.c), the leader's token, value and owner field. A
+ * field of a lock's hash that begins with '#' is such a record, never an
+ * owner (an owner field begins with the client's hex id): whatever lists
+ * a lock's holders leaves them out. */
+#define RL_ELECT_TOKEN_FIELD "#t"
+#define RL_ELECT_VALUE_FIELD "#v"
+#define RL_ELECT_OWNER_FIELD "#o"
+#define RL_RECORD_FIELD_MARK '#'
+
 /* The first line of a script that may touch keys of several Cluster
  * slots on one node (Redis 7.0 and later). */
 #define RL_LUA_XSLOT_SHEBANG "#!lua flags=allow-cross-slot-keys\n"
