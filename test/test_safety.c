@@ -631,6 +631,136 @@ static void quarantine_unread_peer_keeps_configured(void) {
   rt_redis_stop_many(srv, 3);
 }
 
+/* Attempts l's trylock (which fails: too few masters count) for ms, so
+ * that the client settles rounds and reads the horizons meanwhile. */
+static void keep_trying(rlock *l, int ms) {
+  uint64_t end = rt_now_ms() + (uint64_t)ms;
+  while (rt_now_ms() < end) {
+    if (rlock_trylock(l, 0, 1000) == 0) rlock_unlock(l);
+    rt_sleep_ms(20);
+  }
+}
+
+/*
+ * Two masters restarted one after the other, each quarantine waiting on a
+ * master cut off: once that one answers, both end as soon as the leases
+ * recorded on the others have run out, not after the configured 60 s.
+ * Y holds L with a 1.5 s lease on A, B and C; Z reaches C through a
+ * proxy, which is cut. A is restarted: its bound needs B's and C's
+ * horizons, and C cannot be read. Z reads B meanwhile. B is restarted:
+ * its bound needs A's, which is pending. C is let through: Z's reading
+ * of B from before B's restart bounds what A forgot, A's bound then
+ * bounds what B forgot, and Z takes M on A and B (C refuses M: a string
+ * where its hash would be) after L's lease ended, well within 60 s.
+ */
+static void quarantine_sequential_restarts_end_early(void) {
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  rt_proxy *cz = rt_proxy_start(srv[2].port);
+  RT_REQUIRE(cz != NULL);
+  const char *my[3] = {srv[0].url, srv[1].url, srv[2].url};
+  const char *mz[3] = {srv[0].url, srv[1].url, rt_proxy_url(cz)};
+  rlock_client *y = open_connected(my, RLOCK_QUARANTINE_AUTO);
+  rlock_client *z = open_connected(mz, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(y != NULL && z != NULL);
+  rlock *ly, *mz_l;
+  RT_REQUIRE(rlock_get(y, "L", &ly) == 0);
+  RT_REQUIRE(rlock_get(z, "M", &mz_l) == 0);
+  spoil(&srv[2], "rlock:{M}");
+  uint64_t t_l = rt_now_ms();
+  RT_REQUIRE(rlock_trylock(ly, 0, 1500) == 0);
+  rt_proxy_cut(cz);
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
+  keep_trying(mz_l, 3 * MT); /* Z reads B after A's ready time */
+  RT_REQUIRE(rt_redis_kill(&srv[1]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[1]) == 0);
+  RT_REQUIRE(restarts_seen(z, 1, 1, 10000));
+  rt_proxy_pass(cz);
+  uint64_t t0 = rt_now_ms(), got = 0;
+  int rc = -1;
+  while (rc != 0 && rt_now_ms() < t0 + 20000) {
+    rc = rlock_trylock(mz_l, 0, 1000);
+    got = rt_now_ms();
+    if (rc != 0) rt_sleep_ms(20);
+  }
+  fprintf(stderr, "    Z took M on A and B %llu ms after L's grant\n",
+          (unsigned long long)(got - t_l));
+  RT_CHECK_EQ_INT(rc, 0);      /* both count again, well within 60 s */
+  RT_CHECK(got >= t_l + 1500); /* not before L's recorded lease ended */
+  if (rc == 0) {
+    RT_CHECK_EQ_INT(rt_redis_int(&srv[0], "EXISTS rlock:{M}"), 1);
+    RT_CHECK_EQ_INT(rt_redis_int(&srv[1], "EXISTS rlock:{M}"), 1);
+    RT_CHECK_EQ_INT(rlock_unlock(mz_l), 0);
+  }
+  rlock_unlock(ly); /* its lease has run out */
+  rlock_free(mz_l);
+  rlock_free(ly);
+  rlock_client_close(z);
+  rlock_client_close(y);
+  rt_proxy_stop(cz);
+  rt_redis_stop_many(srv, 3);
+}
+
+/*
+ * Two masters restarted together forgot the same lease, and nothing else
+ * recorded it: both keep the configured length. X holds L with a 5 s
+ * lease on A and B (C is cut off from X); A and B are killed and
+ * restarted before Z could read either after the other's restart. Each
+ * one's bound would need the other's (a reading of its new run bounds
+ * only what that run granted): Z (restart_quarantine_ms 6 s) does not
+ * take L on A and C, or B and C, while X holds it, and takes it once the
+ * configured length has run.
+ */
+static void quarantine_both_forgot_keeps_configured(void) {
+  const int64_t q = 6000;
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  rt_proxy *cx = rt_proxy_start(srv[2].port);
+  RT_REQUIRE(cx != NULL);
+  const char *mz[3] = {srv[0].url, srv[1].url, srv[2].url};
+  const char *mx[3] = {srv[0].url, srv[1].url, rt_proxy_url(cx)};
+  rlock_client *z = open_connected(mz, q);
+  RT_REQUIRE(z != NULL);
+  rt_proxy_cut(cx);
+  rlock_client *x = open_connected(mx, RLOCK_QUARANTINE_AUTO);
+  RT_REQUIRE(x != NULL);
+  rlock *lx, *lz;
+  RT_REQUIRE(rlock_get(x, "L", &lx) == 0);
+  RT_REQUIRE(rlock_get(z, "L", &lz) == 0);
+  uint64_t t_x = rt_now_ms();
+  RT_REQUIRE(rlock_trylock(lx, 3000, 5000) == 0);
+  RT_REQUIRE(rt_redis_int(&srv[2], "EXISTS rlock:{L}") == 0);
+  uint64_t t0 = rt_now_ms();
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_kill(&srv[1]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[1]) == 0);
+  RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
+  RT_REQUIRE(restarts_seen(z, 1, 1, 10000));
+  int rc = -1;
+  uint64_t got = 0;
+  while (rc != 0 && rt_now_ms() < t0 + 20000) {
+    rc = rlock_trylock(lz, 0, 1000);
+    got = rt_now_ms();
+    if (rc != 0) rt_sleep_ms(20);
+  }
+  fprintf(stderr, "    Z took L %llu ms after X's grant, %llu ms after the "
+          "restarts began\n", (unsigned long long)(got - t_x),
+          (unsigned long long)(got - t0));
+  RT_CHECK_EQ_INT(rc, 0);                    /* the configured length ends */
+  RT_CHECK(got >= t_x + 5000);               /* not while X holds L */
+  RT_CHECK(got >= t0 + (uint64_t)q);         /* the configured length held */
+  if (rc == 0) RT_CHECK_EQ_INT(rlock_unlock(lz), 0);
+  rlock_free(lz);
+  rlock_free(lx);
+  rlock_client_close(x);
+  rlock_client_close(z);
+  rt_proxy_stop(cx);
+  rt_redis_stop_many(srv, 3);
+}
+
 /*
  * Masters started fresh (no client ever saw them) are trusted at once: a
  * fresh client locks with one of three stopped, so both others count.
@@ -781,6 +911,10 @@ int main(int argc, char **argv) {
       {"quarantine_long_lease_holds", quarantine_long_lease_holds},
       {"quarantine_unread_peer_keeps_configured",
        quarantine_unread_peer_keeps_configured},
+      {"quarantine_sequential_restarts_end_early",
+       quarantine_sequential_restarts_end_early},
+      {"quarantine_both_forgot_keeps_configured",
+       quarantine_both_forgot_keeps_configured},
       {"fresh_masters_usable_at_once", fresh_masters_usable_at_once},
       {"duplicate_address_refused", duplicate_address_refused},
       {"duplicate_unix_path_refused", duplicate_unix_path_refused},

@@ -48,18 +48,35 @@
  * granted (a grant counted only if it landed within the round's master
  * timeout; the read waits that long after i's start, so every grant of
  * a round sent before i restarted has landed). An other master j bounds
- * the leases it took part in by b_j, the later of its horizon and, if j
- * restarted too, the end of its own quarantine as this client worked it
- * out (which bounds what j granted before, by the same argument one
- * restart earlier; unknown while j's read is pending, and then j bounds
- * nothing). The worst majority is i with the quorum - 1 others whose b_j
+ * the leases it took part in by b_j: a reading of j's horizon whose PTTL
+ * was sent at or after i's ready time (i's start, as late as it can be,
+ * plus the master timeout) bounds every grant j made before it, so b_j
+ * is the smallest of such readings' bounds. A reading bounds the run of
+ * j that answered: if that run followed a restart of j, what j granted
+ * before is bounded only by the end of j's own quarantine as this client
+ * worked it out (by the same argument one restart earlier; while that is
+ * pending, that reading bounds nothing). Readings are kept (a few
+ * seconds' worth per master, with the run that answered), so a reading
+ * of j's run from before j restarted counts for i's bound after j
+ * restarted too: two masters restarted one after the other do not wait
+ * on each other's bound when this client read the second before it went
+ * down. Each bound made final is followed by every pending one again.
+ * The worst majority is i with the quorum - 1 others whose b_j
  * are largest; the smallest of those, the (n - quorum + 1)th smallest
  * b_j, is when every lease i may have forgotten has run out. A PTTL is
- * counted from the reply's arrival and stretched by the drift factor. A
- * master that cannot be read, where it is needed (down, slow, a Cluster
+ * counted from the reply's arrival (a late one's too) and stretched by
+ * the drift factor. The horizons are read while a bound is pending, every
+ * HZ_RETRY_MS, and also while a master's connection is down (its restart
+ * is learned only when the connection is back, after its backoff;
+ * readings taken meanwhile count once its start is known). A master
+ * that cannot be read, where it is needed (down, slow, a Cluster
  * or Sentinel master: their quarantine is per node, node_info, and their
- * horizons are not read), leaves the configured
- * length, and the read is tried again while that lasts. The horizon
+ * horizons are not read), and no kept reading of it is late enough,
+ * leaves the configured length, and the read is tried again while that
+ * lasts. Two masters of a majority restarted within a master timeout of
+ * each other (or before this client read either after the first one's
+ * ready time) leave nothing that bounds the leases both forgot: both keep
+ * the configured length. The horizon
  * never makes the quarantine longer than the configured length, and an
  * acquisition that does not count still pushes the horizon (its grant
  * is undone, but a grant that counted is indistinguishable on the
@@ -96,6 +113,23 @@ typedef struct rec {
   int changed;
 } rec;
 
+/* A reading of a master's horizon: when the PTTL was sent (monotonic ms,
+ * this client's clock), which run of the master answered (its gen), and
+ * the latest expiry it bounds (0: none; the reply's arrival plus the PTTL
+ * stretched by the drift factor). end_ms 0 and gen 0 in an unused one. */
+typedef struct hz_reading {
+  uint64_t sent_ms;
+  uint64_t end_ms;
+  unsigned gen;
+  int used;
+} hz_reading;
+
+/* Readings kept per master (a ring): enough for a few seconds of reads
+ * every HZ_RETRY_MS while a quarantine is pending. */
+#define HZ_READINGS 32
+/* Covers of a master's earlier runs kept (cover_of when the run ended). */
+#define HZ_PAST 8
+
 typedef struct qmaster {
   char addr[ADDR_MAX];    /* the field name of its records */
   char run_id[RUNID_MAX]; /* of the last connection; "" unknown */
@@ -105,20 +139,29 @@ typedef struct qmaster {
   int self_seen;          /* this client saw the run_id change */
   int restarted;          /* the current run_id follows another */
   uint64_t until_ms;      /* quarantined until then (monotonic ms) */
-  /* The horizon read of a restarted master (hz_*): */
-  int hz_state;           /* HZ_NONE, _WAIT, _READING or _DONE */
-  unsigned hz_gen;        /* its run; a read of an earlier one is stale */
-  uint64_t hz_ready_ms;   /* a read sent from then on counts (monotonic) */
+  /* The horizon bound of a restarted master (hz_*): */
+  int hz_state;           /* HZ_NONE, HZ_WAIT or HZ_DONE */
+  unsigned hz_gen;        /* its run, counted from 1 per run_id seen */
+  uint64_t hz_ready_ms;   /* a reading sent from then on counts */
+  hz_reading rd[HZ_READINGS]; /* readings of this master's horizon */
+  int rd_next;
+  struct {
+    unsigned gen;
+    uint64_t cover; /* cover_of its run when it ended; UINT64_MAX unknown */
+  } past[HZ_PAST];
+  int past_next;
+  uint64_t down_ms;       /* when its connection went down, if it did */
 } qmaster;
 
-/* A restarted master's horizon read: none (not restarted, or nothing
- * left to wait), waiting to be sent (from hz_ready_ms on), in flight, or
+/* A restarted master's horizon bound: none (not restarted, or nothing
+ * left to wait), pending (readings sent from hz_ready_ms on count), or
  * done (until_ms is what the other masters' horizons said). */
-enum { HZ_NONE = 0, HZ_WAIT, HZ_READING, HZ_DONE };
+enum { HZ_NONE = 0, HZ_WAIT, HZ_DONE };
 
-/* A failed read (a needed master down or slow) is sent again after this
- * long, while the configured quarantine lasts. */
-#define HZ_RETRY_MS 1000
+/* While a bound is pending, the horizons are read again this often (a
+ * needed master down, stopped or slow answers a later read; a restarted
+ * peer's own bound may become known meanwhile). */
+#define HZ_RETRY_MS 100
 
 /* A node of a master whose server changes (a cluster's), as this client
  * saw it: by connection, and by address for a connection made anew. */
@@ -138,6 +181,8 @@ typedef struct rl_quarantine {
   qnode *nodes;
   size_t nnodes;
   int dup_logged; /* duplicate_in_round said so once */
+  int hz_reading;     /* a horizon read is in flight */
+  uint64_t hz_next_ms; /* no horizon read is sent before then */
 } rl_quarantine;
 
 static int set_handshakes(rl_client *c);
@@ -206,7 +251,7 @@ static rl_conn *single_conn(rl_client *c, int k) {
   return conn;
 }
 
-static void hz_poll(rl_client *c, int i);
+static void hz_poll(rl_client *c);
 
 /* Decides whether master i restarted, from what this client saw and from
  * every record read so far, and starts its quarantine when it did: the
@@ -252,7 +297,7 @@ static void evaluate(rl_client *c, int i) {
     m->hz_state = HZ_WAIT;
     m->hz_ready_ms =
         start + (uint64_t)((double)c->opts.master_timeout_ms * (1.0 + d)) + 1;
-    hz_poll(c, i);
+    hz_poll(c);
   }
 }
 
@@ -394,105 +439,182 @@ static uint64_t cover_of(const qmaster *m, uint64_t now) {
   return UINT64_MAX;
 }
 
-/* A horizon read's data: the restarted master and its run. */
-#define HZ_TAG(i, gen) ((void *)(uintptr_t)((unsigned)(i) | ((gen) << 8)))
-#define HZ_GEN_MASK 0xffffffu
-
-static int hz_classify(rl_round *r, int idx, const redisReply *rep) {
-  /* -2: no key, every lease it recorded has run out; -1 (a key without a
-   * TTL, not rlock's doing) tells nothing. */
-  if (rep->type != REDIS_REPLY_INTEGER || rep->integer == -1 ||
-      rep->integer < -2)
-    return RL_VOTE_FAIL;
-  r->slot[idx].v[0] = rep->integer;
-  r->slot[idx].v[1] = (int64_t)rl_now_ms(); /* the reply's time counted */
-  return RL_VOTE_YES;
+/* cover_of for run gen of master j: its current run's, or what it was
+ * when an earlier run ended (UINT64_MAX when not kept or not known). */
+static uint64_t cover_gen(const qmaster *m, unsigned gen, uint64_t now) {
+  if (gen == m->hz_gen) return cover_of(m, now);
+  for (int k = 0; k < HZ_PAST; k++)
+    if (m->past[k].gen == gen && gen != 0) return m->past[k].cover;
+  return UINT64_MAX;
 }
 
-/* Every other master's horizon is in (or failed): master i's quarantine
- * ends when the last lease a majority with i may have granted has run
- * out. Each other master j bounds the leases it took part in by b_j, the
- * later of its horizon (the reply's arrival plus its PTTL, stretched by
- * the drift factor) and what it granted before its own restart
- * (cover_of); a master not read bounds nothing. A grant that counted went
- * to i and at least quorum - 1 others, so the worst such majority's
- * smallest bound, the (n - quorum + 1)th smallest b_j, bounds every
- * lease i may have forgotten. No bound (a needed master not read), and
- * the read is tried again in a while; the configured length holds
- * meanwhile, and is never exceeded. */
-static void hz_done(rl_round *r) {
-  rl_client *c = r->client;
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* What a reading of master m bounds: the leases its run granted before
+ * the reading, and (its run's cover) those its earlier runs granted. */
+static uint64_t reading_bound(const qmaster *m, const hz_reading *rd,
+                              uint64_t now) {
+  uint64_t cover = cover_gen(m, rd->gen, now);
+  return cover == UINT64_MAX ? UINT64_MAX : max64(rd->end_ms, cover);
+}
+
+/*
+ * A bound b_j on the leases that restarted master i forgot and master j
+ * took part in (hz_recompute), or UINT64_MAX: the smallest of what the
+ * readings of j sent at or after i's ready time (its start plus the
+ * master timeout) bound. j's grant of such a lease landed before then,
+ * so whichever run of j answered granted it or came after the run that
+ * did (reading_bound). A reading of an earlier run of j thus still counts
+ * after j restarted too, and j's own pending bound is then not needed.
+ */
+static uint64_t bound_for(const rl_quarantine *q, int i, int j,
+                          uint64_t now) {
+  const qmaster *mi = &q->m[i], *mj = &q->m[j];
+  uint64_t best = UINT64_MAX;
+  for (int k = 0; k < HZ_READINGS; k++) {
+    const hz_reading *rd = &mj->rd[k];
+    if (rd->used && rd->sent_ms >= mi->hz_ready_ms)
+      best = min64(best, reading_bound(mj, rd, now));
+  }
+  return best;
+}
+
+/*
+ * Master i's quarantine ends when the last lease a majority with i may
+ * have granted has run out. Each other master j bounds the leases it took
+ * part in by b_j (bound_for); a master not read bounds nothing. A grant
+ * that counted went to i and at least quorum - 1 others, so the worst
+ * such majority's smallest bound, the (n - quorum + 1)th smallest b_j,
+ * bounds every lease i may have forgotten. Returns 1 if that made i's
+ * bound final.
+ */
+static int hz_recompute(rl_client *c, int i, uint64_t now) {
   rl_quarantine *q = c->quarantine;
-  uintptr_t tag = (uintptr_t)r->data;
-  int i = (int)(tag & 0xff);
-  if (q == NULL || rl_client_closing(c)) return;
   qmaster *m = &q->m[i];
-  if ((m->hz_gen & HZ_GEN_MASK) != (unsigned)(tag >> 8) ||
-      m->hz_state != HZ_READING)
-    return;
-  uint64_t now = rl_now_ms(), b[RL_MAX_MASTERS];
-  double d = c->opts.drift_factor;
+  if (m->hz_state != HZ_WAIT) return 0;
+  if (now >= m->until_ms) {
+    m->hz_state = HZ_NONE; /* the configured length has run out */
+    return 1;
+  }
+  uint64_t b[RL_MAX_MASTERS];
   int nb = 0;
   for (int j = 0; j < q->n; j++) {
     if (j == i) continue;
-    const rl_round_slot *sl = &r->slot[j];
-    uint64_t bj = UINT64_MAX;
-    /* A cluster node listed as a plain master records no horizon (its
-     * scripts may not touch the key: scripts.h), so it is not read. */
-    const rl_conn *cj = single_conn(c, j);
-    if (cj != NULL && cj->standalone && sl->vote == RL_VOTE_YES) {
-      uint64_t h = 0;
-      if (sl->v[0] >= 0)
-        h = (uint64_t)sl->v[1] + (uint64_t)((double)sl->v[0] * (1.0 + d)) + 2;
-      uint64_t cover = cover_of(&q->m[j], now);
-      bj = cover == UINT64_MAX ? UINT64_MAX : h > cover ? h : cover;
-    }
+    uint64_t bj = bound_for(q, i, j, now);
     int k = nb++;
     for (; k > 0 && b[k - 1] > bj; k--) b[k] = b[k - 1];
     b[k] = bj;
   }
   uint64_t t = nb > 0 ? b[q->n - (q->n / 2 + 1)] : UINT64_MAX;
-  if (t == UINT64_MAX) {
-    m->hz_state = HZ_WAIT;
-    m->hz_ready_ms = now + HZ_RETRY_MS;
-    return;
-  }
+  if (t == UINT64_MAX) return 0;
   m->hz_state = HZ_DONE;
-  if (t >= m->until_ms) return;
+  if (t >= m->until_ms) return 1;
   m->until_ms = t;
   rl_log(c, RLOCK_LOG_INFO,
          "master %s restarted: the leases the other masters recorded end "
          "%s%llu ms from now; its grants count from then",
          m->addr, t > now ? "" : "before, ",
          (unsigned long long)(t > now ? t - now : 0));
+  return 1;
 }
 
-static const rl_round_ops hz_ops = {hz_classify, hz_done, NULL, NULL};
-
-/* Sends master i's horizon read (PTTL of every master's horizon, read
- * once every master answered or failed) when it is waiting and its time
- * has come. A read sent earlier could miss a grant of a round that began
- * before i restarted and landed on another master later. */
-static void hz_poll(rl_client *c, int i) {
+/* Every pending bound again, until none changes (one made final may make
+ * another's). */
+static void hz_recompute_all(rl_client *c) {
   rl_quarantine *q = c->quarantine;
-  qmaster *m = &q->m[i];
-  if (m->hz_state != HZ_WAIT || rl_client_closing(c)) return;
   uint64_t now = rl_now_ms();
-  if (now >= m->until_ms) {
-    m->hz_state = HZ_NONE; /* the configured length has run out */
-    return;
+  for (int again = 1, rounds = 0; again && rounds <= q->n; rounds++) {
+    again = 0;
+    for (int i = 0; i < q->n; i++) again |= hz_recompute(c, i, now);
   }
-  if (now < m->hz_ready_ms) return;
+}
+
+/* Keeps a reading of master idx: a PTTL reply (-2: no key, every lease it
+ * recorded has run out; -1, a key without a TTL, not rlock's doing, tells
+ * nothing) to the read sent at sent_ms, arrived now. */
+static void hz_keep(rl_client *c, int idx, uint64_t sent_ms,
+                    const redisReply *rep) {
+  rl_quarantine *q = c->quarantine;
+  if (rep == NULL || rep->type != REDIS_REPLY_INTEGER || rep->integer == -1 ||
+      rep->integer < -2)
+    return;
+  /* A cluster node listed as a plain master records no horizon (its
+   * scripts may not touch the key: scripts.h), so it is not read. */
+  const rl_conn *cj = single_conn(c, idx);
+  qmaster *m = &q->m[idx];
+  if (cj == NULL || !cj->standalone || !m->current) return;
+  uint64_t end = 0;
+  if (rep->integer >= 0)
+    end = rl_now_ms() +
+          (uint64_t)((double)rep->integer * (1.0 + c->opts.drift_factor)) + 2;
+  hz_reading *rd = &m->rd[m->rd_next];
+  m->rd_next = (m->rd_next + 1) % HZ_READINGS;
+  rd->sent_ms = sent_ms;
+  rd->end_ms = end;
+  rd->gen = m->hz_gen;
+  rd->used = 1;
+}
+
+static int hz_classify(rl_round *r, int idx, const redisReply *rep) {
+  rl_client *c = r->client;
+  if (c->quarantine != NULL && !rl_client_closing(c)) {
+    hz_keep(c, idx, r->t_start, rep);
+    hz_recompute_all(c);
+  }
+  return RL_VOTE_YES;
+}
+
+/* A reply after the master timed out is a reading all the same: it was
+ * sent when the others were, and counted from its later arrival. */
+static void hz_late(rl_round *r, int idx, const redisReply *rep) {
+  rl_client *c = r->client;
+  if (c->quarantine == NULL || rl_client_closing(c)) return;
+  hz_keep(c, idx, r->t_start, rep);
+  hz_recompute_all(c);
+}
+
+static void hz_done(rl_round *r) {
+  rl_client *c = r->client;
+  if (c->quarantine == NULL || rl_client_closing(c)) return;
+  c->quarantine->hz_reading = 0;
+  hz_recompute_all(c);
+}
+
+static const rl_round_ops hz_ops = {hz_classify, hz_done, hz_late, NULL};
+
+/* Sends a horizon read (PTTL of every master's horizon, done once every
+ * master answered or failed), at most every HZ_RETRY_MS and one at a
+ * time: while a bound is pending and its ready time has come (a reading
+ * sent earlier could miss a grant of a round that began before the
+ * master restarted and landed on another master later), and while a
+ * master's connection has been down for less than the configured length
+ * (it may be restarting: the readings of the others taken meanwhile count
+ * for its bound once this client learns its start, though the backoff
+ * of its connection delays that, and another master may have restarted
+ * by then). Run when a round is settled, so as often as the client is
+ * used. */
+static void hz_poll(rl_client *c) {
+  rl_quarantine *q = c->quarantine;
+  if (rl_client_closing(c) || q->hz_reading) return;
+  uint64_t now = rl_now_ms();
+  if (now < q->hz_next_ms) return;
+  hz_recompute_all(c);
+  int due = 0;
+  for (int k = 0; k < q->n; k++)
+    due |= (q->m[k].hz_state == HZ_WAIT && now >= q->m[k].hz_ready_ms) ||
+           (q->m[k].run_id[0] != '\0' && !q->m[k].current &&
+            single_conn(c, k) != NULL &&
+            now < q->m[k].down_ms + rl_quarantine_length(c));
+  if (!due) return;
+  q->hz_next_ms = now + HZ_RETRY_MS;
   const char *argv[2] = {"PTTL", q->hz_key};
   size_t len[2] = {4, strlen(q->hz_key)};
-  rl_round *r = rl_round_new(c, &hz_ops, HZ_TAG(i, m->hz_gen & HZ_GEN_MASK),
-                             -1, 2, argv, len);
-  if (r == NULL) {
-    m->hz_ready_ms = now + HZ_RETRY_MS; /* out of memory: later */
-    return;
-  }
+  rl_round *r = rl_round_new(c, &hz_ops, NULL, -1, 2, argv, len);
+  if (r == NULL) return; /* out of memory: later */
   r->wait_all = 1;
-  m->hz_state = HZ_READING;
+  q->hz_reading = 1;
   rl_round_send(r); /* may decide at once: hz_done */
 }
 
@@ -559,6 +681,7 @@ void rl_quarantine_on_state(rl_master *mm, rl_conn *node, int state) {
   qmaster *m = &q->m[conn_index(node)];
   if (!m->current) return;
   m->current = 0; /* its run_id may be stale by the next connection */
+  m->down_ms = rl_now_ms();
   refresh_handshakes(c);
 }
 
@@ -576,6 +699,12 @@ void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
   m->current = 1;
   if (strcmp(m->run_id, run_id) != 0) {
     int had = m->run_id[0] != '\0';
+    /* What bounds the leases of the run that ended, for its readings. */
+    if (m->hz_gen != 0) {
+      m->past[m->past_next].gen = m->hz_gen;
+      m->past[m->past_next].cover = cover_of(m, rl_now_ms());
+      m->past_next = (m->past_next + 1) % HZ_PAST;
+    }
     snprintf(m->run_id, sizeof m->run_id, "%s", run_id);
     m->info_ms = rl_now_ms();
     m->uptime_ms = uptime_ms;
@@ -611,7 +740,7 @@ void rl_quarantine_on_info(rl_master *mm, rl_conn *node, const char *run_id,
 int rl_master_quarantined(rl_client *c, int idx) {
   rl_quarantine *q = c->quarantine;
   if (q == NULL || q->m[idx].until_ms == 0) return 0;
-  if (q->m[idx].hz_state == HZ_WAIT) hz_poll(c, idx);
+  hz_poll(c);
   return rl_now_ms() < q->m[idx].until_ms;
 }
 
@@ -666,6 +795,7 @@ static int duplicate_in_round(rl_client *c, const rl_round *r, int i) {
 
 int rl_votes_settle(rl_round *r, int grants) {
   rl_client *c = r->client;
+  if (c->quarantine != NULL) hz_poll(c);
   for (int i = 0; i < r->n; i++) {
     rl_round_slot *sl = &r->slot[i];
     if (sl->vote != RL_VOTE_YES && sl->vote != RL_VOTE_NO) continue;
