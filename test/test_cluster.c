@@ -1,16 +1,18 @@
 /*
  * A Redis Cluster as a master (lib/topology/master_cluster.c), against a
  * real cluster of three primaries and three replicas (harness_cluster.h),
- * started once and
- * shared by every test here: the lock, its keys on the node that serves its
- * slot, locks spread over every primary, the watchdog batched per node,
- * waiters woken by shard pub/sub, the tool, and faults: a slot migrated while
- * a lock is held and waiters wait, a manual failover (with waiters on the
- * shard, with nothing but a watchdog lock there, and just before close), and
- * in suite 'variants' a primary SIGKILLed and its replica promoted
- * ("cluster-kill") and the client's own map source hung until its replica is
- * promoted ("cluster-hung"). The fault tests leave the cluster settled, with
- * every slot served, for the tests after them.
+ * started once and shared by every test here: the lock, its keys on the
+ * node that serves its slot, locks spread over every primary, the
+ * watchdog batched per node, waiters woken by shard pub/sub, the tool,
+ * the lock family (fair locks, elections, read-write locks, semaphores,
+ * latches; rlock_lock_all refused), and faults: a slot migrated while a
+ * lock or a fair lock is held and waiters wait, a manual failover (with
+ * waiters on the shard, fair ones too, with nothing but a watchdog lock
+ * there, and just before close), and in suite 'variants' a primary
+ * SIGKILLed and its replica promoted ("cluster-kill") and the client's own
+ * map source hung until its replica is promoted ("cluster-hung"). The
+ * fault tests leave the cluster settled, with every slot served, for the
+ * tests after them.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1275,6 +1277,84 @@ static void fair_manual_failover(void) {
   rlock_client_close(c[1]);
 }
 
+/*
+ * A slot migration under fair locks: a fair lock held with the watchdog
+ * and one held for a minute with waiters of two clients in its queue, in
+ * one slot, which moves to another primary key by key. The watchdog hold
+ * is renewed throughout (its hash alone: through ASK, then MOVED) and
+ * never lost; the queue moves with the keys; the waiters' subscriptions,
+ * which the source drops when the slot leaves it, are made again on the
+ * target, and on no other node; the unlock after the move wakes them
+ * there, in the order they asked. (While the slot migrates, the fair
+ * lock's own scripts are answered TRYAGAIN: some of their keys are on one
+ * side, or absent; deployment.md.) About 5 s.
+ */
+static void fair_migration(void) {
+  rlock_client *c[2] = {open_cluster_alive(2000, 120000),
+                        open_cluster_alive(2000, 120000)};
+  RT_REQUIRE(c[0] != NULL && c[1] != NULL);
+  for (int k = 0; k < 2; k++)
+    RT_CHECK_EQ_INT(rlock_client_wait_ready(c[k], 10000), 0);
+  char wd[64] = "fmig", key[128];
+  static fair_line line;
+  memset(&line, 0, sizeof line);
+  int slot = slot_of_lock(wd);
+  name_in_slot(slot, "fmig-held-", wd, line.name, sizeof line.name);
+  key_of(wd, key, sizeof key);
+  int from = owner_of(key), to = other_primary(from);
+  RT_REQUIRE(from >= 0 && to >= 0);
+  rlock *lw, *lh;
+  atomic_int lost = 0;
+  RT_REQUIRE(rlock_get_fair(c[0], wd, &lw) == 0);
+  RT_REQUIRE(rlock_get_fair(c[0], line.name, &lh) == 0);
+  rlock_set_lost_cb(lw, on_lost, &lost);
+  RT_CHECK_EQ_INT(rlock_trylock(lw, 10000, RLOCK_WATCHDOG), 0);
+  RT_CHECK_EQ_INT(rlock_trylock(lh, 10000, 60000), 0);
+  fair_waiter fw[FFOW];
+  pthread_t t[FFOW];
+  for (int i = 0; i < FFOW; i++) {
+    fw[i] = (fair_waiter){c[(i + 1) % 2], &line, i};
+    pthread_create(&t[i], NULL, fair_waiter_run, &fw[i]);
+    RT_CHECK(fair_wait_queued(from, line.name, i + 1));
+  }
+  RT_CHECK(fair_wait_channels(from, line.name, FFOW));
+  rt_migration mg;
+  RT_REQUIRE(rt_cluster_migrate_begin(&C, slot, to, &mg) == 0);
+  rt_sleep_ms(800); /* a renewal while MIGRATING, keys on the source */
+  int moved = 0, n;
+  while ((n = rt_cluster_migrate_keys(&C, &mg, 1)) > 0) {
+    moved += n;
+    rt_sleep_ms(100); /* the keys on both sides for a moment */
+  }
+  RT_CHECK(n == 0);
+  RT_CHECK(moved >= 6); /* two hashes, two counters, the queue's two */
+  RT_REQUIRE(rt_cluster_migrate_finish(&C, &mg) == 0);
+  RT_CHECK_EQ_INT(owner_of(key), to);
+  RT_CHECK_EQ_INT(fair_queued(to, line.name), FFOW);
+  RT_CHECK(fair_wait_channels(to, line.name, FFOW));
+  rt_sleep_ms(1500); /* renewals through MOVED, then the new map */
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(lw), 1);
+  long long pttl = rt_redis_int(&C.node[to], "PTTL %s", key);
+  RT_CHECK(pttl > 0 && pttl <= 2000);
+  RT_CHECK_EQ_INT(atomic_load(&line.next), 0);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(lh), 0);
+  waiters_join(t, FFOW);
+  uint64_t took = rt_now_ms() - t0;
+  fprintf(stderr, "  %d waiters through in %llu ms after the unlock\n", FFOW,
+          (unsigned long long)took);
+  RT_CHECK(took < 20000);
+  RT_CHECK(line_in_order(&line, FFOW));
+  RT_CHECK(fair_nothing_left(to, line.name));
+  RT_CHECK_EQ_INT(rlock_unlock(lw), 0);
+  RT_CHECK_EQ_INT(exists_on(to, key), 0);
+  rlock_free(lw);
+  rlock_free(lh);
+  rlock_client_close(c[0]);
+  rlock_client_close(c[1]);
+}
+
 /* What an observer saw, in order. */
 #define SEEN_MAX 16
 typedef struct seen {
@@ -1589,6 +1669,7 @@ static rt_test tests[] = {
     {"election_on_cluster", election_on_cluster},
     {"family_kinds", family_kinds},
     {"fair_manual_failover", fair_manual_failover},
+    {"fair_migration", fair_migration},
     {"spread_over_primaries", spread_over_primaries},
     {"watchdog_batches_per_node", watchdog_batches_per_node},
     {"pubsub_wakeup", pubsub_wakeup},
