@@ -178,14 +178,14 @@ typedef struct rlock_options {
    * followed within master_timeout_ms, waiters listen on the slot's shard
    * channel, and the watchdog batches renewals per node.
    * docs/deployment.md, "Redis Cluster", says what a failover or a
-   * migration may cost. The lock family is not yet supported on a
-   * cluster master: while any master of a client is a cluster,
-   * rlock_get_fair, rlock_get_read,
-   * rlock_get_write, rlock_sem_get, rlock_latch_get, rlock_lock_all and
+   * migration may cost. Fair and read-write locks, semaphores, latches
+   * and elections work on a cluster master too, each on the primary of
+   * its name's slot. Several locks at once are not yet supported there:
+   * while any master of a client is a cluster, rlock_lock_all and
    * rlock_unlock_all (and their _async forms) return RLOCK_EINVAL and
-   * rlock_client_last_error says so (for example "fair locks are not yet
-   * supported on a redis-cluster:// master"); rlock_get and every call on
-   * its handles work. Sentinel masters take every kind.
+   * rlock_client_last_error says so ("several locks at once are not yet
+   * supported on a redis-cluster:// master"). Sentinel masters take
+   * every kind.
    *   "redis-sentinel://[[user]:password@]host[:port]/service
    *      [?sentinel=host[:port]&...&sentinel_user=U&sentinel_password=P
    *       &db=N]"                        (a Sentinel group's master)
@@ -1022,15 +1022,13 @@ RLOCK_EXTERN int rlock_cancel_all_async(rlock *lock, uint64_t owner);
  * or dies, the campaigner that has waited longest leads next. Each
  * leadership has the lock's fencing token, larger than every earlier
  * leader's, and a value (up to 4096 bytes) that the leader chooses and
- * everyone can read or observe. Elections are refused on a
- * redis-cluster:// master, as fair locks are (RLOCK_EINVAL).
+ * everyone can read or observe.
  */
 typedef struct rlock_election rlock_election;
 
 /* Gets a handle on the election called name (as a lock name). A handle
  * campaigns or leads once at a time and may observe; it may be shared by
- * threads. 0, RLOCK_EINVAL (NULL, a bad name, a Cluster master), or
- * RLOCK_ENOMEM. */
+ * threads. 0, RLOCK_EINVAL (NULL or a bad name), or RLOCK_ENOMEM. */
 RLOCK_EXTERN int rlock_election_get(rlock_client *client, const char *name,
                                     rlock_election **out);
 

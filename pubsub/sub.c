@@ -378,6 +378,39 @@ static void on_down(void *data, rl_master *m, rl_conn *where) {
   check_all(ps); /* fewer connections up may be enough now */
 }
 
+/* A subscription left on a node that no longer serves its channel's
+ * slot (the node did not drop it, or it was made there by a map that was
+ * already stale: a replica takes SSUBSCRIBE too) is ended there, with
+ * nobody waiting for the answer; the channel is subscribed where its
+ * slot is now. Without this the old node would keep it, and deliver its
+ * messages twice, for as long as its connection lasts. */
+typedef struct stale_sub {
+  rl_msub s;
+  char name[];
+} stale_sub;
+
+static void on_stale_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
+                           int status) {
+  (void)where;
+  (void)rep;
+  (void)status;
+  free(s->data);
+}
+
+static void unsubscribe_stale(rl_pubsub *ps, int i, const rl_chan *ch,
+                              rl_conn *where) {
+  stale_sub *u = calloc(1, sizeof *u + ch->len + 1);
+  if (u == NULL) return; /* it lasts as long as that connection */
+  memcpy(u->name, ch->name, ch->len);
+  u->s.channel = u->name;
+  u->s.len = ch->len;
+  u->s.unsubscribe = 1;
+  u->s.where = where;
+  u->s.cb = on_stale_reply;
+  u->s.data = u;
+  if (rl_master_sub_send(ps->masters[i], &u->s) != 0) free(u);
+}
+
 /* Master m may subscribe where it could not, or elsewhere: every channel
  * is brought in line with its waiters. */
 static void on_resync(void *data, rl_master *m) {
@@ -390,7 +423,8 @@ static void on_resync(void *data, rl_master *m) {
       if ((ch->acked & bit) && ch->refs > 0 &&
           ch->where[i] != rl_master_sub_where(m, ch->name, ch->len)) {
         /* Its slot moved without the old node saying so (yet): it is
-         * subscribed again where the slot is now. */
+         * ended there and subscribed again where the slot is now. */
+        unsubscribe_stale(ps, i, ch, ch->where[i]);
         ch->acked &= ~bit;
         ch->where[i] = NULL;
       }

@@ -1,16 +1,18 @@
 /*
  * A Redis Cluster as a master (lib/topology/master_cluster.c), against a
  * real cluster of three primaries and three replicas (harness_cluster.h),
- * started once and
- * shared by every test here: the lock, its keys on the node that serves its
- * slot, locks spread over every primary, the watchdog batched per node,
- * waiters woken by shard pub/sub, the tool, and faults: a slot migrated while
- * a lock is held and waiters wait, a manual failover (with waiters on the
- * shard, with nothing but a watchdog lock there, and just before close), and
- * in suite 'variants' a primary SIGKILLed and its replica promoted
- * ("cluster-kill") and the client's own map source hung until its replica is
- * promoted ("cluster-hung"). The fault tests leave the cluster settled, with
- * every slot served, for the tests after them.
+ * started once and shared by every test here: the lock, its keys on the
+ * node that serves its slot, locks spread over every primary, the
+ * watchdog batched per node, waiters woken by shard pub/sub, the tool,
+ * the lock family (fair locks, elections, read-write locks, semaphores,
+ * latches; rlock_lock_all refused), and faults: a slot migrated while a
+ * lock or a fair lock is held and waiters wait, a manual failover (with
+ * waiters on the shard, fair ones too, with nothing but a watchdog lock
+ * there, and just before close), and in suite 'variants' a primary
+ * SIGKILLed and its replica promoted ("cluster-kill") and the client's own
+ * map source hung until its replica is promoted ("cluster-hung"). The
+ * fault tests leave the cluster settled, with every slot served, for the
+ * tests after them.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,7 +37,10 @@ static void log_stderr(int level, const char *msg, void *arg) {
   fprintf(stderr, "  [rlock %d] %s\n", level, msg);
 }
 
-static rlock_client *open_cluster(int64_t watchdog_ms) {
+/* A client on the cluster; watchdog_ms and alive_ms (waiter_alive_ms) 0
+ * for the defaults. */
+static rlock_client *open_cluster_alive(int64_t watchdog_ms,
+                                        int64_t alive_ms) {
   const char *m[1] = {url};
   rlock_options o;
   rlock_options_init(&o);
@@ -45,11 +50,16 @@ static rlock_client *open_cluster(int64_t watchdog_ms) {
   o.retry_delay_ms = 20;
   o.retry_jitter_ms = 20;
   if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
+  if (alive_ms > 0) o.waiter_alive_ms = alive_ms;
   o.log_cb = log_stderr;
   o.log_level = getenv("RT_LOG") ? RLOCK_LOG_DEBUG : RLOCK_LOG_WARN;
   rlock_client *c = NULL;
   if (rlock_client_open(&c, &o) != 0) return NULL;
   return c;
+}
+
+static rlock_client *open_cluster(int64_t watchdog_ms) {
+  return open_cluster_alive(watchdog_ms, 0);
 }
 
 /* The index of the node that owns key's slot, or -1. */
@@ -1009,6 +1019,605 @@ static void replica_acks_on_cluster(void) {
   rlock_client_close(c);
 }
 
+/* --- the fair lock, elections and the other kinds ------------------------------ */
+
+/* A fair lock's line: where each waiter came in the order of grants. */
+#define FAIR_LINE_MAX 8
+typedef struct fair_line {
+  char name[64];
+  atomic_int next, inside, overlaps, errors;
+  int who[FAIR_LINE_MAX];
+  uint64_t token[FAIR_LINE_MAX];
+} fair_line;
+
+typedef struct fair_waiter {
+  rlock_client *c;
+  fair_line *line;
+  int who;
+} fair_waiter;
+
+/* Takes the line's fair lock through a handle of its own client (a wait of
+ * a minute, a lease of a minute), records its place, holds it a moment. */
+static void *fair_waiter_run(void *arg) {
+  fair_waiter *w = arg;
+  fair_line *ln = w->line;
+  rlock *l;
+  if (rlock_get_fair(w->c, ln->name, &l) != 0) {
+    ln->errors++;
+    return NULL;
+  }
+  int rc = rlock_trylock(l, 60000, 60000);
+  if (rc != 0) {
+    fprintf(stderr, "  fair waiter %d on %s: %s\n", w->who, ln->name,
+            rlock_strerror(rc));
+    ln->errors++;
+    rlock_free(l);
+    return NULL;
+  }
+  if (atomic_fetch_add(&ln->inside, 1) != 0) ln->overlaps++;
+  int pos = atomic_fetch_add(&ln->next, 1);
+  uint64_t token = 0;
+  if (rlock_fencing_token(l, &token) != 0) ln->errors++;
+  if (pos < FAIR_LINE_MAX) {
+    ln->who[pos] = w->who;
+    ln->token[pos] = token;
+  }
+  rt_sleep_ms(20);
+  atomic_fetch_sub(&ln->inside, 1);
+  if (rlock_unlock(l) != 0) ln->errors++;
+  rlock_free(l);
+  return NULL;
+}
+
+/* The line's waiters came in the order they asked (0, 1, ...), n of
+ * them, alone each time, with tokens that grow. */
+static int line_in_order(const fair_line *ln, int n) {
+  int ok = atomic_load(&ln->next) == n && atomic_load(&ln->errors) == 0 &&
+           atomic_load(&ln->overlaps) == 0;
+  for (int i = 0; ok && i < n; i++) {
+    ok = ln->who[i] == i && ln->token[i] > 0 &&
+         (i == 0 || ln->token[i] > ln->token[i - 1]);
+    if (!ok)
+      fprintf(stderr, "  %s: place %d went to waiter %d (token %llu)\n",
+              ln->name, i, ln->who[i], (unsigned long long)ln->token[i]);
+  }
+  return ok;
+}
+
+/* Waiters in a fair lock's queue on a node. */
+static long long fair_queued(int node, const char *name) {
+  return rt_redis_int(&C.node[node], "ZCARD rlock:{%s}:q", name);
+}
+
+/* Waits (at most 20 s) until want waiters are queued on the node. */
+static int fair_wait_queued(int node, const char *name, long long want) {
+  for (uint64_t end = rt_now_ms() + 20000; rt_now_ms() < end;
+       rt_sleep_ms(20))
+    if (fair_queued(node, name) == want) return 1;
+  fprintf(stderr, "  %s: %lld queued on node %d, want %lld\n", name,
+          fair_queued(node, name), node, want);
+  return 0;
+}
+
+/* Shard channels with subscribers on a node whose names match pattern. */
+static long long shard_channels(int node, const char *pattern) {
+  redisReply *r =
+      rt_redis_cmd(&C.node[node], "PUBSUB SHARDCHANNELS %s", pattern);
+  long long n = r != NULL && r->type == REDIS_REPLY_ARRAY
+                    ? (long long)r->elements
+                    : -1;
+  if (r != NULL) freeReplyObject(r);
+  return n;
+}
+
+/* Waits (at most 10 s) until a fair lock's waiters listen on want channels
+ * of their own on node, and on none of any other node. */
+static int fair_wait_channels(int node, const char *name, long long want) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "rlock:{%s}:ch:*", name);
+  for (uint64_t end = rt_now_ms() + 10000;; rt_sleep_ms(20)) {
+    int ok = 1;
+    for (int n = 0; n < RT_CLUSTER_NODES; n++)
+      if (shard_channels(n, pat) != (n == node ? want : 0)) ok = 0;
+    if (ok) return 1;
+    if (rt_now_ms() > end) break;
+  }
+  for (int n = 0; n < RT_CLUSTER_NODES; n++)
+    fprintf(stderr, "  %s: node %d has %lld waiter channels\n", name, n,
+            shard_channels(n, pat));
+  return 0;
+}
+
+/* Nothing of a fair lock is left on the node but its fencing counter. */
+static int fair_nothing_left(int node, const char *name) {
+  return rt_redis_int(&C.node[node], "EXISTS rlock:{%s} rlock:{%s}:q "
+                      "rlock:{%s}:qt", name, name, name) == 0;
+}
+
+/*
+ * The fair lock on a cluster, one lock on each primary, each held with a
+ * lease of a minute: waiters of two clients, queued one after the
+ * other, get each lock in the order they asked. Each waiter listens on a
+ * channel of its own on the node that serves its lock, and on no other,
+ * and is woken there by the unlock: its own attempts come every 40 s
+ * (waiter_alive_ms two minutes), so the whole line is through well before
+ * any of them would have tried again. Fair locks held with the watchdog
+ * on the same nodes are renewed across several leases. Unlock leaves
+ * nothing but the fencing counters. About 7 s.
+ */
+#define FAIRW 4
+static void fair_fifo(void) {
+  rlock_client *c[2] = {open_cluster_alive(1500, 120000),
+                        open_cluster_alive(1500, 120000)};
+  RT_REQUIRE(c[0] != NULL && c[1] != NULL);
+  for (int k = 0; k < 2; k++)
+    RT_CHECK_EQ_INT(rlock_client_wait_ready(c[k], 10000), 0);
+  int prim[RT_CLUSTER_NODES];
+  RT_REQUIRE(rt_cluster_primaries(&C, prim) == 3);
+  static fair_line line[3];
+  memset(line, 0, sizeof line);
+  rlock *held[3], *wd[3];
+  char wdname[3][64], key[600];
+  atomic_int lost = 0;
+  for (int p = 0; p < 3; p++) {
+    name_on_node(prim[p], "fair-q-", line[p].name, sizeof line[p].name);
+    name_on_node(prim[p], "fair-wd-", wdname[p], sizeof wdname[p]);
+    RT_REQUIRE(rlock_get_fair(c[0], line[p].name, &held[p]) == 0);
+    RT_REQUIRE(rlock_get_fair(c[0], wdname[p], &wd[p]) == 0);
+    rlock_set_lost_cb(wd[p], on_lost, &lost);
+    RT_CHECK_EQ_INT(rlock_trylock(wd[p], 10000, RLOCK_WATCHDOG), 0);
+    RT_CHECK_EQ_INT(rlock_trylock(held[p], 10000, 60000), 0);
+  }
+  uint64_t t_wd = rt_now_ms();
+  fair_waiter fw[3][FAIRW];
+  pthread_t t[3][FAIRW];
+  for (int i = 0; i < FAIRW; i++)
+    for (int p = 0; p < 3; p++) {
+      fw[p][i] = (fair_waiter){c[(i + 1) % 2], &line[p], i};
+      pthread_create(&t[p][i], NULL, fair_waiter_run, &fw[p][i]);
+      RT_CHECK(fair_wait_queued(prim[p], line[p].name, i + 1));
+    }
+  for (int p = 0; p < 3; p++)
+    RT_CHECK(fair_wait_channels(prim[p], line[p].name, FAIRW));
+  /* Three leases of the watchdog holds. */
+  uint64_t now = rt_now_ms();
+  if (now < t_wd + 4500) rt_sleep_ms((int)(t_wd + 4500 - now));
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  for (int p = 0; p < 3; p++) {
+    RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(wd[p]), 1);
+    key_of(wdname[p], key, sizeof key);
+    long long pttl = rt_redis_int(&C.node[prim[p]], "PTTL %s", key);
+    RT_CHECK(pttl > 0 && pttl <= 1500);
+    RT_CHECK_EQ_INT(atomic_load(&line[p].next), 0); /* nobody went first */
+  }
+  uint64_t t0 = rt_now_ms();
+  for (int p = 0; p < 3; p++) RT_CHECK_EQ_INT(rlock_unlock(held[p]), 0);
+  for (int p = 0; p < 3; p++) waiters_join(t[p], FAIRW);
+  uint64_t took = rt_now_ms() - t0;
+  fprintf(stderr, "  %d waiters on each of 3 primaries through in %llu ms\n",
+          FAIRW, (unsigned long long)took);
+  RT_CHECK(took < 20000); /* their own next attempts: 40 s apart */
+  for (int p = 0; p < 3; p++) {
+    RT_CHECK(line_in_order(&line[p], FAIRW));
+    RT_CHECK(fair_nothing_left(prim[p], line[p].name));
+    RT_CHECK(fair_wait_channels(prim[p], line[p].name, 0));
+    RT_CHECK_EQ_INT(rlock_unlock(wd[p]), 0);
+    key_of(wdname[p], key, sizeof key);
+    RT_CHECK_EQ_INT(exists_on(prim[p], key), 0);
+    rlock_free(held[p]);
+    rlock_free(wd[p]);
+  }
+  rlock_client_close(c[0]);
+  rlock_client_close(c[1]);
+}
+
+/*
+ * A manual failover under fair locks: a fair lock held with the watchdog
+ * and one held for a minute with waiters of two clients in its queue,
+ * on one shard, which fails over. The watchdog hold is renewed on the
+ * promoted replica and never lost; the queue is there, replicated; the
+ * waiters, whose subscriptions the demoted primary dropped, listen on the
+ * new primary and are woken there by the unlock, in the order they asked,
+ * long before their own next attempts (40 s apart). About 5 s.
+ */
+#define FFOW 3
+static void fair_manual_failover(void) {
+  rlock_client *c[2] = {open_cluster_alive(2000, 120000),
+                        open_cluster_alive(2000, 120000)};
+  RT_REQUIRE(c[0] != NULL && c[1] != NULL);
+  for (int k = 0; k < 2; k++)
+    RT_CHECK_EQ_INT(rlock_client_wait_ready(c[k], 10000), 0);
+  char wd[64] = "ffo", key[128];
+  static fair_line line;
+  memset(&line, 0, sizeof line);
+  name_in_slot(slot_of_lock(wd), "ffo-held-", wd, line.name,
+               sizeof line.name);
+  key_of(wd, key, sizeof key);
+  int p = owner_of(key), r = rt_cluster_replica_of(&C, p);
+  RT_REQUIRE(p >= 0 && r >= 0);
+  rlock *lw, *lh;
+  atomic_int lost = 0;
+  RT_REQUIRE(rlock_get_fair(c[0], wd, &lw) == 0);
+  RT_REQUIRE(rlock_get_fair(c[0], line.name, &lh) == 0);
+  rlock_set_lost_cb(lw, on_lost, &lost);
+  RT_CHECK_EQ_INT(rlock_trylock(lw, 10000, RLOCK_WATCHDOG), 0);
+  RT_CHECK_EQ_INT(rlock_trylock(lh, 10000, 60000), 0);
+  fair_waiter fw[FFOW];
+  pthread_t t[FFOW];
+  for (int i = 0; i < FFOW; i++) {
+    fw[i] = (fair_waiter){c[(i + 1) % 2], &line, i};
+    pthread_create(&t[i], NULL, fair_waiter_run, &fw[i]);
+    RT_CHECK(fair_wait_queued(p, line.name, i + 1));
+  }
+  RT_CHECK(fair_wait_channels(p, line.name, FFOW));
+  RT_REQUIRE(rt_cluster_failover(&C, r) == 0);
+  RT_CHECK_EQ_INT(owner_of(key), r);
+  RT_CHECK_EQ_INT(fair_queued(r, line.name), FFOW);
+  RT_CHECK(fair_wait_channels(r, line.name, FFOW));
+  rt_sleep_ms(2500); /* more than a lease: renewals on the new primary */
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(lw), 1);
+  long long pttl = rt_redis_int(&C.node[r], "PTTL %s", key);
+  RT_CHECK(pttl > 0 && pttl <= 2000);
+  RT_CHECK_EQ_INT(atomic_load(&line.next), 0);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(lh), 0);
+  waiters_join(t, FFOW);
+  uint64_t took = rt_now_ms() - t0;
+  fprintf(stderr, "  %d waiters through in %llu ms after the unlock\n", FFOW,
+          (unsigned long long)took);
+  RT_CHECK(took < 20000);
+  RT_CHECK(line_in_order(&line, FFOW));
+  RT_CHECK(fair_nothing_left(r, line.name));
+  RT_CHECK_EQ_INT(rlock_unlock(lw), 0);
+  RT_CHECK_EQ_INT(exists_on(r, key), 0);
+  rlock_free(lw);
+  rlock_free(lh);
+  rlock_client_close(c[0]);
+  rlock_client_close(c[1]);
+}
+
+/*
+ * A slot migration under fair locks: a fair lock held with the watchdog
+ * and one held for a minute with waiters of two clients in its queue, in
+ * one slot, which moves to another primary key by key. The watchdog hold
+ * is renewed throughout (its hash alone: through ASK, then MOVED) and
+ * never lost; the queue moves with the keys; the waiters' subscriptions,
+ * which the source drops when the slot leaves it, are made again on the
+ * target, and on no other node; the unlock after the move wakes them
+ * there, in the order they asked. (While the slot migrates, the fair
+ * lock's own scripts are answered TRYAGAIN: some of their keys are on one
+ * side, or absent; deployment.md.) About 5 s.
+ */
+static void fair_migration(void) {
+  rlock_client *c[2] = {open_cluster_alive(2000, 120000),
+                        open_cluster_alive(2000, 120000)};
+  RT_REQUIRE(c[0] != NULL && c[1] != NULL);
+  for (int k = 0; k < 2; k++)
+    RT_CHECK_EQ_INT(rlock_client_wait_ready(c[k], 10000), 0);
+  char wd[64] = "fmig", key[128];
+  static fair_line line;
+  memset(&line, 0, sizeof line);
+  int slot = slot_of_lock(wd);
+  name_in_slot(slot, "fmig-held-", wd, line.name, sizeof line.name);
+  key_of(wd, key, sizeof key);
+  int from = owner_of(key), to = other_primary(from);
+  RT_REQUIRE(from >= 0 && to >= 0);
+  rlock *lw, *lh;
+  atomic_int lost = 0;
+  RT_REQUIRE(rlock_get_fair(c[0], wd, &lw) == 0);
+  RT_REQUIRE(rlock_get_fair(c[0], line.name, &lh) == 0);
+  rlock_set_lost_cb(lw, on_lost, &lost);
+  RT_CHECK_EQ_INT(rlock_trylock(lw, 10000, RLOCK_WATCHDOG), 0);
+  RT_CHECK_EQ_INT(rlock_trylock(lh, 10000, 60000), 0);
+  fair_waiter fw[FFOW];
+  pthread_t t[FFOW];
+  for (int i = 0; i < FFOW; i++) {
+    fw[i] = (fair_waiter){c[(i + 1) % 2], &line, i};
+    pthread_create(&t[i], NULL, fair_waiter_run, &fw[i]);
+    RT_CHECK(fair_wait_queued(from, line.name, i + 1));
+  }
+  RT_CHECK(fair_wait_channels(from, line.name, FFOW));
+  rt_migration mg;
+  RT_REQUIRE(rt_cluster_migrate_begin(&C, slot, to, &mg) == 0);
+  rt_sleep_ms(800); /* a renewal while MIGRATING, keys on the source */
+  int moved = 0, n;
+  while ((n = rt_cluster_migrate_keys(&C, &mg, 1)) > 0) {
+    moved += n;
+    rt_sleep_ms(100); /* the keys on both sides for a moment */
+  }
+  RT_CHECK(n == 0);
+  RT_CHECK(moved >= 6); /* two hashes, two counters, the queue's two */
+  RT_REQUIRE(rt_cluster_migrate_finish(&C, &mg) == 0);
+  RT_CHECK_EQ_INT(owner_of(key), to);
+  RT_CHECK_EQ_INT(fair_queued(to, line.name), FFOW);
+  RT_CHECK(fair_wait_channels(to, line.name, FFOW));
+  rt_sleep_ms(1500); /* renewals through MOVED, then the new map */
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  RT_CHECK_EQ_INT(rlock_is_held_by_current_thread(lw), 1);
+  long long pttl = rt_redis_int(&C.node[to], "PTTL %s", key);
+  RT_CHECK(pttl > 0 && pttl <= 2000);
+  RT_CHECK_EQ_INT(atomic_load(&line.next), 0);
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(lh), 0);
+  waiters_join(t, FFOW);
+  uint64_t took = rt_now_ms() - t0;
+  fprintf(stderr, "  %d waiters through in %llu ms after the unlock\n", FFOW,
+          (unsigned long long)took);
+  RT_CHECK(took < 20000);
+  RT_CHECK(line_in_order(&line, FFOW));
+  RT_CHECK(fair_nothing_left(to, line.name));
+  RT_CHECK_EQ_INT(rlock_unlock(lw), 0);
+  RT_CHECK_EQ_INT(exists_on(to, key), 0);
+  rlock_free(lw);
+  rlock_free(lh);
+  rlock_client_close(c[0]);
+  rlock_client_close(c[1]);
+}
+
+/* What an observer saw, in order. */
+#define SEEN_MAX 16
+typedef struct seen {
+  pthread_mutex_t mu;
+  int n;
+  int leader[SEEN_MAX]; /* 0: no leader */
+  char value[SEEN_MAX][32];
+  uint64_t token[SEEN_MAX];
+} seen;
+
+static void on_seen(rlock_election *e, const char *value, uint64_t token,
+                    void *arg) {
+  (void)e;
+  seen *s = arg;
+  pthread_mutex_lock(&s->mu);
+  if (s->n < SEEN_MAX) {
+    s->leader[s->n] = value != NULL;
+    snprintf(s->value[s->n], sizeof s->value[0], "%s", value ? value : "");
+    s->token[s->n] = token;
+    s->n++;
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Waits (at most 10 s) until the observer's last report is value (NULL:
+ * no leader) with token; 1 if so. */
+static int seen_last(seen *s, const char *value, uint64_t token) {
+  for (uint64_t end = rt_now_ms() + 10000; rt_now_ms() < end;
+       rt_sleep_ms(10)) {
+    pthread_mutex_lock(&s->mu);
+    int k = s->n - 1;
+    int ok = k >= 0 && s->token[k] == token &&
+             s->leader[k] == (value != NULL) &&
+             (value == NULL || strcmp(s->value[k], value) == 0);
+    pthread_mutex_unlock(&s->mu);
+    if (ok) return 1;
+  }
+  fprintf(stderr, "  the observer did not see %s (token %llu)\n",
+          value ? value : "no leader", (unsigned long long)token);
+  return 0;
+}
+
+typedef struct campaigner {
+  rlock_election *e;
+  const char *value;
+  int rc;
+} campaigner;
+
+static void *campaign_run(void *arg) {
+  campaigner *a = arg;
+  a->rc = rlock_campaign(a->e, a->value, 30000);
+  return NULL;
+}
+
+/*
+ * An election on a cluster: a campaigner of one client leads (its record
+ * in the fair lock's hash on the node of the name's slot) and is renewed
+ * across leases; a campaigner of a second client waits in the queue; an
+ * observer on the second client sees the leader, its new value, then the
+ * next leader once the first resigns, then no leader, in that order and
+ * with tokens that never go back; both clients read the same leader.
+ * Nothing is left. About 3 s.
+ */
+static void election_on_cluster(void) {
+  rlock_client *c1 = open_cluster(1500), *c2 = open_cluster(1500);
+  RT_REQUIRE(c1 != NULL && c2 != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c1, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c2, 10000), 0);
+  const char *name = "elect-cl", *key = "rlock:{elect-cl}";
+  int p = owner_of(key);
+  RT_REQUIRE(p >= 0);
+  rlock_election *e1, *e2, *obs;
+  RT_REQUIRE(rlock_election_get(c1, name, &e1) == 0);
+  RT_REQUIRE(rlock_election_get(c2, name, &e2) == 0);
+  RT_REQUIRE(rlock_election_get(c2, name, &obs) == 0);
+  static seen s;
+  memset(&s, 0, sizeof s);
+  pthread_mutex_init(&s.mu, NULL);
+  RT_CHECK_EQ_INT(rlock_observe(obs, on_seen, &s), 0);
+  RT_CHECK(seen_last(&s, NULL, 0));
+  RT_CHECK_EQ_INT(rlock_campaign(e1, "one", 10000), 0);
+  uint64_t t1 = 0, t2 = 0, tok = 0;
+  RT_CHECK_EQ_INT(rlock_election_token(e1, &t1), 0);
+  RT_CHECK(t1 > 0);
+  RT_CHECK(seen_last(&s, "one", t1));
+  redisReply *rep = rt_redis_cmd(&C.node[p], "HGET %s #v", key);
+  RT_CHECK(rep != NULL && rep->type == REDIS_REPLY_STRING &&
+           strcmp(rep->str, "one") == 0);
+  if (rep != NULL) freeReplyObject(rep);
+  campaigner a = {e2, "two", -1};
+  pthread_t th;
+  pthread_create(&th, NULL, campaign_run, &a);
+  RT_CHECK(fair_wait_queued(p, name, 1));
+  RT_CHECK_EQ_INT(rlock_proclaim(e1, "one-b"), 0);
+  RT_CHECK(seen_last(&s, "one-b", t1));
+  rt_sleep_ms(2000); /* more than a lease: the leadership is renewed */
+  char v[32];
+  RT_CHECK_EQ_INT(rlock_leader(obs, v, sizeof v, &tok), 0);
+  RT_CHECK(strcmp(v, "one-b") == 0 && tok == t1);
+  RT_CHECK_EQ_INT(rlock_resign(e1), 0);
+  pthread_join(th, NULL);
+  RT_CHECK_EQ_INT(a.rc, 0);
+  RT_CHECK_EQ_INT(rlock_election_token(e2, &t2), 0);
+  RT_CHECK(t2 > t1);
+  RT_CHECK(seen_last(&s, "two", t2));
+  RT_CHECK_EQ_INT(rlock_leader(e1, v, sizeof v, &tok), 0); /* client 1 */
+  RT_CHECK(strcmp(v, "two") == 0 && tok == t2);
+  RT_CHECK_EQ_INT(rlock_resign(e2), 0);
+  RT_CHECK(seen_last(&s, NULL, t2));
+  RT_CHECK_EQ_INT(rlock_leader(e1, v, sizeof v, &tok), RLOCK_ENOENT);
+  /* In order: one, one-b (token t1), perhaps no leader for a moment,
+   * two (t2), no leader; tokens never go back. */
+  pthread_mutex_lock(&s.mu);
+  int k = 0, n = s.n;
+  RT_CHECK(n >= 5 && !s.leader[k++]);
+  RT_CHECK(k < n && s.leader[k] && strcmp(s.value[k], "one") == 0 &&
+           s.token[k] == t1);
+  k++;
+  RT_CHECK(k < n && s.leader[k] && strcmp(s.value[k], "one-b") == 0 &&
+           s.token[k] == t1);
+  k++;
+  while (k < n && !s.leader[k]) RT_CHECK(s.token[k++] == t1);
+  RT_CHECK(k < n && s.leader[k] && strcmp(s.value[k], "two") == 0 &&
+           s.token[k] == t2);
+  k++;
+  RT_CHECK(k == n - 1 && !s.leader[k]);
+  for (int i = 1; i < n; i++) RT_CHECK(s.token[i] >= s.token[i - 1]);
+  pthread_mutex_unlock(&s.mu);
+  RT_CHECK_EQ_INT(rlock_observe(obs, NULL, NULL), 0);
+  RT_CHECK(fair_nothing_left(p, name));
+  rlock_election_free(obs);
+  rlock_election_free(e2);
+  rlock_election_free(e1);
+  pthread_mutex_destroy(&s.mu);
+  rlock_client_close(c2);
+  rlock_client_close(c1);
+}
+
+static void on_sem_lost(rlock_sem *sem, uint64_t owner, int is_thread,
+                        void *arg) {
+  (void)sem;
+  (void)owner;
+  (void)is_thread;
+  atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+typedef struct writer_arg {
+  rlock *w;
+  int rc;
+} writer_arg;
+
+static void *writer_run(void *arg) {
+  writer_arg *a = arg;
+  a->rc = rlock_trylock(a->w, 60000, 10000);
+  if (a->rc == 0 && rlock_unlock(a->w) != 0) a->rc = -1;
+  return NULL;
+}
+
+typedef struct await_arg {
+  rlock_latch *l;
+  int rc;
+} await_arg;
+
+static void *await_run(void *arg) {
+  await_arg *a = arg;
+  a->rc = rlock_latch_await(a->l, 60000);
+  return NULL;
+}
+
+/*
+ * The other kinds on a cluster, each with its keys in its name's slot:
+ * semaphores on two primaries keep permits taken with the watchdog across
+ * several leases (renewed one semaphore per call: a call runs in one
+ * slot); a writer of a second client waiting for a read-write lock's
+ * reader is woken by the read unlock (its own attempts 40 s apart, the
+ * read lease a minute); an await on a latch of the second client
+ * returns once the first counts it down to zero. About 5 s.
+ */
+static void family_kinds(void) {
+  rlock_client *c1 = open_cluster_alive(1500, 120000),
+               *c2 = open_cluster_alive(1500, 120000);
+  RT_REQUIRE(c1 != NULL && c2 != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c1, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c2, 10000), 0);
+  int prim[RT_CLUSTER_NODES];
+  RT_REQUIRE(rt_cluster_primaries(&C, prim) == 3);
+  /* Semaphores on two primaries, with the watchdog. */
+  char sname[2][64], key[600];
+  rlock_sem *s[2], *s2;
+  atomic_int lost = 0;
+  for (int i = 0; i < 2; i++) {
+    name_on_node(prim[i], "sem-cl-", sname[i], sizeof sname[i]);
+    RT_REQUIRE(rlock_sem_get(c1, sname[i], 2, &s[i]) == 0);
+    rlock_sem_set_lost_cb(s[i], on_sem_lost, &lost);
+    RT_CHECK_EQ_INT(rlock_sem_acquire(s[i], 1, 10000, RLOCK_WATCHDOG), 0);
+  }
+  uint64_t t_wd = rt_now_ms();
+  /* A writer waits for a reader. */
+  rlock *rd, *wr;
+  int p = owner_of("rlock:{rw-cl}:w");
+  RT_REQUIRE(p >= 0);
+  RT_REQUIRE(rlock_get_read(c1, "rw-cl", &rd) == 0);
+  RT_REQUIRE(rlock_get_write(c2, "rw-cl", &wr) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(rd, 10000, 60000), 0);
+  writer_arg wa = {wr, -1};
+  pthread_t tw;
+  pthread_create(&tw, NULL, writer_run, &wa);
+  int queued = 0;
+  for (uint64_t end = rt_now_ms() + 20000; !queued && rt_now_ms() < end;
+       rt_sleep_ms(20))
+    queued = rt_redis_int(&C.node[p], "ZCARD rlock:{rw-cl}:wq") == 1;
+  RT_CHECK(queued);
+  rt_sleep_ms(300); /* subscribed */
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_unlock(rd), 0);
+  pthread_join(tw, NULL);
+  uint64_t took = rt_now_ms() - t0;
+  fprintf(stderr, "  the writer in %llu ms after the read unlock\n",
+          (unsigned long long)took);
+  RT_CHECK_EQ_INT(wa.rc, 0);
+  RT_CHECK(took < 20000);
+  RT_CHECK_EQ_INT(rt_redis_int(&C.node[p], "EXISTS rlock:{rw-cl}:w "
+                  "rlock:{rw-cl}:r rlock:{rw-cl}:wq"), 0);
+  rlock_free(rd);
+  rlock_free(wr);
+  /* A latch counted down by one client, awaited by the other. */
+  rlock_latch *la, *lb;
+  RT_REQUIRE(rlock_latch_get(c1, "latch-cl", &la) == 0);
+  RT_REQUIRE(rlock_latch_get(c2, "latch-cl", &lb) == 0);
+  RT_CHECK_EQ_INT(rlock_latch_set(la, 2), 1);
+  await_arg aa = {lb, -1};
+  pthread_t ta;
+  pthread_create(&ta, NULL, await_run, &aa);
+  RT_CHECK_EQ_INT(rlock_latch_count_down(la), 0);
+  rt_sleep_ms(300);
+  RT_CHECK_EQ_INT(aa.rc, -1); /* still waiting */
+  RT_CHECK_EQ_INT(rlock_latch_count_down(la), 0);
+  pthread_join(ta, NULL);
+  RT_CHECK_EQ_INT(aa.rc, 0);
+  RT_CHECK_EQ_INT(rlock_latch_delete(la), 0);
+  rlock_latch_free(la);
+  rlock_latch_free(lb);
+  /* Three leases of the permits. */
+  uint64_t now = rt_now_ms();
+  if (now < t_wd + 4500) rt_sleep_ms((int)(t_wd + 4500 - now));
+  RT_CHECK_EQ_INT(atomic_load(&lost), 0);
+  for (int i = 0; i < 2; i++) {
+    int64_t n = 0;
+    RT_CHECK_EQ_INT(rlock_sem_held(s[i], &n), 0);
+    RT_CHECK_EQ_INT(n, 1);
+    RT_REQUIRE(rlock_sem_get(c2, sname[i], 2, &s2) == 0);
+    RT_CHECK_EQ_INT(rlock_sem_available(s2, &n), 0);
+    RT_CHECK_EQ_INT(n, 1); /* the other client sees it taken */
+    rlock_sem_free(s2);
+    RT_CHECK_EQ_INT(rlock_sem_release(s[i], 1), 0);
+    snprintf(key, sizeof key, "rlock:{%s}:s", sname[i]);
+    RT_CHECK_EQ_INT(owner_of(key), prim[i]);
+    rlock_sem_free(s[i]);
+  }
+  rlock_client_close(c2);
+  rlock_client_close(c1);
+}
+
 /* The text of rlock_client_last_error. */
 static void last_error(rlock_client *c, char *buf, size_t size) {
   buf[0] = '\0';
@@ -1016,63 +1625,38 @@ static void last_error(rlock_client *c, char *buf, size_t size) {
 }
 
 /*
- * The lock family is refused on a cluster master, not half-run: each
- * kind's handle (fair, read, write, semaphore, latch) and rlock_lock_all
- * fail with RLOCK_EINVAL and rlock_client_last_error says which kind is
- * not supported on a redis-cluster:// master; nothing is written on any
- * node; the reentrant lock of the same name still works on that client.
+ * Several locks at once are refused on a cluster master, not half-run
+ * (their names hash to slots of several nodes): rlock_lock_all fails with
+ * RLOCK_EINVAL and rlock_client_last_error says it is not supported on a
+ * redis-cluster:// master; nothing is written on any node; each lock of
+ * the set still works alone on that client.
  */
-static void family_refused(void) {
+static void lock_all_refused(void) {
   rlock_client *c = open_cluster(0);
   RT_REQUIRE(c != NULL);
   RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
   char err[300];
-  rlock *l = (rlock *)&err; /* must be reset to NULL by a refusal */
-  RT_CHECK_EQ_INT(rlock_get_fair(c, "fam", &l), RLOCK_EINVAL);
-  RT_CHECK(l == NULL);
-  last_error(c, err, sizeof err);
-  fprintf(stderr, "  last error: %s\n", err);
-  RT_CHECK(strstr(err, "fair locks are not yet supported on a "
-                       "redis-cluster:// master") != NULL);
-  RT_CHECK_EQ_INT(rlock_get_read(c, "fam", &l), RLOCK_EINVAL);
-  last_error(c, err, sizeof err);
-  RT_CHECK(strstr(err, "read-write locks are not yet supported") != NULL);
-  RT_CHECK_EQ_INT(rlock_get_write(c, "fam", &l), RLOCK_EINVAL);
-  rlock_sem *sem = NULL;
-  RT_CHECK_EQ_INT(rlock_sem_get(c, "fam", 2, &sem), RLOCK_EINVAL);
-  RT_CHECK(sem == NULL);
-  last_error(c, err, sizeof err);
-  RT_CHECK(strstr(err, "semaphores are not yet supported") != NULL);
-  rlock_election *el = (rlock_election *)&err;
-  RT_CHECK_EQ_INT(rlock_election_get(c, "fam", &el), RLOCK_EINVAL);
-  RT_CHECK(el == NULL);
-  last_error(c, err, sizeof err);
-  RT_CHECK(strstr(err, "elections are not yet supported") != NULL);
-  rlock_latch *latch = NULL;
-  RT_CHECK_EQ_INT(rlock_latch_get(c, "fam", &latch), RLOCK_EINVAL);
-  RT_CHECK(latch == NULL);
-  last_error(c, err, sizeof err);
-  RT_CHECK(strstr(err, "latches are not yet supported") != NULL);
   rlock *two[2] = {NULL, NULL};
   RT_REQUIRE(rlock_get(c, "fam", &two[0]) == 0);
   RT_REQUIRE(rlock_get(c, "fam2", &two[1]) == 0);
   RT_CHECK_EQ_INT(rlock_lock_all(two, 2, 0, 10000), RLOCK_EINVAL);
   last_error(c, err, sizeof err);
-  RT_CHECK(strstr(err, "several locks at once are not yet supported") !=
-           NULL);
+  fprintf(stderr, "  last error: %s\n", err);
+  RT_CHECK(strstr(err, "several locks at once are not yet supported on a "
+                       "redis-cluster:// master") != NULL);
   /* Nothing written: each key's node (the only one that may have it). */
-  static const char *const keys[] = {"rlock:{fam}", "rlock:{fam2}",
-                                     "rlock:{fam}:s", "rlock:{fam}:l",
-                                     "rlock:{fam}:q", "rlock:{fam}:w"};
+  static const char *const keys[] = {"rlock:{fam}", "rlock:{fam2}"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     int owner = owner_of(keys[i]);
     RT_REQUIRE(owner >= 0);
     RT_CHECK_EQ_INT(exists_on(owner, keys[i]), 0);
   }
-  /* The plain lock of the name works. */
-  RT_CHECK_EQ_INT(rlock_lock(two[0], 10000), 0);
-  RT_CHECK_EQ_INT(exists_on(owner_of("rlock:{fam}"), "rlock:{fam}"), 1);
-  RT_CHECK_EQ_INT(rlock_unlock(two[0]), 0);
+  /* The locks of the set work one by one. */
+  for (int i = 0; i < 2; i++) {
+    RT_CHECK_EQ_INT(rlock_lock(two[i], 10000), 0);
+    RT_CHECK_EQ_INT(exists_on(owner_of(keys[i]), keys[i]), 1);
+    RT_CHECK_EQ_INT(rlock_unlock(two[i]), 0);
+  }
   rlock_free(two[0]);
   rlock_free(two[1]);
   rlock_client_close(c);
@@ -1080,7 +1664,12 @@ static void family_refused(void) {
 
 static rt_test tests[] = {
     {"lock_on_its_node", lock_on_its_node},
-    {"family_refused", family_refused},
+    {"lock_all_refused", lock_all_refused},
+    {"fair_fifo", fair_fifo},
+    {"election_on_cluster", election_on_cluster},
+    {"family_kinds", family_kinds},
+    {"fair_manual_failover", fair_manual_failover},
+    {"fair_migration", fair_migration},
     {"spread_over_primaries", spread_over_primaries},
     {"watchdog_batches_per_node", watchdog_batches_per_node},
     {"pubsub_wakeup", pubsub_wakeup},

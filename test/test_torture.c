@@ -190,7 +190,10 @@ static rt_redis srv[MAX_MASTERS];
  * slot migrated to another primary (MIGRATING/IMPORTING, MIGRATE, SETSLOT
  * NODE), a manual failover of the shard that serves it, and (with
  * restarts on) its primary SIGKILLed, the replica promoted and the old
- * primary restarted as a replica; plus the worker stops. A section that
+ * primary restarted as a replica; plus the worker stops. Every kind runs
+ * there ("torture-rw" hashes to a slot of the same shard as "torture",
+ * so failovers and kills hit it too; migrations move "torture"'s slot
+ * only), but lock_all, which a cluster refuses. A section that
  * overlaps a SIGKILLed primary's window (from the kill until a second
  * after the promotion) is stale, since replication is asynchronous and a
  * failover may lose its lock (README, "Redis Cluster"): the register must
@@ -703,8 +706,9 @@ static int worker_main(shared *sh, int proc, int n, const int *fds,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
     pthread_condattr_destroy(&ca);
-    /* With the plain lock only (a cluster refuses the family), the other
-     * kinds' handles stay NULL and are never used. */
+    /* With the plain lock only (RLOCK_TORTURE_KINDS=lock), the other
+     * kinds' handles stay NULL and are never used; a cluster refuses
+     * lock_all, so the set's second lock is not made there. */
     if (rlock_get(c, "torture", &w->locks[K_LOCK]) != 0 ||
         (!cluster_mode && rlock_get(c, "torture-x", &w->xlock) != 0) ||
         (!only_plain &&
@@ -1685,11 +1689,6 @@ static void torture(int n) {
   only_plain = kinds != NULL && strcmp(kinds, "lock") == 0;
   const char *ml = getenv("RLOCK_TORTURE_MAX_LEASE");
   default_max_lease = ml != NULL && strcmp(ml, "default") == 0;
-#ifdef RT_TORTURE_CLUSTER
-  /* The lock family is refused on cluster masters (README, Redis
-   * Cluster): the cluster run takes the plain lock only. */
-  if (cluster_mode) only_plain = 1;
-#endif
   if (brk && *brk)
     fprintf(stderr, "torture_n%d: RLOCK_TORTURE_BREAK=%s: this run must fail\n",
             n, brk);

@@ -143,11 +143,9 @@ int rlock_election_get(rlock_client *client, const char *name,
   if (out == NULL) return RLOCK_EINVAL;
   *out = NULL;
   if (client == NULL || name == NULL) return RLOCK_EINVAL;
-  int rc = rl_family_refused(client, "elections");
-  if (rc != 0) return rc;
   rlock_election *e = calloc(1, sizeof *e);
   if (e == NULL) return RLOCK_ENOMEM;
-  rc = rlock_get_fair(client, name, &e->lock);
+  int rc = rlock_get_fair(client, name, &e->lock);
   if (rc != 0) {
     free(e);
     return rc;

@@ -74,8 +74,7 @@ int rlock_latch_get(rlock_client *client, const char *name,
   if (out == NULL) return RLOCK_EINVAL;
   *out = NULL;
   if (client == NULL) return RLOCK_EINVAL;
-  int refused = rl_family_refused(client, "latches");
-  if (refused != 0) return refused;
+  if (rl_client_forked(client)) return RLOCK_EFORKED;
   rlock_latch *l = calloc(1, sizeof *l);
   if (l == NULL) return RLOCK_ENOMEM;
   int rc = rl_object_new(client, name, ":l", &l->obj);

@@ -35,8 +35,7 @@ int rlock_sem_get(rlock_client *client, const char *name, int64_t permits,
   *out = NULL;
   if (client == NULL || permits < 1 || permits > RL_SEM_MAX_PERMITS)
     return RLOCK_EINVAL;
-  int refused = rl_family_refused(client, "semaphores");
-  if (refused != 0) return refused;
+  if (rl_client_forked(client)) return RLOCK_EFORKED;
   rlock_sem *sem = calloc(1, sizeof *sem);
   if (sem == NULL) return RLOCK_ENOMEM;
   int rc = rl_object_new(client, name, ":s", &sem->obj);

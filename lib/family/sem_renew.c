@@ -18,10 +18,15 @@
  * when a slot can no longer have a majority, or has none when the
  * validity runs out, the whole hold is lost (the owner is told): simple,
  * and honest about what the owner can still count on.
+ *
+ * A cluster master runs a script on the node of its keys' slot, and the
+ * keys of one semaphore share its name's slot, not those of another: with
+ * a cluster master, each hold is renewed by a call of its own.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "master.h"
 #include "ops.h"
 #include "quarantine.h"
 #include "scripts.h"
@@ -155,10 +160,9 @@ void rl_sem_watch(rl_client *c, rl_hold *h) {
    * the owner learns at its release. */
 }
 
-void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg) {
-  rl_client *c = arg;
+/* Sends one renewal round for n due holds. */
+static void send_renew(rl_client *c, rl_wheel_node **due, size_t n) {
   rl_family *f = c->family;
-  if (f == NULL) return;
   batch *b = calloc(1, sizeof *b + n * sizeof(uint64_t));
   rl_round *r = NULL;
   if (b != NULL) {
@@ -200,4 +204,21 @@ void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg) {
   }
   r->wait_all = 1; /* every master's answer updates the masks */
   rl_round_send(r);
+}
+
+/* 1 if some master is a cluster: its batches cannot span slots. */
+static int by_slot(const rl_client *c) {
+  for (int i = 0; i < c->nmasters; i++)
+    if (c->masters[i]->kind == RL_MASTER_CLUSTER) return 1;
+  return 0;
+}
+
+void rl_sem_renew_due(rl_wheel_node **due, size_t n, void *arg) {
+  rl_client *c = arg;
+  if (c->family == NULL) return;
+  if (!by_slot(c)) {
+    send_renew(c, due, n);
+    return;
+  }
+  for (size_t k = 0; k < n; k++) send_renew(c, due + k, 1);
 }

@@ -169,11 +169,6 @@ static int get_kind(rlock_client *c, const char *name, const rl_kind *kind,
   *out = NULL;
   if (c == NULL || rl_name_check(name) != 0) return RLOCK_EINVAL;
   if (rl_client_forked(c)) return RLOCK_EFORKED;
-  if (kind != &rl_kind_lock) {
-    int rc = rl_family_refused(
-        c, kind == &rl_kind_fair ? "fair locks" : "read-write locks");
-    if (rc != 0) return rc;
-  }
   rlock *lock = rl_lock_alloc(c, name, kind->nkeys, kind->suffixes,
                               kind->hold, kind->fence, kind->chan_key);
   if (lock == NULL) return RLOCK_ENOMEM;

@@ -66,16 +66,18 @@ void rl_owner_async(rl_client *c, uint64_t owner, rl_req *req);
 void rl_req_start(rl_req *req);
 
 /*
- * The lock family on cluster masters: its scripts have no shard forms yet
- * (the fair lock publishes to a per-client channel, rlock_lock_all spans
- * slots), so every family kind is refused when any master of the client
- * is a redis-cluster:// one. RLOCK_EINVAL, with rlock_client_last_error
- * saying "<what> are not yet supported on a redis-cluster:// master"
- * (what: "fair locks", "read-write locks", "semaphores", "latches",
- * "several locks at once"); 0 when every master is a single server
- * (plain or Sentinel). Any thread: the masters' kinds are fixed at open.
- * It lives in the lock layer (lock.c) because the fair and read-write
- * locks are refused by it too; the family's objects use it from above.
+ * Several locks at once on cluster masters: their names hash to many
+ * slots, on several nodes, and one script runs on one node, so
+ * rlock_lock_all and rlock_unlock_all are refused when any master of the
+ * client is a redis-cluster:// one. RLOCK_EINVAL, with
+ * rlock_client_last_error saying "<what> are not yet supported on a
+ * redis-cluster:// master" (what: "several locks at once"); 0 when every
+ * master is a single server (plain or Sentinel). Any thread: the
+ * masters' kinds are fixed at open. Every other kind keeps all its keys
+ * and channels under the name's hash tag (one slot), so it runs on a
+ * cluster as the reentrant lock does. It lives in the lock layer
+ * (lock.c), where the handles and the client's masters are known; the
+ * family's set uses it from above.
  */
 int rl_family_refused(rl_client *c, const char *what);
 

@@ -34,7 +34,8 @@
  * write holds are hashes renewed by the renew script, read holds are
  * entries of an expiry zset renewed by lease_renew; the due holds of a
  * tick go out in one batch per script and master, or, with a cluster
- * master (reentrant locks only), per node as above.
+ * master, per node as above for the hashes (the node form renews any
+ * hash with an owner field) and one by one, routed, for read holds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -295,8 +296,9 @@ static void send_batch(rl_client *c, rl_hold **hs, size_t n, int script,
     r = rl_round_new_wire(c, &rl_renew_ops, b, script, (int)argc, argv + 1,
                           len + 1);
     argv[1] = "0";
-    /* Pinned batches (a cluster's) hold reentrant locks only: their node
-     * form is RL_SCRIPT_RENEW_NODE, keys as arguments. */
+    /* Pinned batches (a cluster's) hold hashes only (locks, fair locks,
+     * write holds): their node form is RL_SCRIPT_RENEW_NODE, keys as
+     * arguments. */
     if (r != NULL && nodes != NULL &&
         rl_round_pin(r, nodes, RL_SCRIPT_RENEW_NODE, (int)argc + 1, argv,
                      len) != 0) {
@@ -502,10 +504,11 @@ void rl_renew_due(rl_wheel_node **due, size_t n, void *arg) {
   }
   rl_conn *nodes[RL_MAX_MASTERS];
   for (size_t k = 0; k < n; k++) {
-    if (kind_of(hs[k]) != &rl_kind_lock) {
-      /* Only the reentrant lock is offered on cluster masters (family.c
-       * refuses the other kinds there); any other hold goes alone,
-       * routed by its slot. */
+    if (kind_of(hs[k])->renew != RL_SCRIPT_RENEW) {
+      /* A read hold (an entry of an expiry zset, lease_renew) has no
+       * node form: it goes alone, routed by its slot. Locks, fair locks
+       * and write holds are hashes with an owner field, which the node
+       * form renews. */
       renew_by_kind(c, hs + k, 1);
       continue;
     }

@@ -453,12 +453,20 @@ rl_script_id rl_script_shard(rl_script_id id) {
   return (rl_script_id)(RL_SCRIPT_COUNT + id);
 }
 
+/* Whether a cluster node runs script id (plain id): all but the set's,
+ * since rlock_lock_all is refused on a cluster master (lock.c). */
+static int on_cluster(int id) {
+  return id < RL_FAM(RL_FAM_MULTI_ACQUIRE) ||
+         id > RL_FAM(RL_FAM_MULTI_UNDO_XSLOT);
+}
+
 int rl_script_loaded_on(int id, int cluster) {
   pthread_once(&once, prepare);
   if (id < RL_SCRIPT_FAMILY) return cluster || !cluster_only(id);
-  if (id < RL_SCRIPT_COUNT) return !cluster;
-  return cluster && id < RL_SCRIPT_COUNT + RL_SCRIPT_FAMILY &&
-         shard_bodies[id - RL_SCRIPT_COUNT] != NULL;
+  if (id < RL_SCRIPT_COUNT)
+    return !cluster || (shard_bodies[id] == NULL && on_cluster(id));
+  return cluster && shard_bodies[id - RL_SCRIPT_COUNT] != NULL &&
+         on_cluster(id - RL_SCRIPT_COUNT);
 }
 
 const char *rl_script_body(rl_script_id id) {

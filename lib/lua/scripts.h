@@ -180,10 +180,10 @@ rl_script_id rl_script_shard(rl_script_id id);
 
 /* 1 if a connection loads script id in its handshake: on a plain or
  * Sentinel master (cluster 0) every script but the cluster-only ones; on
- * a cluster node (cluster 1) the reentrant lock's scripts, the
- * cluster-only ones and their shard forms. The lock family's scripts are
- * not loaded on cluster nodes: the family kinds are refused on cluster
- * masters for now (lock.c, rl_family_refused). */
+ * a cluster node (cluster 1) the cluster form of each script: its shard
+ * form where it publishes, else the script itself, the cluster-only ones
+ * included. The set's scripts (rlock_lock_all) are not loaded on cluster
+ * nodes: a cluster master refuses it (lock.c, rl_family_refused). */
 int rl_script_loaded_on(int id, int cluster);
 
 /* What a script is for replica acknowledgement (master_ack.c): 0 not
