@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "proxy.h"
 
 static rt_redis srv[3];
 
@@ -770,6 +771,53 @@ static void master_restart_n3(void) {
   rlock_client_close(b);
 }
 
+/*
+ * After a reconnect the observer reads the state again: it reaches the
+ * master through a proxy that is cut while the leader resigns and the
+ * next one takes over (the change's message is lost to it), then let
+ * through. Leases are 30 s watchdog ones, so the observer's timer at the
+ * old record's expiry cannot be what tells it: it must report the new
+ * leader within a few seconds of the heal, and in token order.
+ */
+static void observer_reconnects_n1(void) {
+  rt_proxy *px = rt_proxy_start(srv[0].port);
+  RT_REQUIRE(px != NULL);
+  rt_redis via = srv[0];
+  snprintf(via.url, sizeof via.url, "%s", rt_proxy_url(px));
+  rlock_client *o = rt_client_wd(&via, 1, 300, 30000);
+  rlock_client *a = rt_client_wd(srv, 1, 300, 30000);
+  rlock_client *b = rt_client_wd(srv, 1, 300, 30000);
+  RT_REQUIRE(o != NULL && a != NULL && b != NULL);
+  rlock_election *eo, *ea, *eb;
+  RT_REQUIRE(rlock_election_get(o, "recon", &eo) == 0);
+  RT_REQUIRE(rlock_election_get(a, "recon", &ea) == 0);
+  RT_REQUIRE(rlock_election_get(b, "recon", &eb) == 0);
+  seen s;
+  memset(&s, 0, sizeof s);
+  RT_REQUIRE(rlock_observe(eo, on_change, &s) == 0);
+  RT_CHECK_EQ_INT(rlock_campaign(ea, "first", 2000), 0);
+  RT_CHECK(wait_seen(&s, "first", 5000));
+  rt_proxy_cut(px);
+  rt_sleep_ms(100);
+  RT_CHECK_EQ_INT(rlock_resign(ea), 0);
+  RT_CHECK_EQ_INT(rlock_campaign(eb, "second", 2000), 0);
+  rt_sleep_ms(300);
+  RT_CHECK(!wait_seen(&s, "second", 1)); /* the observer is cut off */
+  uint64_t t0 = rt_now_ms();
+  rt_proxy_pass(px);
+  RT_CHECK(wait_seen(&s, "second", 8000));
+  fprintf(stderr, "  the observer saw the new leader %llu ms after the heal\n",
+          (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK(!s.order_broken);
+  rlock_election_free(eo);
+  rlock_election_free(eb);
+  rlock_election_free(ea);
+  rlock_client_close(o);
+  rlock_client_close(a);
+  rlock_client_close(b);
+  rt_proxy_stop(px);
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"bad_input", bad_input},
@@ -786,6 +834,7 @@ int main(int argc, char **argv) {
       {"master_restart_n3", master_restart_n3},
       {"free_at_risk_n3", free_at_risk_n3},
       {"cancel_or_free_midway_n1", cancel_or_free_midway_n1},
+      {"observer_reconnects_n1", observer_reconnects_n1},
   };
   return rt_main_servers(argc, argv, srv, 3, tests,
                          sizeof tests / sizeof tests[0]);
