@@ -29,6 +29,7 @@
 #include "master.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "renew.h"
 #include "scripts.h"
 #include "sem_renew.h"
 #include "util.h"
@@ -88,7 +89,6 @@ static void renew_done(rl_round *r) {
   int64_t drift = rl_drift_ms(c, lease);
   uint64_t now = rl_now_ms();
   int fresh = lease - (int64_t)(now - r->t_start) - drift > 0;
-  uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
   for (size_t k = 0; k < b->n; k++) {
     const rl_argv *a = &r->args;
     size_t ki = HKEY_ARG(k), oi = OWNER_ARG(b, k);
@@ -122,24 +122,19 @@ static void renew_done(rl_round *r) {
     RL_ADD(c->metrics.renewal_failures, 1);
     rl_log(c, RLOCK_LOG_WARN, "renewal of permits of %.*s missed a majority",
            (int)h->keylen, h->key);
-    uint64_t left = h->valid_until_ms > now ? h->valid_until_ms - now : 0;
-    uint64_t half = lease > drift ? (uint64_t)(lease - drift) / 2 : 0;
-    if (!h->at_risk && (left < half || left <= 2 * mt)) {
-      h->at_risk = 1; /* at risk, said before a loss (renew.c) */
+    rl_renew_miss miss;
+    rl_renew_missed(c, h, now, w->period_ms, &miss);
+    if (miss.at_risk) {
+      h->at_risk = 1; /* at risk, said before a loss */
       RL_ADD(c->metrics.locks_at_risk, 1);
       say_risk(h, 1);
       if (h->lost || h->wd.armed) continue;
     }
-    if (left <= 2 * mt) {
+    if (miss.lost) {
       rl_sem_hold_lost(c, h); /* no time for another round: say so now */
       continue;
     }
-    uint64_t again = (left - 2 * mt) / 2;
-    if (again > w->period_ms) again = w->period_ms;
-    /* Not yet at risk: again by the halfway point at the latest. */
-    if (!h->at_risk && again > left - half)
-      again = left - half > 0 ? left - half : 1;
-    rl_watchdog_arm(w, &h->wd, again);
+    rl_watchdog_arm(w, &h->wd, miss.retry_ms);
   }
 }
 

@@ -45,6 +45,7 @@
 #include "master.h"
 #include "ops.h"
 #include "quarantine.h"
+#include "renew.h"
 #include "resp.h"
 #include "round.h"
 #include "scripts.h"
@@ -144,8 +145,6 @@ static void renew_done(rl_round *r) {
   int64_t drift = rl_drift_ms(c, lease);
   uint64_t now = rl_now_ms();
   int fresh = lease - (int64_t)(now - r->t_start) - drift > 0;
-  uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
-  if (c->opts.replica_acks > 0) mt += (uint64_t)c->opts.replica_ack_timeout_ms;
   /* At a million locks the holds are no longer in cache when the answer
    * comes: asking for all of them first overlaps the misses. */
   for (size_t k = 0; k < b->n; k++)
@@ -187,27 +186,45 @@ static void renew_done(rl_round *r) {
     }
     RL_ADD(c->metrics.renewal_failures, 1);
     log_missed(c, h, now);
-    uint64_t left = h->valid_until_ms > now ? h->valid_until_ms - now : 0;
-    uint64_t half = lease > drift ? (uint64_t)(lease - drift) / 2 : 0;
-    if (!h->at_risk && (left < half || left <= 2 * mt)) {
+    rl_renew_miss miss;
+    rl_renew_missed(c, h, now, w->period_ms, &miss);
+    if (miss.at_risk) {
       h->at_risk = 1;
       RL_ADD(c->metrics.locks_at_risk, 1);
       say_risk(h, 1);
       if (h->removed || h->lost || h->wd.armed) continue;
     }
-    if (left <= 2 * mt) {
+    if (miss.lost) {
       rl_hold_lost(c, h); /* no time for another round: say so now */
       continue;
     }
-    uint64_t retry = (left - 2 * mt) / 2;
-    if (retry > w->period_ms) retry = w->period_ms;
-    /* Not yet at risk: try again by the halfway point at the latest, so
-     * that masters that never answer put it at risk in time. */
-    if (!h->at_risk && retry > left - half)
-      retry = left - half > 0 ? left - half : 1;
-    rl_watchdog_arm(w, &h->wd, retry);
+    rl_watchdog_arm(w, &h->wd, miss.retry_ms);
   }
   if (started) rl_watchdog_schedule(w, due);
+}
+
+uint64_t rl_renew_round_ms(const rl_client *c) {
+  uint64_t mt = (uint64_t)c->opts.master_timeout_ms;
+  if (c->opts.replica_acks > 0) mt += (uint64_t)c->opts.replica_ack_timeout_ms;
+  return mt;
+}
+
+void rl_renew_missed(const rl_client *c, const rl_hold *h, uint64_t now,
+                     uint64_t period_ms, rl_renew_miss *out) {
+  int64_t lease = c->opts.watchdog_timeout_ms;
+  int64_t drift = rl_drift_ms(c, lease);
+  uint64_t mt = rl_renew_round_ms(c);
+  uint64_t left = h->valid_until_ms > now ? h->valid_until_ms - now : 0;
+  uint64_t half = lease > drift ? (uint64_t)(lease - drift) / 2 : 0;
+  out->at_risk = !h->at_risk && (left < half || left <= 2 * mt);
+  out->lost = left <= 2 * mt;
+  out->retry_ms = 0;
+  if (out->lost) return;
+  uint64_t retry = (left - 2 * mt) / 2;
+  if (retry > period_ms) retry = period_ms;
+  if (!h->at_risk && !out->at_risk && retry > left - half)
+    retry = left - half > 0 ? left - half : 1;
+  out->retry_ms = retry;
 }
 
 static void batch_free(batch *b) {
