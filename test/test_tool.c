@@ -1305,7 +1305,7 @@ static void lost_at_unlock(void) {
 
 /* exec -w rides out a majority that cannot be reached at first (a master
  * restarting), as rlock_trylock does, and reports the last reason when
- * -w runs out. */
+ * -w runs out, with how many masters were connected. */
 static void wait_rides_out_no_quorum(void) {
   rt_redis r;
   RT_REQUIRE(rt_redis_start(&r, NULL) == 0);
@@ -1332,6 +1332,7 @@ static void wait_rides_out_no_quorum(void) {
   slurp("nqw2.err", err, sizeof err);
   if (strstr(err, "refused") == NULL) fprintf(stderr, "  stderr: %s\n", err);
   RT_CHECK(strstr(err, "refused") != NULL);
+  RT_CHECK(strstr(err, "0 of 1 masters connected") != NULL);
   rt_redis_stop(&r);
 }
 

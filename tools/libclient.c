@@ -41,7 +41,8 @@ int rt_open_client(const rt_global *g, long long watchdog_ms,
   return rc;
 }
 
-/* Appends to buf (of size) the masters that are not connected, with why
+/* Writes into buf (of size) how many masters are connected, then the
+ * masters that are not connected, with why
  * (the connection's own error text: "connection refused", "WRONGPASS
  * ...", a TLS failure), and those whose commands timed out, from the
  * client's metrics: what a user needs after RLOCK_ENOQUORUM. */
@@ -50,6 +51,14 @@ static void failed_masters(rlock_client *c, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   if (rlock_metrics_snapshot(c, &m) != 0) return;
+  /* How many are up first: one master down of three does not by itself
+   * stop a majority, and the line must not read as if it did. */
+  size_t up = 0;
+  for (size_t i = 0; i < m.nmasters; i++) up += m.masters[i].up != 0;
+  int n0 = snprintf(buf, size, "%zu of %zu masters connected", up,
+                    m.nmasters);
+  if (n0 < 0) return;
+  used = (size_t)n0 < size ? (size_t)n0 : size - 1;
   for (size_t i = 0; i < m.nmasters && used + 1 < size; i++) {
     const rlock_master_metrics *mm = &m.masters[i];
     /* A Sentinel master whose sentinels name no node has no address
