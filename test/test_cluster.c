@@ -1014,6 +1014,24 @@ static void replica_acks_on_cluster(void) {
   RT_CHECK(mt.grants_unacked >= 1);
   RT_CHECK(rt_cluster_resume(&C, r) == 0);
   RT_CHECK_EQ_INT(rlock_trylock(l, 0, 10000), 0);
+  /* A refusal wrote nothing, so it waits for no acknowledgement: with
+   * the replica paused, another client's attempt on the held lock is
+   * refused as held, not lost waiting for WAIT (the script runs in its
+   * cluster form there, which must count as the same script). */
+  RT_REQUIRE(rt_cluster_pause(&C, r) == 0);
+  rlock_client *c2 = NULL;
+  RT_REQUIRE(rlock_client_open(&c2, &o) == 0);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c2, 10000), 0);
+  rlock *l2;
+  RT_REQUIRE(rlock_get(c2, "acked", &l2) == 0);
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(c2, &mt), 0);
+  uint64_t unacked = mt.grants_unacked;
+  RT_CHECK_EQ_INT(rlock_trylock(l2, 0, 10000), RLOCK_ETIMEDOUT);
+  RT_CHECK_EQ_INT(rlock_metrics_snapshot(c2, &mt), 0);
+  RT_CHECK(mt.grants_unacked == unacked);
+  RT_CHECK(rt_cluster_resume(&C, r) == 0);
+  rlock_free(l2);
+  rlock_client_close(c2);
   RT_CHECK_EQ_INT(rlock_unlock(l), 0);
   rlock_free(l);
   rlock_client_close(c);

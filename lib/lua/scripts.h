@@ -192,7 +192,8 @@ int rl_script_loaded_on(int id, int cluster);
  * acquire-type replies); RL_DURABLE_RENEW a batched renewal (an array of
  * 1 renewed / 0 gone per key: renew, its node form, lease_renew);
  * RL_DURABLE_WRITE a write that must reach the replicas whatever it
- * replies (the fencing write-back, an election's leader record). */
+ * replies (the fencing write-back, an election's leader record). A
+ * cluster form (rl_script_shard) is what its plain form is. */
 enum { RL_DURABLE_GRANT = 1, RL_DURABLE_RENEW, RL_DURABLE_WRITE };
 int rl_script_durable(int id);
 

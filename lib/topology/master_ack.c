@@ -134,8 +134,9 @@ static void note_unacked(ack *a, rl_conn *node) {
                 rl_script_durable(a->script) == RL_DURABLE_GRANT ? "grant"
                 : rl_script_durable(a->script) == RL_DURABLE_RENEW
                     ? "renewal"
-                    : a->script == RL_SCRIPT_FENCE_MAX ? "fencing write-back"
-                                                       : "leader record write",
+                : a->script % RL_SCRIPT_COUNT == RL_SCRIPT_FENCE_MAX
+                    ? "fencing write-back"
+                    : "leader record write",
                 why,
                 rl_script_durable(a->script) == RL_DURABLE_GRANT
                     ? ", the grant is undone"
