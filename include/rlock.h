@@ -271,9 +271,13 @@ typedef struct rlock_options {
    * before any lock reply on it), so that a client opened after a restart
    * learns of it from the other masters; a master with no record anywhere
    * (a new deployment) is trusted at once. docs/guarantees.md says which
-   * restarts are caught. RLOCK_QUARANTINE_AUTO (the default): the larger
-   * of watchdog_timeout_ms and max_lease_ms; 0: off (right when every
-   * master persists with appendfsync always); > 0: that many ms.
+   * restarts are caught. RLOCK_QUARANTINE_AUTO (the default): at most
+   * the larger of watchdog_timeout_ms and max_lease_ms, and over as soon
+   * as every lease the other masters recorded has run out (each master
+   * keeps the latest expiry it granted, the key <key_prefix>horizon;
+   * that bound needs every client of the masters to write it, see
+   * docs/guarantees.md); 0: off (right when every master persists with
+   * appendfsync always); > 0: exactly that many ms, whatever the leases.
    */
   int64_t restart_quarantine_ms;
   /*

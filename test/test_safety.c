@@ -474,12 +474,79 @@ static rlock_client *open_connected(const char *const *m, int64_t q) {
   return c;
 }
 
+/* open_connected with the automatic quarantine, made cap ms long by
+ * the leases it covers (max_lease_ms and watchdog_timeout_ms = cap), so
+ * that a test can see it run out: the length the horizon shortens. */
+static rlock_client *open_capped(const char *const *m, int64_t cap) {
+  rlock_options o;
+  rlock_options_init(&o);
+  o.masters = m;
+  o.nmasters = 3;
+  o.master_timeout_ms = MT;
+  o.retry_delay_ms = 20;
+  o.retry_jitter_ms = 20;
+  o.max_lease_ms = cap;
+  o.watchdog_timeout_ms = cap;
+  rlock_client *c = NULL;
+  if (rlock_client_open(&c, &o) != 0) return NULL;
+  rlock *warm;
+  if (rlock_get(c, "warmup", &warm) != 0) return c;
+  rlock_force_unlock(warm);
+  rlock_free(warm);
+  return c;
+}
+
 /* A string where a lock's hash would be: the lock's scripts fail there
  * with WRONGTYPE, so that master votes for nobody. */
 static void spoil(rt_redis *r, const char *key) {
   redisReply *rep = rt_redis_cmd(r, "SET %s x", key);
   RT_REQUIRE(rep != NULL && rep->type == REDIS_REPLY_STATUS);
   freeReplyObject(rep);
+}
+
+/*
+ * A quarantine length set by the user is kept whole: the horizon shortens
+ * only the automatic one (a deployment where not every client writes the
+ * horizon sets one). As quarantine_short_leases_end_early, but Z is
+ * opened with restart_quarantine_ms = 4 s: it does not take M on A and B
+ * when L's 1.5 s lease has run out, only once 4 s have passed since A's
+ * restart.
+ */
+static void quarantine_configured_kept_whole(void) {
+  const int64_t q = 4000;
+  rt_redis srv[3];
+  RT_REQUIRE(rt_redis_start_many(srv, 3) == 0);
+  const char *m[3] = {srv[0].url, srv[1].url, srv[2].url};
+  rlock_client *y = open_connected(m, RLOCK_QUARANTINE_AUTO);
+  rlock_client *z = open_connected(m, q);
+  RT_REQUIRE(y != NULL && z != NULL);
+  rlock *ly, *mz;
+  RT_REQUIRE(rlock_get(y, "L", &ly) == 0);
+  RT_REQUIRE(rlock_get(z, "M", &mz) == 0);
+  spoil(&srv[2], "rlock:{M}");
+  RT_REQUIRE(rlock_trylock(ly, 0, 1500) == 0);
+  uint64_t t0 = rt_now_ms();
+  RT_REQUIRE(rt_redis_kill(&srv[0]) == 0);
+  RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
+  RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
+  uint64_t got = 0;
+  int rc = -1;
+  while (rc != 0 && rt_now_ms() < t0 + 20000) {
+    rc = rlock_trylock(mz, 0, 1000);
+    got = rt_now_ms();
+    if (rc != 0) rt_sleep_ms(20);
+  }
+  fprintf(stderr, "    Z took M on A and B %llu ms after A's restart\n",
+          (unsigned long long)(got - t0));
+  RT_CHECK_EQ_INT(rc, 0);
+  RT_CHECK(got >= t0 + (uint64_t)q); /* not when L's 1.5 s ran out */
+  if (rc == 0) RT_CHECK_EQ_INT(rlock_unlock(mz), 0);
+  rlock_unlock(ly); /* its lease has run out */
+  rlock_free(mz);
+  rlock_free(ly);
+  rlock_client_close(z);
+  rlock_client_close(y);
+  rt_redis_stop_many(srv, 3);
 }
 
 /*
@@ -589,8 +656,8 @@ static void quarantine_long_lease_holds(void) {
 
 /*
  * A master whose horizon cannot be read keeps the configured quarantine.
- * Z (restart_quarantine_ms 6 s) reaches C through a proxy; its leases so
- * far were 1 s. C is cut off, then A is restarted: A and B make every
+ * Z (the automatic quarantine, 6 s for its 6 s leases) reaches C
+ * through a proxy; its leases so far were 1 s. C is cut off, then A is restarted: A and B make every
  * majority Z can have now, and without C's horizon nothing tells Z that
  * C holds no longer lease than 1 s. A counts only once 6 s have passed
  * since its restart began, though the 1 s leases ran out long before.
@@ -602,7 +669,7 @@ static void quarantine_unread_peer_keeps_configured(void) {
   rt_proxy *cx = rt_proxy_start(srv[2].port);
   RT_REQUIRE(cx != NULL);
   const char *mz[3] = {srv[0].url, srv[1].url, rt_proxy_url(cx)};
-  rlock_client *z = open_connected(mz, q);
+  rlock_client *z = open_capped(mz, q);
   RT_REQUIRE(z != NULL);
   rlock *l;
   RT_REQUIRE(rlock_get(z, "M", &l) == 0);
@@ -709,8 +776,8 @@ static void quarantine_sequential_restarts_end_early(void) {
  * lease on A and B (C is cut off from X); A and B are killed and
  * restarted before Z could read either after the other's restart. Each
  * one's bound would need the other's (a reading of its new run bounds
- * only what that run granted): Z (restart_quarantine_ms 6 s) does not
- * take L on A and C, or B and C, while X holds it, and takes it once the
+ * only what that run granted): Z (the automatic quarantine, 6 s for
+ * its 6 s leases) does not take L on A and C, or B and C, while X holds it, and takes it once the
  * configured length has run.
  */
 static void quarantine_both_forgot_keeps_configured(void) {
@@ -721,7 +788,7 @@ static void quarantine_both_forgot_keeps_configured(void) {
   RT_REQUIRE(cx != NULL);
   const char *mz[3] = {srv[0].url, srv[1].url, srv[2].url};
   const char *mx[3] = {srv[0].url, srv[1].url, rt_proxy_url(cx)};
-  rlock_client *z = open_connected(mz, q);
+  rlock_client *z = open_capped(mz, q);
   RT_REQUIRE(z != NULL);
   rt_proxy_cut(cx);
   rlock_client *x = open_connected(mx, RLOCK_QUARANTINE_AUTO);
@@ -908,6 +975,7 @@ int main(int argc, char **argv) {
        quarantine_records_before_first_grant},
       {"quarantine_uptime_rounding", quarantine_uptime_rounding},
       {"quarantine_short_leases_end_early", quarantine_short_leases_end_early},
+      {"quarantine_configured_kept_whole", quarantine_configured_kept_whole},
       {"quarantine_long_lease_holds", quarantine_long_lease_holds},
       {"quarantine_unread_peer_keeps_configured",
        quarantine_unread_peer_keeps_configured},

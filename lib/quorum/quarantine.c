@@ -83,6 +83,14 @@
  * master): with constant contention the read sees the horizon a lease
  * ahead, never more.
  *
+ * The horizon bounds only leases that pushed it: a missing key reads as
+ * no lease. So it holds when every client of the masters pushes it (an
+ * older client, or an ACL user that may not write the key, does not; the
+ * push is a pcall, so that it never fails a grant) and no master evicts
+ * it. Only the automatic length (RLOCK_QUARANTINE_AUTO) is shortened by
+ * it; a length the user set is kept whole, which is the way out for a
+ * deployment that cannot promise that.
+ *
  * What is not caught (README, "Guarantees"): with N = 1 the only records
  * are on the master that lost them, so only a client connected across the
  * restart notices it; masters addressed differently by different clients
@@ -286,7 +294,8 @@ static void evaluate(rl_client *c, int i) {
            "master %s restarted (run_id %s is new), longer ago than the "
            "quarantine",
            m->addr, m->run_id);
-  if (m->until_ms > now) {
+  if (m->until_ms > now &&
+      c->opts.restart_quarantine_ms == RLOCK_QUARANTINE_AUTO) {
     /* A grant of the restart's last round may land on the others up to
      * a master timeout after it started (below): the read counts from
      * then. Its start is taken as late as it can be (the uptime as
@@ -597,7 +606,9 @@ static const rl_round_ops hz_ops = {hz_classify, hz_done, hz_late, NULL};
  * used. */
 static void hz_poll(rl_client *c) {
   rl_quarantine *q = c->quarantine;
-  if (rl_client_closing(c) || q->hz_reading) return;
+  if (rl_client_closing(c) || q->hz_reading ||
+      c->opts.restart_quarantine_ms != RLOCK_QUARANTINE_AUTO)
+    return; /* a length set by the user is kept whole */
   uint64_t now = rl_now_ms();
   if (now < q->hz_next_ms) return;
   hz_recompute_all(c);
