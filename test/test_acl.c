@@ -92,6 +92,109 @@ static void smallest_rule(void) {
   rlock_client_close(c);
 }
 
+/* What deployment.md adds to the smallest rule for the rest of the lock
+ * family; the same list, word for word. */
+#define FAMILY_EXTRA                                                        \
+  " +hget +hmget +hdel +zadd +zcard +zcount +zrange +zrangebyscore +zrank " \
+  "+zrem +zremrangebyscore +zscore +sadd"
+
+/* With the smallest rule and the family's commands, every kind works for
+ * an ACL user: a fair lock, both sides of a read-write lock, a
+ * semaphore's permits, a latch, an election (with an observer), each
+ * taken and given back. */
+static int seen_leader;
+static void on_leader(rlock_election *e, const char *value, uint64_t token,
+                      void *arg) {
+  (void)e;
+  (void)token;
+  (void)arg;
+  if (value != NULL && strcmp(value, "v") == 0) seen_leader = 1;
+}
+
+/* A second owner waits for l (its queue, for a fair lock and a writer). */
+typedef struct waiter {
+  rlock *l;
+  int rc;
+} waiter;
+static void *wait_turn(void *p) {
+  waiter *w = p;
+  w->rc = rlock_trylock(w->l, 10000, 10000);
+  if (w->rc == 0) w->rc = rlock_unlock(w->l);
+  return NULL;
+}
+
+/* Holds a, lets b wait for it (queued), then gives a back: b's turn. */
+static int contend(rlock *a, rlock *b) {
+  int rc = rlock_trylock(a, 0, 10000);
+  if (rc != 0) return rc;
+  waiter w = {b, -1};
+  pthread_t t;
+  if (pthread_create(&t, NULL, wait_turn, &w) != 0) return -100;
+  rt_sleep_ms(300);
+  rc = rlock_unlock(a);
+  pthread_join(t, NULL);
+  return rc != 0 ? rc : w.rc;
+}
+
+static void family_rule(void) {
+  acl_setuser(&srv[0], "fam", RT_ACL_RULE FAMILY_EXTRA);
+  char url[128];
+  snprintf(url, sizeof url, "redis://fam:pw@127.0.0.1:%d", srv[0].port);
+  rlock_client *c = open_url(url);
+  RT_REQUIRE(c != NULL);
+  RT_CHECK_EQ_INT(rlock_client_wait_ready(c, 10000), 0);
+  char err[256] = "";
+  rlock *f, *r, *w;
+  RT_REQUIRE(rlock_get_fair(c, "acl:fam:f", &f) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(f, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(f), 0);
+  RT_REQUIRE(rlock_get_read(c, "acl:fam:rw", &r) == 0);
+  RT_REQUIRE(rlock_get_write(c, "acl:fam:rw", &w) == 0);
+  RT_CHECK_EQ_INT(rlock_trylock(r, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(r), 0);
+  RT_CHECK_EQ_INT(rlock_trylock(w, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_unlock(w), 0);
+  /* Contended: a second client's fair waiter and writer queue up. */
+  rlock_client *c2 = open_url(url);
+  RT_REQUIRE(c2 != NULL);
+  rlock *f2, *w2;
+  RT_REQUIRE(rlock_get_fair(c2, "acl:fam:f", &f2) == 0);
+  RT_REQUIRE(rlock_get_write(c2, "acl:fam:rw", &w2) == 0);
+  RT_CHECK_EQ_INT(contend(f, f2), 0);
+  RT_CHECK_EQ_INT(contend(r, w2), 0);
+  rlock_free(w2);
+  rlock_free(f2);
+  rlock_client_close(c2);
+  rlock_sem *s;
+  RT_REQUIRE(rlock_sem_get(c, "acl:fam:s", 3, &s) == 0);
+  RT_CHECK_EQ_INT(rlock_sem_acquire(s, 2, 0, 10000), 0);
+  RT_CHECK_EQ_INT(rlock_sem_release(s, 2), 0);
+  rlock_latch *l;
+  RT_REQUIRE(rlock_latch_get(c, "acl:fam:l", &l) == 0);
+  RT_CHECK_EQ_INT(rlock_latch_set(l, 1), 1);
+  RT_CHECK_EQ_INT(rlock_latch_count_down(l), 0);
+  RT_CHECK_EQ_INT(rlock_latch_await(l, 5000), 0);
+  rlock_election *e;
+  RT_REQUIRE(rlock_election_get(c, "acl:fam:e", &e) == 0);
+  RT_CHECK_EQ_INT(rlock_observe(e, on_leader, NULL), 0);
+  RT_CHECK_EQ_INT(rlock_campaign(e, "v", 5000), 0);
+  RT_CHECK_EQ_INT(rlock_proclaim(e, "v"), 0);
+  char v[16];
+  RT_CHECK_EQ_INT(rlock_leader(e, v, sizeof v, NULL), 0);
+  for (int i = 0; i < 250 && !seen_leader; i++) rt_sleep_ms(20);
+  RT_CHECK(seen_leader);
+  RT_CHECK_EQ_INT(rlock_resign(e), 0);
+  rlock_client_last_error(c, err, sizeof err);
+  if (err[0]) fprintf(stderr, "  last error: %s\n", err);
+  rlock_election_free(e);
+  rlock_latch_free(l);
+  rlock_sem_free(s);
+  rlock_free(w);
+  rlock_free(r);
+  rlock_free(f);
+  rlock_client_close(c);
+}
+
 /* Each command of the rule, taken away alone, makes a lock cycle fail
  * with RLOCK_EREDIS and the server's reason: NOPERM for a command rlock
  * sends itself; for one a script runs, Redis 7.0 says "The user executing
@@ -365,6 +468,7 @@ int main(int argc, char **argv) {
   if (rt_redis_start_opts(srv, &(rt_redis_opts){0}) != 0) return 1;
   static const rt_test tests[] = {
       {"smallest_rule", smallest_rule},
+      {"family_rule", family_rule},
       {"missing_one_permission", missing_one_permission},
       {"user_with_db", user_with_db},
       {"unix_socket_auth_db", unix_socket_auth_db},
