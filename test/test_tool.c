@@ -441,6 +441,18 @@ static void elect_and_observe(void) {
   char *c = b ? strstr(b, " second\n") : NULL;
   RT_CHECK(a != NULL && b != NULL && c != NULL);
   RT_CHECK(c != NULL && strstr(c, "none ") != NULL);
+  /* A value with a newline stays on its line: it cannot forge a change. */
+  obs = spawn("eobs2", "observe", "eo", (char *)NULL);
+  rt_sleep_ms(500);
+  RT_CHECK_EQ_INT(RUN("eo4", "elect", "--value", "x\nleader 99 forged",
+                      "eo", "--", "true"), 0);
+  rt_sleep_ms(300);
+  kill(obs, SIGTERM);
+  RT_CHECK_EQ_INT(wait_exit(obs, BOUND_MS), 0);
+  slurp("eobs2.out", out, sizeof out);
+  fprintf(stderr, "  observed:\n%s", out);
+  RT_CHECK(strstr(out, " x\\x0aleader 99 forged\n") != NULL);
+  RT_CHECK(strstr(out, "\nleader 99 forged") == NULL);
 }
 
 /* The owner fields of a lock's hash: the fields that do not begin with

@@ -56,19 +56,6 @@ static const struct option observe_long_options[] = {
     RT_GLOBAL_LONG_OPTIONS,
     RT_HELP_LONG_OPTION_AND_END};
 
-static void print_json_string(const char *s) {
-  putchar('"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      printf("\\%c", *p);
-    else if (*p < 0x20)
-      printf("\\u%04x", *p);
-    else
-      putchar(*p);
-  }
-  putchar('"');
-}
-
 /* On the loop thread: one line per change. */
 static void on_change(rlock_election *e, const char *value, uint64_t token,
                       void *arg) {
@@ -79,11 +66,13 @@ static void on_change(rlock_election *e, const char *value, uint64_t token,
     clock_gettime(CLOCK_REALTIME, &ts);
     printf("{\"leader\":%s,\"token\":%" PRIu64 ",\"value\":",
            value ? "true" : "false", token);
-    print_json_string(value ? value : "");
+    rt_json_cstr(stdout, value ? value : "");
     printf(",\"at_ms\":%lld}\n",
            (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
   } else if (value != NULL) {
-    printf("leader %" PRIu64 " %s\n", token, value);
+    printf("leader %" PRIu64 " ", token);
+    rt_human_str(stdout, value, strlen(value)); /* one line, whatever it is */
+    putchar('\n');
   } else {
     printf("none %" PRIu64 "\n", token);
   }
