@@ -249,10 +249,13 @@ static void on_locked(rlock *lock, int status, void *arg) {
     give_back(k);
     status = RLOCK_ECANCELED;
   }
-  if (status == 0) status = rlock_owner_fencing_token(lock, k->owner, &k->token);
   if (status == 0) {
-    status = rl_elect_proclaim(k->e->obj, k->owner, k->token, k->value,
-                               k->len, on_proclaimed, k);
+    /* Won: from here every failure gives the lock back, or the watchdog
+     * would keep a leadership nobody holds. */
+    status = rlock_owner_fencing_token(lock, k->owner, &k->token);
+    if (status == 0)
+      status = rl_elect_proclaim(k->e->obj, k->owner, k->token, k->value,
+                                 k->len, on_proclaimed, k);
     if (status == 0) return;
     give_back(k);
   }
