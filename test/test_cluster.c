@@ -1133,7 +1133,7 @@ static long long shard_channels(int node, const char *pattern) {
 static int fair_wait_channels(int node, const char *name, long long want) {
   char pat[128];
   snprintf(pat, sizeof pat, "rlock:{%s}:ch:*", name);
-  for (uint64_t end = rt_now_ms() + 10000;; rt_sleep_ms(20)) {
+  for (uint64_t end = rt_now_ms() + 30000;; rt_sleep_ms(20)) {
     int ok = 1;
     for (int n = 0; n < RT_CLUSTER_NODES; n++)
       if (shard_channels(n, pat) != (n == node ? want : 0)) ok = 0;

@@ -509,7 +509,9 @@ static void take_info(rl_conn *conn, const redisReply *r) {
   uint64_t uptime_ms = up_s > 0 ? (up_s - 1) * 1000 : 0;
   if (run_id[0] == '\0') return; /* not a Redis INFO: nothing to say */
   memcpy(conn->run_id, run_id, sizeof run_id);
-  conn->standalone = strstr(r->str, "redis_mode:standalone") != NULL;
+  /* Redis says redis_mode, Valkey 8 server_mode. */
+  conn->standalone = strstr(r->str, "redis_mode:standalone") != NULL ||
+                     strstr(r->str, "server_mode:standalone") != NULL;
   if (conn->on_info) conn->on_info(conn, conn->run_id, uptime_ms);
 }
 

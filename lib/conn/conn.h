@@ -185,8 +185,9 @@ struct rl_conn {
    * the restarts the owner noticed (counted by its on_info hook: the
    * restart quarantine is the lock layer's, lib/quorum/quarantine.c). */
   char run_id[48];
-  /* INFO said redis_mode:standalone: not a cluster node (whose scripts
-   * may not touch a key of another slot, such as the lease horizon). */
+  /* INFO said redis_mode (Valkey: server_mode) standalone: not a cluster
+   * node (whose scripts may not touch a key of another slot, such as the
+   * lease horizon). */
   int standalone;
   atomic_uint_fast64_t restarts;
   /* The master's clock, from TIME: master_wall_us >= now_us +
