@@ -1128,7 +1128,7 @@ static long long shard_channels(int node, const char *pattern) {
   return n;
 }
 
-/* Waits (at most 10 s) until a fair lock's waiters listen on want channels
+/* Waits (at most 30 s) until a fair lock's waiters listen on want channels
  * of their own on node, and on none of any other node. */
 static int fair_wait_channels(int node, const char *name, long long want) {
   char pat[128];
