@@ -28,10 +28,11 @@
 
 #define MT 400 /* master timeout, ms: generous for sanitizers and load */
 
-static rlock_client *open_on(const char *const *masters, int n,
-                             int64_t quarantine_ms) {
+static rlock_client *open_on_wd(const char *const *masters, int n,
+                                int64_t quarantine_ms, int64_t watchdog_ms) {
   rlock_options o;
   rlock_options_init(&o);
+  if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
   o.masters = masters;
   o.nmasters = (size_t)n;
   o.master_timeout_ms = MT;
@@ -40,6 +41,11 @@ static rlock_client *open_on(const char *const *masters, int n,
   o.restart_quarantine_ms = quarantine_ms;
   rlock_client *c = NULL;
   return rlock_client_open(&c, &o) == 0 ? c : NULL;
+}
+
+static rlock_client *open_on(const char *const *masters, int n,
+                             int64_t quarantine_ms) {
+  return open_on_wd(masters, n, quarantine_ms, 0);
 }
 
 /* Waits until the client has noticed k restarts of master idx. */
@@ -196,11 +202,12 @@ static void token_regression_5_fresh(void) { token_regression(5, 1); }
 /* --- 10.2: the restart quarantine covers every client -------------------- */
 
 /*
- * Client X holds L with the watchdog (30 s lease) on A and B; C is
- * unreachable for X (its C goes through a cut proxy). A is SIGKILLed and
- * restarted empty. Client Y, open since before the restart, noticed it;
- * its longest lease so far is y_lease (0: none). Y must not take L, and
- * neither must a client opened after the restart.
+ * Client X holds L with the watchdog (a 5 s lease, renewed) on A and B;
+ * C is unreachable for X (its C goes through a cut proxy). A is SIGKILLed
+ * and restarted empty. Client Y, open since before the restart, noticed
+ * it; its longest lease so far is y_lease (0: none). Y must not take L,
+ * and neither must a client opened after the restart. (X's unlock waits
+ * for C while the hold is valid, which the short lease keeps short.)
  */
 static void quarantine_two_clients(int64_t y_lease) {
   rt_redis srv[3];
@@ -220,7 +227,7 @@ static void quarantine_two_clients(int64_t y_lease) {
     RT_REQUIRE(rlock_unlock(warm) == 0);
   }
   rt_proxy_cut(cx);
-  rlock_client *x = open_on(mx, 3, RLOCK_QUARANTINE_AUTO);
+  rlock_client *x = open_on_wd(mx, 3, RLOCK_QUARANTINE_AUTO, 5000);
   RT_REQUIRE(x != NULL);
   rlock *lx;
   RT_REQUIRE(rlock_get(x, "L", &lx) == 0);
