@@ -107,7 +107,8 @@
  * recorded, not the configured maximum (docs/guarantees.md).
  * RLOCK_TORTURE_FAULTS=0 injects no fault: the sections such a run makes
  * are the reference for a run with faults. RLOCK_TORTURE_LOG=1 prints the
- * workers' log lines about restarted masters (how each quarantine ended).
+ * workers' log lines about restarted masters (how each quarantine ended)
+ * and the faults as they are injected.
  * RLOCK_TORTURE_DEBUG=1 prints the sections whose unlock was retried most,
  * and (Sentinel mode) the pairs check 2 left unordered whose late grant
  * did get the smaller token.
@@ -870,6 +871,9 @@ __attribute__((format(printf, 2, 3))) static void log_event(run *r,
   va_start(ap, fmt);
   vsnprintf(e->what, sizeof e->what, fmt, ap);
   va_end(ap);
+  if (log_quarantine)
+    fprintf(stderr, "  [%lld ms] injector: %s\n",
+            (long long)(e->t_ns / 1000000), e->what);
 }
 
 static int masters_faulty(const run *r) {
