@@ -286,6 +286,39 @@ void rl_chan_unref(rl_chan *ch) {
   chan_maybe_free(ch);
 }
 
+/* A subscription left on a node that no longer serves its channel's
+ * slot (the node did not drop it, or it was made there by a map that was
+ * already stale: a replica takes SSUBSCRIBE too) is ended there, with
+ * nobody waiting for the answer; the channel is subscribed where its
+ * slot is now. Without this the old node would keep it, and deliver its
+ * messages twice, for as long as its connection lasts. */
+typedef struct stale_sub {
+  rl_msub s;
+  char name[];
+} stale_sub;
+
+static void on_stale_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
+                           int status) {
+  (void)where;
+  (void)rep;
+  (void)status;
+  free(s->data);
+}
+
+static void unsubscribe_stale(rl_pubsub *ps, int i, const rl_chan *ch,
+                              rl_conn *where) {
+  stale_sub *u = calloc(1, sizeof *u + ch->len + 1);
+  if (u == NULL) return; /* it lasts as long as that connection */
+  memcpy(u->name, ch->name, ch->len);
+  u->s.channel = u->name;
+  u->s.len = ch->len;
+  u->s.unsubscribe = 1;
+  u->s.where = where;
+  u->s.cb = on_stale_reply;
+  u->s.data = u;
+  if (rl_master_sub_send(ps->masters[i], &u->s) != 0) free(u);
+}
+
 /* The reply to one SUBSCRIBE or UNSUBSCRIBE of master sc->idx. */
 static void on_sub_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
                          int status) {
@@ -314,6 +347,16 @@ static void on_sub_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
     /* Refused (an ACL user without this channel): waiters of this
      * master sleep to the holder's PTTL instead. */
     if (ps->cfg.log) ps->cfg.log(ps->cfg.data, i, RLOCK_LOG_WARN, rep->str);
+    chan_maybe_free(ch);
+    return;
+  }
+  rl_conn *now = rl_master_sub_where(ps->masters[i], ch->name, ch->len);
+  if (now != NULL && where != now) {
+    /* Confirmed by a node that no longer serves the channel's slot: the
+     * map moved while the subscribe was on its way, after the resync
+     * that would have moved it (on_resync moves only confirmed ones). */
+    unsubscribe_stale(ps, i, ch, where);
+    chan_sync_one(ch, i);
     chan_maybe_free(ch);
     return;
   }
@@ -376,39 +419,6 @@ static void on_down(void *data, rl_master *m, rl_conn *where) {
     }
   }
   check_all(ps); /* fewer connections up may be enough now */
-}
-
-/* A subscription left on a node that no longer serves its channel's
- * slot (the node did not drop it, or it was made there by a map that was
- * already stale: a replica takes SSUBSCRIBE too) is ended there, with
- * nobody waiting for the answer; the channel is subscribed where its
- * slot is now. Without this the old node would keep it, and deliver its
- * messages twice, for as long as its connection lasts. */
-typedef struct stale_sub {
-  rl_msub s;
-  char name[];
-} stale_sub;
-
-static void on_stale_reply(rl_msub *s, rl_conn *where, const redisReply *rep,
-                           int status) {
-  (void)where;
-  (void)rep;
-  (void)status;
-  free(s->data);
-}
-
-static void unsubscribe_stale(rl_pubsub *ps, int i, const rl_chan *ch,
-                              rl_conn *where) {
-  stale_sub *u = calloc(1, sizeof *u + ch->len + 1);
-  if (u == NULL) return; /* it lasts as long as that connection */
-  memcpy(u->name, ch->name, ch->len);
-  u->s.channel = u->name;
-  u->s.len = ch->len;
-  u->s.unsubscribe = 1;
-  u->s.where = where;
-  u->s.cb = on_stale_reply;
-  u->s.data = u;
-  if (rl_master_sub_send(ps->masters[i], &u->s) != 0) free(u);
 }
 
 /* Master m may subscribe where it could not, or elsewhere: every channel
