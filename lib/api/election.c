@@ -19,6 +19,7 @@
 #include "election.h"
 #include "metrics.h"
 #include "util.h"
+#include "wait.h"
 
 enum { E_IDLE = 0, E_CAMPAIGNING, E_LEADING, E_RESIGNING };
 
@@ -72,33 +73,32 @@ static void e_unref(rlock_election *e) {
 
 /* --- blocking waits for an async call ----------------------------------- */
 
+/* A blocking call waits on the calling thread's waiter (wait.h), as the
+ * lock's blocking calls do, for the async call's callback to post. */
 typedef struct sync_wait {
-  uv_mutex_t mu;
-  uv_cond_t cv;
+  rl_waiter *w;
   int done, status;
 } sync_wait;
 
-static void sync_init(sync_wait *s) {
-  uv_mutex_init(&s->mu);
-  uv_cond_init(&s->cv);
+static int sync_init(sync_wait *s) {
+  s->w = rl_waiter_self();
   s->done = 0;
   s->status = 0;
+  return s->w != NULL ? 0 : RLOCK_ENOMEM;
 }
 
 static void sync_post(sync_wait *s, int status) {
-  uv_mutex_lock(&s->mu);
+  uv_mutex_lock(&s->w->mu);
   s->status = status;
   s->done = 1;
-  uv_cond_signal(&s->cv);
-  uv_mutex_unlock(&s->mu);
+  uv_cond_signal(&s->w->cond);
+  uv_mutex_unlock(&s->w->mu);
 }
 
 static int sync_wait_end(sync_wait *s) {
-  uv_mutex_lock(&s->mu);
-  while (!s->done) uv_cond_wait(&s->cv, &s->mu);
-  uv_mutex_unlock(&s->mu);
-  uv_cond_destroy(&s->cv);
-  uv_mutex_destroy(&s->mu);
+  uv_mutex_lock(&s->w->mu);
+  while (!s->done) uv_cond_wait(&s->w->cond, &s->w->mu);
+  uv_mutex_unlock(&s->w->mu);
   return s->status;
 }
 
@@ -326,14 +326,9 @@ int rlock_campaign(rlock_election *e, const char *value, int64_t wait_ms) {
   if (value != NULL && strlen(value) > RL_ELECT_VALUE_MAX) return RLOCK_EINVAL;
   if (!off_loop(e)) return RLOCK_EDEADLK;
   sync_wait s;
-  sync_init(&s);
+  if (sync_init(&s) != 0) return RLOCK_ENOMEM;
   int rc = rlock_campaign_async(e, value, e->own, wait_ms, on_sync_done, &s);
-  if (rc != 0) {
-    s.done = 1;
-    sync_wait_end(&s);
-    return rc;
-  }
-  return sync_wait_end(&s);
+  return rc != 0 ? rc : sync_wait_end(&s);
 }
 
 int rlock_campaign_cancel(rlock_election *e) {
@@ -378,14 +373,10 @@ int rlock_proclaim(rlock_election *e, const char *value) {
   uint64_t token = e->token;
   uv_mutex_unlock(&e->mu);
   sync_wait s;
-  sync_init(&s);
+  if (sync_init(&s) != 0) return RLOCK_ENOMEM;
   int rc = rl_elect_proclaim(e->obj, owner, token, value ? value : "", len,
                              on_proclaim_sync, &s);
-  if (rc != 0) {
-    s.done = 1;
-    sync_wait_end(&s);
-    return rc;
-  }
+  if (rc != 0) return rc;
   rc = sync_wait_end(&s);
   return rc == RLOCK_ENOTOWNER ? RLOCK_ELOST : rc;
 }
@@ -443,14 +434,9 @@ int rlock_resign(rlock_election *e) {
   if (e == NULL) return RLOCK_EINVAL;
   if (!off_loop(e)) return resign_start(e, NULL);
   sync_wait s;
-  sync_init(&s);
+  if (sync_init(&s) != 0) return RLOCK_ENOMEM;
   int rc = resign_start(e, &s);
-  if (rc != 0) {
-    s.done = 1;
-    sync_wait_end(&s);
-    return rc;
-  }
-  return sync_wait_end(&s);
+  return rc != 0 ? rc : sync_wait_end(&s);
 }
 
 int rlock_election_token(rlock_election *e, uint64_t *token) {
