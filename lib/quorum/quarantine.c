@@ -566,22 +566,19 @@ static void hz_keep(rl_client *c, int idx, uint64_t sent_ms,
   rd->used = 1;
 }
 
-static int hz_classify(rl_round *r, int idx, const redisReply *rep) {
-  rl_client *c = r->client;
-  if (c->quarantine != NULL && !rl_client_closing(c)) {
-    hz_keep(c, idx, r->t_start, rep);
-    hz_recompute_all(c);
-  }
-  return RL_VOTE_YES;
-}
-
-/* A reply after the master timed out is a reading all the same: it was
- * sent when the others were, and counted from its later arrival. */
+/* A reply, in time or after the master timed out: a reading all the same
+ * (a late one was sent when the others were, and counts from its later
+ * arrival). */
 static void hz_late(rl_round *r, int idx, const redisReply *rep) {
   rl_client *c = r->client;
   if (c->quarantine == NULL || rl_client_closing(c)) return;
   hz_keep(c, idx, r->t_start, rep);
   hz_recompute_all(c);
+}
+
+static int hz_classify(rl_round *r, int idx, const redisReply *rep) {
+  hz_late(r, idx, rep);
+  return RL_VOTE_YES;
 }
 
 static void hz_done(rl_round *r) {
