@@ -51,7 +51,12 @@
  * usable the moment it is opened); later ones are not (a dead master
  * costs a round nothing). The backoff between attempts doubles from 50 ms
  * to 2 s with jitter, and is reset only by a complete handshake, so a
- * master that accepts TCP but refuses AUTH is not hammered.
+ * master that accepts TCP but refuses AUTH is not hammered. A connect the
+ * host's kernel turned down at once (nothing listens: a master being
+ * restarted) costs the master nothing, and there the backoff stops
+ * doubling at 250 ms: a restarted master is met, and its restart learned
+ * (quarantine.c), within a quarter of a second of its start, not up to
+ * 2 s later.
  *
  * Host names: the client resolves them at open, on the opener's thread.
  * One that does not resolve then (DNS down for one record) leaves the
@@ -80,6 +85,7 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
+#define BACKOFF_REFUSED_MAX_MS 250
 #define CLOCK_REFRESH_MS 30000
 #define CLOCK_RESAMPLE_MS 50 /* the first wait between quick TIMEs */
 #define CLOCK_DRIFT_PPM 500 /* the fastest a kernel slews a clock */
@@ -121,6 +127,8 @@ static int64_t aged_offset(const rl_conn *conn, int64_t now_us);
 static int64_t aged_upper(const rl_conn *conn, int64_t now_us);
 static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls);
+static void fail_attempt(rl_conn *conn, const char *why, int refused, int tls,
+                         int connect_refused);
 
 /* --- small things ------------------------------------------------------------ */
 
@@ -846,9 +854,13 @@ static void on_stream_failed(rl_stream *s, const char *why, int tls) {
   char buf[sizeof conn->err];
   if (conn->stream != s) return;
   const char *text = tls_hint(conn, why, buf, sizeof buf);
+  /* The stream fails an attempt still connecting only when the connect
+   * itself failed (a timeout comes from on_timer, and a TLS handshake's
+   * failure says tls). */
+  int connect_refused = conn->state == RL_CONN_CONNECTING && !tls;
   /* A plain connection to a TLS port is a TLS setting to fix: reported
    * as TLS failures are (logged as errors, in rlock_client_last_error). */
-  attempt_failed(conn, text, 0, tls || text != why);
+  fail_attempt(conn, text, 0, tls || text != why, connect_refused);
 }
 
 static void maybe_closed(rl_conn *conn) {
@@ -878,10 +890,17 @@ static void drop_stream(rl_conn *conn, uint64_t linger_ms) {
   }
 }
 
-static void schedule_reconnect(rl_conn *conn) {
+/* Schedules the next attempt; connect_refused: this one's connect was
+ * turned down at once (BACKOFF_REFUSED_MAX_MS). */
+static void schedule_reconnect(rl_conn *conn, int connect_refused) {
   uint64_t b = conn->backoff_ms;
+  uint64_t cap = BACKOFF_MAX_MS;
+  if (connect_refused) {
+    cap = BACKOFF_REFUSED_MAX_MS;
+    if (b > cap) b = cap;
+  }
   uint64_t delay = b / 2 + rl_random_upto(b / 2);
-  conn->backoff_ms = b * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b * 2;
+  conn->backoff_ms = b * 2 > cap ? cap : b * 2;
   uv_timer_start(&conn->retry, on_retry, delay, 0);
 }
 
@@ -889,6 +908,13 @@ static void schedule_reconnect(rl_conn *conn) {
  * per text) and the owner; commands complete; a retry is scheduled. */
 static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls) {
+  fail_attempt(conn, why, refused, tls, 0);
+}
+
+/* attempt_failed, where connect_refused says that the kernel turned the
+ * connect down at once (schedule_reconnect). */
+static void fail_attempt(rl_conn *conn, const char *why, int refused, int tls,
+                         int connect_refused) {
   if (conn->state == RL_CONN_CLOSED) return;
   if (rl_stream_off_loop) {
     /* A caller's own round or start (lib/lock/fast.c): the loop reports it. */
@@ -926,7 +952,7 @@ static void attempt_failed(rl_conn *conn, const char *why, int refused,
   conn->stalled = 0;
   set_state(conn, RL_CONN_DOWN);
   complete_all(conn, refused ? RL_CMD_REFUSED : RL_CMD_DROPPED);
-  if (conn->state == RL_CONN_DOWN) schedule_reconnect(conn);
+  if (conn->state == RL_CONN_DOWN) schedule_reconnect(conn, connect_refused);
 }
 
 /* 1 if the connection's host is a name still to be resolved. */
