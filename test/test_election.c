@@ -818,6 +818,37 @@ static void observer_reconnects_n1(void) {
   rt_proxy_stop(px);
 }
 
+/* A leader's lock deleted by force (rlock unlock --force --kind fair, or
+ * rlock_force_unlock on a fair handle of the name) tells the observers at
+ * once, as a resign does: with a 30 s watchdog lease, waiting for the
+ * lease's end would leave them reporting a leader that is gone. */
+static void force_unlock_tells_observers_n1(void) {
+  rlock_client *a = rt_client_wd(srv, 1, 300, 30000);
+  rlock_client *o = rt_client_wd(srv, 1, 300, 30000);
+  RT_REQUIRE(a != NULL && o != NULL);
+  rlock_election *ea, *eo;
+  rlock *f;
+  RT_REQUIRE(rlock_election_get(a, "forced", &ea) == 0);
+  RT_REQUIRE(rlock_election_get(o, "forced", &eo) == 0);
+  RT_REQUIRE(rlock_get_fair(o, "forced", &f) == 0);
+  seen s;
+  memset(&s, 0, sizeof s);
+  RT_REQUIRE(rlock_observe(eo, on_change, &s) == 0);
+  RT_CHECK_EQ_INT(rlock_campaign(ea, "leader", 2000), 0);
+  RT_CHECK(wait_seen(&s, "leader", 5000));
+  uint64_t t0 = rt_now_ms();
+  RT_CHECK_EQ_INT(rlock_force_unlock(f), 0);
+  RT_CHECK(wait_seen(&s, NULL, 5000));
+  fprintf(stderr, "  the observer saw no leader %llu ms after the force\n",
+          (unsigned long long)(rt_now_ms() - t0));
+  RT_CHECK(!s.order_broken);
+  rlock_free(f);
+  rlock_election_free(eo);
+  rlock_election_free(ea);
+  rlock_client_close(o);
+  rlock_client_close(a);
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"bad_input", bad_input},
@@ -835,6 +866,7 @@ int main(int argc, char **argv) {
       {"free_at_risk_n3", free_at_risk_n3},
       {"cancel_or_free_midway_n1", cancel_or_free_midway_n1},
       {"observer_reconnects_n1", observer_reconnects_n1},
+      {"force_unlock_tells_observers_n1", force_unlock_tells_observers_n1},
   };
   return rt_main_servers(argc, argv, srv, 3, tests,
                          sizeof tests / sizeof tests[0]);

@@ -196,10 +196,18 @@ const char rl_fam_fair_unlock_lua[] =
     "return 2\n";
 
 /* No arguments. Deletes the lock whoever holds it and tells the next live
- * waiter. Replies 1 if it was held. The queue stays. */
+ * waiter. Replies 1 if it was held. The queue stays. Where the hold was an
+ * election's leadership (its hash has the leader's token, '#t':
+ * election_scripts.c), the election's observers are told too, as a
+ * resign tells them: they would otherwise learn it only when their timer
+ * at the old lease's end fires. */
 const char rl_fam_fair_force_lua[] =
     FAIR_PRELUDE
+    "local elected = redis.call('hexists', KEYS[1], '#t')\n"
     "if redis.call('del', KEYS[1]) == 0 then return 0 end\n"
+    "if elected == 1 then\n"
+    "  redis.call('publish', KEYS[1] .. ':e:ch', '0')\n"
+    "end\n"
     "purge()\n"
     "notify(head())\n"
     "return 1\n";
