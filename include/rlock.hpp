@@ -622,21 +622,27 @@ class lock_handle {
                           F &&done) {
     start_lock_async(owner, wait_ms(d), std::forward<F>(done), nullptr);
   }
+  template <class Rep, class Period, class F>
+  void try_lock_async_for(std::uint64_t owner,
+                          const std::chrono::duration<Rep, Period> &d,
+                          F &&done, std::error_code &ec) noexcept {
+    start_lock_async(owner, wait_ms(d), std::forward<F>(done), &ec);
+  }
   template <class F>
   void unlock_async(std::uint64_t owner, F &&done) {
-    rlock *h = h_;
-    post_async(
-        std::forward<F>(done),
-        [h, owner](auto *b) {
-          using box_t = std::remove_pointer_t<decltype(b)>;
-          return rlock_unlock_async(h, owner,
-                                    lock_trampoline<decltype(box_t::fn)>, b);
-        },
-        "rlock_unlock_async", nullptr);
+    start_unlock_async(owner, std::forward<F>(done), nullptr);
+  }
+  template <class F>
+  void unlock_async(std::uint64_t owner, F &&done,
+                    std::error_code &ec) noexcept {
+    start_unlock_async(owner, std::forward<F>(done), &ec);
   }
   void unlock_async(std::uint64_t owner) {
     check(rlock_unlock_async(h_, owner, nullptr, nullptr),
           "rlock_unlock_async");
+  }
+  void unlock_async(std::uint64_t owner, std::error_code &ec) noexcept {
+    report(rlock_unlock_async(h_, owner, nullptr, nullptr), ec);
   }
   bool cancel_async(std::uint64_t owner) {
     int rc = rlock_cancel_async(h_, owner);
@@ -668,6 +674,19 @@ class lock_handle {
       return false;
     }
     return report(rc, ec);
+  }
+
+  template <class F>
+  void start_unlock_async(std::uint64_t owner, F &&done, std::error_code *ec) {
+    rlock *h = h_;
+    post_async(
+        std::forward<F>(done),
+        [h, owner](auto *b) {
+          using box_t = std::remove_pointer_t<decltype(b)>;
+          return rlock_unlock_async(h, owner,
+                                    lock_trampoline<decltype(box_t::fn)>, b);
+        },
+        "rlock_unlock_async", ec);
   }
 
   template <class F>
@@ -830,7 +849,10 @@ class mutex : private detail::lock_handle {
   using lock_handle::try_lock_async_for;
   /* Releases one hold of an async owner; done(std::error_code) runs on
    * the loop thread with the status. Without done, the release is fire
-   * and forget. */
+   * and forget. Each of lock_async, try_lock_async_for and unlock_async
+   * also takes a std::error_code & last: a request that cannot be made
+   * then fills it (and done never runs) instead of throwing; a request
+   * made clears it. */
   using lock_handle::unlock_async;
   /* Cancels owner's pending lock_async: its done gets errc::canceled.
    * false if none was pending (it may just have completed). */

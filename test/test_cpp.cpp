@@ -533,6 +533,34 @@ static void async_lambda() {
   }
   RT_CHECK(threw);
   RT_CHECK(!ran);
+  /* The error_code forms fill it instead, and free the callable. */
+  std::error_code e1 = rlockpp::errc::lost, e2 = e1, e3 = e1;
+  none.try_lock_async_for(1, 100ms,
+                          [&ran, p = std::make_unique<int>(1)](
+                              std::error_code) { ran = true; },
+                          e1);
+  none.unlock_async(1, [&ran](std::error_code) { ran = true; }, e2);
+  none.unlock_async(1, e3);
+  RT_CHECK(e1 == rlockpp::errc::invalid);
+  RT_CHECK(e2 == rlockpp::errc::invalid);
+  RT_CHECK(e3 == rlockpp::errc::invalid);
+  RT_CHECK(!ran);
+  /* And a request made clears it; done runs with the status. */
+  std::promise<std::error_code> got, gone;
+  std::error_code made = rlockpp::errc::lost;
+  m.try_lock_async_for(9, 2s, [&](std::error_code ec) { got.set_value(ec); },
+                       made);
+  RT_CHECK(!made);
+  auto fg = got.get_future();
+  RT_REQUIRE(fg.wait_for(10s) == std::future_status::ready);
+  RT_CHECK(!fg.get());
+  made = rlockpp::errc::lost;
+  m.unlock_async(9, [&](std::error_code ec) { gone.set_value(ec); }, made);
+  RT_CHECK(!made);
+  auto fu = gone.get_future();
+  RT_REQUIRE(fu.wait_for(10s) == std::future_status::ready);
+  RT_CHECK(!fu.get());
+  RT_CHECK_EQ_INT(m.owner_hold_count(9), 0);
 }
 
 /* A lost callback as a lambda: the lock is deleted behind its holder's
