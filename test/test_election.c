@@ -849,6 +849,68 @@ static void force_unlock_tells_observers_n1(void) {
   rlock_client_close(a);
 }
 
+/* Whether channel's subscribers on r come to want within ms. */
+static int numsub_settles(rt_redis *r, const char *channel, long long want,
+                          int ms) {
+  uint64_t t0 = rt_now_ms();
+  for (;;) {
+    long long n = rt_redis_numsub(r, channel);
+    if (n == want) return 1;
+    if (rt_now_ms() - t0 >= (uint64_t)ms) {
+      fprintf(stderr, "  %s: %lld subscribers, not %lld\n", channel, n, want);
+      return 0;
+    }
+    rt_sleep_ms(10);
+  }
+}
+
+/* An observer that stops in its first callback. */
+static atomic_int stopped_calls;
+static void stop_at_first(rlock_election *e, const char *value,
+                          uint64_t token, void *arg) {
+  (void)value;
+  (void)token;
+  (void)arg;
+  atomic_fetch_add(&stopped_calls, 1);
+  rlock_observe(e, NULL, NULL);
+}
+
+/* An observer that stops from its first callback leaves no subscription
+ * behind: alone on its client, and as the second of two handles of one
+ * client, stopped after the first (whose watch it joined, so that its
+ * first callback runs as it attaches). */
+static void observer_stops_in_callback_n1(void) {
+  rlock_client *a = rt_client_wd(srv, 1, 300, 30000);
+  rlock_client *o = rt_client_wd(srv, 1, 300, 30000);
+  RT_REQUIRE(a != NULL && o != NULL);
+  rlock_election *ea, *e1, *e2;
+  RT_REQUIRE(rlock_election_get(a, "stops", &ea) == 0);
+  RT_REQUIRE(rlock_election_get(o, "stops", &e1) == 0);
+  RT_REQUIRE(rlock_election_get(o, "stops", &e2) == 0);
+  RT_CHECK_EQ_INT(rlock_campaign(ea, "leader", 2000), 0);
+  const char *ch = "rlock:{stops}:e:ch";
+  atomic_store(&stopped_calls, 0);
+  RT_REQUIRE(rlock_observe(e1, stop_at_first, NULL) == 0);
+  uint64_t t0 = rt_now_ms();
+  while (atomic_load(&stopped_calls) < 1 && rt_now_ms() - t0 < 5000)
+    rt_sleep_ms(2);
+  RT_CHECK_EQ_INT(atomic_load(&stopped_calls), 1);
+  RT_CHECK(numsub_settles(&srv[0], ch, 0, 3000));
+  seen s;
+  memset(&s, 0, sizeof s);
+  RT_REQUIRE(rlock_observe(e1, on_change, &s) == 0);
+  RT_CHECK(wait_seen(&s, "leader", 5000));
+  RT_REQUIRE(rlock_observe(e2, stop_at_first, NULL) == 0);
+  RT_CHECK_EQ_INT(atomic_load(&stopped_calls), 2);
+  RT_REQUIRE(rlock_observe(e1, NULL, NULL) == 0);
+  RT_CHECK(numsub_settles(&srv[0], ch, 0, 3000));
+  rlock_election_free(e2);
+  rlock_election_free(e1);
+  rlock_election_free(ea);
+  rlock_client_close(o);
+  rlock_client_close(a);
+}
+
 int main(int argc, char **argv) {
   static const rt_test tests[] = {
       {"bad_input", bad_input},
@@ -867,6 +929,7 @@ int main(int argc, char **argv) {
       {"cancel_or_free_midway_n1", cancel_or_free_midway_n1},
       {"observer_reconnects_n1", observer_reconnects_n1},
       {"force_unlock_tells_observers_n1", force_unlock_tells_observers_n1},
+      {"observer_stops_in_callback_n1", observer_stops_in_callback_n1},
   };
   return rt_main_servers(argc, argv, srv, 3, tests,
                          sizeof tests / sizeof tests[0]);
