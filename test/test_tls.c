@@ -8,8 +8,15 @@
  * never a hang. Bad TLS options fail rlock_client_open with the reason.
  * TLS and plain masters mix.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define RT_WARM_TLS 1
 #include "common.h"
@@ -179,6 +186,69 @@ static void plain_text_server(void) {
   rt_redis_stop(&r);
 }
 
+/* A port that accepts each connection and closes it at once, counting
+ * them: a TLS proxy with no backend, a server at its client limit. */
+typedef struct closer {
+  int lfd, port;
+  atomic_int accepted, stop;
+  pthread_t th;
+} closer;
+
+static void *closer_run(void *arg) {
+  closer *k = arg;
+  while (!atomic_load(&k->stop)) {
+    struct pollfd p = {k->lfd, POLLIN, 0};
+    if (poll(&p, 1, 20) <= 0) continue;
+    int fd = accept4(k->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    atomic_fetch_add(&k->accepted, 1);
+    close(fd);
+  }
+  return NULL;
+}
+
+static int closer_start(closer *k) {
+  memset(k, 0, sizeof *k);
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  k->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (k->lfd < 0 || bind(k->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      listen(k->lfd, 64) != 0 ||
+      getsockname(k->lfd, (struct sockaddr *)&a, &len) != 0)
+    return -1;
+  k->port = ntohs(a.sin_port);
+  return pthread_create(&k->th, NULL, closer_run, k);
+}
+
+static void closer_stop(closer *k) {
+  atomic_store(&k->stop, 1);
+  pthread_join(k->th, NULL);
+  close(k->lfd);
+}
+
+/* A TLS master whose port accepts and then closes the connection during
+ * the handshake is retried with the backoff that doubles to 2 s, as a
+ * refused handshake is: only a connect that nothing listens for is
+ * retried every 250 ms. Over 4 s that is about 7 attempts, against about
+ * 20 at 250 ms. */
+static void closing_port_backs_off(void) {
+  closer k;
+  RT_REQUIRE(closer_start(&k) == 0);
+  char url[64];
+  snprintf(url, sizeof url, "rediss://127.0.0.1:%d", k.port);
+  const char *m[] = {url};
+  rlock_client *c;
+  RT_REQUIRE(open_with(m, 1, &(tls_opts){.ca = tf->ca}, &c) == 0);
+  rt_sleep_ms(4000);
+  int n = atomic_load(&k.accepted);
+  rlock_client_close(c);
+  closer_stop(&k);
+  fprintf(stderr, "  %d connections in 4 s\n", n);
+  RT_CHECK(n >= 3);
+  RT_CHECK(n <= 12);
+}
+
 /* A server that requires a client certificate (tls-auth-clients yes). */
 static void client_certificate(void) {
   rt_redis r;
@@ -276,6 +346,7 @@ int main(int argc, char **argv) {
       {"wrong_host_name", wrong_host_name},
       {"expired_certificate", expired_certificate},
       {"plain_text_server", plain_text_server},
+      {"closing_port_backs_off", closing_port_backs_off},
       {"client_certificate", client_certificate},
       {"bad_options", bad_options},
       {"mixed_masters", mixed_masters},

@@ -854,13 +854,9 @@ static void on_stream_failed(rl_stream *s, const char *why, int tls) {
   char buf[sizeof conn->err];
   if (conn->stream != s) return;
   const char *text = tls_hint(conn, why, buf, sizeof buf);
-  /* The stream fails an attempt still connecting only when the connect
-   * itself failed (a timeout comes from on_timer, and a TLS handshake's
-   * failure says tls). */
-  int connect_refused = conn->state == RL_CONN_CONNECTING && !tls;
   /* A plain connection to a TLS port is a TLS setting to fix: reported
    * as TLS failures are (logged as errors, in rlock_client_last_error). */
-  fail_attempt(conn, text, 0, tls || text != why, connect_refused);
+  fail_attempt(conn, text, 0, tls || text != why, rl_stream_refused(s));
 }
 
 static void maybe_closed(rl_conn *conn) {

@@ -55,6 +55,7 @@ struct rl_stream {
   uv_poll_t wpoll;
   int wfd;        /* the duplicate wpoll watches, or -1 */
   unsigned peer_timeout_ms; /* rl_stream_set_peer_timeout; 0: none */
+  int refused; /* the connect was refused (rl_stream_refused) */
   int wpoll_made; /* wpoll was initialized (and must be closed) */
   int handles;    /* open handles */
   int state;
@@ -448,6 +449,7 @@ static void on_connect(uv_connect_t *req, int status) {
   if (status < 0) {
     char why[96];
     snprintf(why, sizeof why, "connect: %s", uv_strerror(status));
+    s->refused = status == UV_ECONNREFUSED || status == UV_ENOENT;
     fail(s, why, 0);
     return;
   }
@@ -540,6 +542,8 @@ void *rl_stream_data(const rl_stream *s) { return s->data; }
 int rl_stream_tls_handshaking(const rl_stream *s) {
   return s->state == S_HANDSHAKING;
 }
+
+int rl_stream_refused(const rl_stream *s) { return s->refused; }
 
 void rl_stream_close(rl_stream *s, uint64_t linger_ms) {
   if (s->state == S_CLOSED || s->state == S_LINGER) return;

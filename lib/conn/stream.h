@@ -67,6 +67,11 @@ void *rl_stream_data(const rl_stream *s);
 /* 1 while the TLS handshake is in progress (the socket is connected). */
 int rl_stream_tls_handshaking(const rl_stream *s);
 
+/* 1 if the stream failed because its connect was refused: nothing
+ * listened at the address (ECONNREFUSED, or ENOENT for a unix socket's
+ * path). */
+int rl_stream_refused(const rl_stream *s);
+
 /* Stages bytes for the next rl_stream_flush (copied). 0, RLOCK_ECLOSED
  * unless connected, or RLOCK_ENOMEM. */
 int rl_stream_append(rl_stream *s, const char *data, size_t len);
