@@ -849,14 +849,21 @@ static void force_unlock_tells_observers_n1(void) {
   rlock_client_close(a);
 }
 
-/* Whether channel's subscribers on r come to want within ms. */
+/* Whether channel's subscribers on r come to want within ms, and stay
+ * so for 400 ms (a subscription still on its way lands meanwhile). */
 static int numsub_settles(rt_redis *r, const char *channel, long long want,
                           int ms) {
-  uint64_t t0 = rt_now_ms();
+  uint64_t t0 = rt_now_ms(), since = 0;
   for (;;) {
     long long n = rt_redis_numsub(r, channel);
-    if (n == want) return 1;
-    if (rt_now_ms() - t0 >= (uint64_t)ms) {
+    uint64_t now = rt_now_ms();
+    if (n != want)
+      since = 0;
+    else if (since == 0)
+      since = now;
+    else if (now - since >= 400)
+      return 1;
+    if (now - t0 >= (uint64_t)ms + 400) {
       fprintf(stderr, "  %s: %lld subscribers, not %lld\n", channel, n, want);
       return 0;
     }
@@ -902,6 +909,7 @@ static void observer_stops_in_callback_n1(void) {
   RT_CHECK(wait_seen(&s, "leader", 5000));
   RT_REQUIRE(rlock_observe(e2, stop_at_first, NULL) == 0);
   RT_CHECK_EQ_INT(atomic_load(&stopped_calls), 2);
+  RT_CHECK(numsub_settles(&srv[0], ch, 1, 3000)); /* e1's watch is kept */
   RT_REQUIRE(rlock_observe(e1, NULL, NULL) == 0);
   RT_CHECK(numsub_settles(&srv[0], ch, 0, 3000));
   rlock_election_free(e2);

@@ -866,7 +866,7 @@ typedef struct run {
    * end, a second at a time up to this, until it has (0: never). */
   int64_t extend_to_ns;
   int64_t extended_ms;
-  int held_kind; /* a master fault to draw again (settling_only), or -1 */
+  int held_kind; /* a master fault waiting to go in (inject_held), or -1 */
 } run;
 
 __attribute__((format(printf, 2, 3))) static void log_event(run *r,
@@ -1136,14 +1136,26 @@ static int settling_only(const run *r, int i) {
          masters_down(r) < (r->n - 1) / 2;
 }
 
+static void inject_kind(run *r, uint64_t *rng, int kind);
+
 static void inject_one(run *r, uint64_t *rng) {
+  inject_kind(r, rng, (int)(rnd(rng) % 100));
+}
+
+/* A master fault held back only by a settling restart goes in as soon as
+ * the restart has settled (the injector's loop calls this every few ms),
+ * so that the spacing delays master faults rather than thinning them,
+ * and the draws meanwhile go on as usual. */
+static void inject_held(run *r, uint64_t *rng) {
+  int kind = r->held_kind;
+  if (kind < 0) return;
+  r->held_kind = -1;
+  inject_kind(r, rng, kind);
+}
+
+static void inject_kind(run *r, uint64_t *rng, int kind) {
   int64_t now = now_ns();
   int minority = (r->n - 1) / 2;
-  int kind = (int)(rnd(rng) % 100);
-  /* A master fault held back by a settling restart is drawn again, so
-   * that the spacing delays master faults rather than thinning them. */
-  if (r->held_kind >= 0) kind = r->held_kind;
-  r->held_kind = -1;
   /* A topology fault blocks this thread until the cluster or the group
    * settles (up to 30 s under load), and a stopped worker is resumed only
    * here: resume them first, so that no stop outlasts its length and the
@@ -1273,6 +1285,7 @@ static void inject(run *r) {
       r->extended_ms += 1000;
       log_event(r, "run extended by 1 s: not every kind or no shared read yet");
     }
+    if (!no_faults) inject_held(r, &rng);
     if (now >= next && !no_faults) {
       inject_one(r, &rng);
       next = now_ns() + rnd_in(&rng, 150, 600) * 1000000;
