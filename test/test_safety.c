@@ -28,11 +28,16 @@
 
 #define MT 400 /* master timeout, ms: generous for sanitizers and load */
 
-static rlock_client *open_on_wd(const char *const *masters, int n,
-                                int64_t quarantine_ms, int64_t watchdog_ms) {
+/* Opens a client on masters[0..n) with the default options but the
+ * master timeout, the retry delays, quarantine_ms, and watchdog_ms and
+ * max_lease_ms where they are > 0. */
+static rlock_client *open_leases(const char *const *masters, int n,
+                                 int64_t quarantine_ms, int64_t watchdog_ms,
+                                 int64_t max_lease_ms) {
   rlock_options o;
   rlock_options_init(&o);
   if (watchdog_ms > 0) o.watchdog_timeout_ms = watchdog_ms;
+  if (max_lease_ms > 0) o.max_lease_ms = max_lease_ms;
   o.masters = masters;
   o.nmasters = (size_t)n;
   o.master_timeout_ms = MT;
@@ -45,7 +50,7 @@ static rlock_client *open_on_wd(const char *const *masters, int n,
 
 static rlock_client *open_on(const char *const *masters, int n,
                              int64_t quarantine_ms) {
-  return open_on_wd(masters, n, quarantine_ms, 0);
+  return open_leases(masters, n, quarantine_ms, 0, 0);
 }
 
 /* Waits until the client has noticed k restarts of master idx. */
@@ -227,7 +232,7 @@ static void quarantine_two_clients(int64_t y_lease) {
     RT_REQUIRE(rlock_unlock(warm) == 0);
   }
   rt_proxy_cut(cx);
-  rlock_client *x = open_on_wd(mx, 3, RLOCK_QUARANTINE_AUTO, 5000);
+  rlock_client *x = open_leases(mx, 3, RLOCK_QUARANTINE_AUTO, 5000, 0);
   RT_REQUIRE(x != NULL);
   rlock *lx;
   RT_REQUIRE(rlock_get(x, "L", &lx) == 0);
@@ -468,12 +473,9 @@ static void quarantine_y_long_lease(void) { quarantine_two_clients(45000); }
 
 /* --- the quarantine is as long as the leases the others recorded ------- */
 
-/* Opens a client on masters m with the default options but the master
- * timeout and retry delays (restart_quarantine_ms automatic: the larger
- * of the watchdog timeout and max_lease_ms, 60 s), connected to every
- * master that it can reach. */
-static rlock_client *open_connected(const char *const *m, int64_t q) {
-  rlock_client *c = open_on(m, 3, q);
+/* Connects client c (NULL passes through) to every master it can reach,
+ * by a force unlock sent to all of them. */
+static rlock_client *warmed(rlock_client *c) {
   rlock *warm;
   if (c == NULL || rlock_get(c, "warmup", &warm) != 0) return c;
   rlock_force_unlock(warm); /* fails where a master is cut off */
@@ -481,26 +483,33 @@ static rlock_client *open_connected(const char *const *m, int64_t q) {
   return c;
 }
 
+/* Opens a client on masters m with the default options but the master
+ * timeout and retry delays (restart_quarantine_ms automatic: the larger
+ * of the watchdog timeout and max_lease_ms, 60 s), connected to every
+ * master that it can reach. */
+static rlock_client *open_connected(const char *const *m, int64_t q) {
+  return warmed(open_on(m, 3, q));
+}
+
 /* open_connected with the automatic quarantine, made cap ms long by
  * the leases it covers (max_lease_ms and watchdog_timeout_ms = cap), so
  * that a test can see it run out: the length the horizon shortens. */
 static rlock_client *open_capped(const char *const *m, int64_t cap) {
-  rlock_options o;
-  rlock_options_init(&o);
-  o.masters = m;
-  o.nmasters = 3;
-  o.master_timeout_ms = MT;
-  o.retry_delay_ms = 20;
-  o.retry_jitter_ms = 20;
-  o.max_lease_ms = cap;
-  o.watchdog_timeout_ms = cap;
-  rlock_client *c = NULL;
-  if (rlock_client_open(&c, &o) != 0) return NULL;
-  rlock *warm;
-  if (rlock_get(c, "warmup", &warm) != 0) return c;
-  rlock_force_unlock(warm);
-  rlock_free(warm);
-  return c;
+  return warmed(open_leases(m, 3, RLOCK_QUARANTINE_AUTO, cap, cap));
+}
+
+/* Tries l (1 s leases) every 20 ms until it is granted or until_ms has
+ * passed: a majority that counts a restarted master again is one whose
+ * attempt succeeds. *got is when the last attempt returned; the status
+ * is the last attempt's (-1 if none was made). */
+static int take_by(rlock *l, uint64_t until_ms, uint64_t *got) {
+  int rc = -1;
+  while (rc != 0 && rt_now_ms() < until_ms) {
+    rc = rlock_trylock(l, 0, 1000);
+    *got = rt_now_ms();
+    if (rc != 0) rt_sleep_ms(20);
+  }
+  return rc;
 }
 
 /* A string where a lock's hash would be: the lock's scripts fail there
@@ -537,12 +546,7 @@ static void quarantine_configured_kept_whole(void) {
   RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
   RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
   uint64_t got = 0;
-  int rc = -1;
-  while (rc != 0 && rt_now_ms() < t0 + 20000) {
-    rc = rlock_trylock(mz, 0, 1000);
-    got = rt_now_ms();
-    if (rc != 0) rt_sleep_ms(20);
-  }
+  int rc = take_by(mz, t0 + 20000, &got);
   fprintf(stderr, "    Z took M on A and B %llu ms after A's restart\n",
           (unsigned long long)(got - t0));
   RT_CHECK_EQ_INT(rc, 0);
@@ -581,14 +585,9 @@ static void quarantine_short_leases_end_early(void) {
   RT_REQUIRE(rt_redis_restart(&srv[0]) == 0);
   RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
   uint64_t t0 = rt_now_ms(), got = 0;
-  int rc = -1;
   /* C's error reply ends each attempt (RLOCK_EREDIS) while A does not
    * count: attempted again until it does. */
-  while (rc != 0 && rt_now_ms() < t0 + 20000) {
-    rc = rlock_trylock(mz, 0, 1000);
-    got = rt_now_ms();
-    if (rc != 0) rt_sleep_ms(20);
-  }
+  int rc = take_by(mz, t0 + 20000, &got);
   fprintf(stderr, "    Z took M on A and B %llu ms after L's grant\n",
           (unsigned long long)(got - t_l));
   RT_CHECK_EQ_INT(rc, 0);       /* A counts again, well within 60 s */
@@ -753,12 +752,7 @@ static void quarantine_sequential_restarts_end_early(void) {
   RT_REQUIRE(restarts_seen(z, 1, 1, 10000));
   rt_proxy_pass(cz);
   uint64_t t0 = rt_now_ms(), got = 0;
-  int rc = -1;
-  while (rc != 0 && rt_now_ms() < t0 + 20000) {
-    rc = rlock_trylock(mz_l, 0, 1000);
-    got = rt_now_ms();
-    if (rc != 0) rt_sleep_ms(20);
-  }
+  int rc = take_by(mz_l, t0 + 20000, &got);
   fprintf(stderr, "    Z took M on A and B %llu ms after L's grant\n",
           (unsigned long long)(got - t_l));
   RT_CHECK_EQ_INT(rc, 0);      /* both count again, well within 60 s */
@@ -813,13 +807,8 @@ static void quarantine_both_forgot_keeps_configured(void) {
   RT_REQUIRE(rt_redis_restart(&srv[1]) == 0);
   RT_REQUIRE(restarts_seen(z, 0, 1, 10000));
   RT_REQUIRE(restarts_seen(z, 1, 1, 10000));
-  int rc = -1;
   uint64_t got = 0;
-  while (rc != 0 && rt_now_ms() < t0 + 20000) {
-    rc = rlock_trylock(lz, 0, 1000);
-    got = rt_now_ms();
-    if (rc != 0) rt_sleep_ms(20);
-  }
+  int rc = take_by(lz, t0 + 20000, &got);
   fprintf(stderr, "    Z took L %llu ms after X's grant, %llu ms after the "
           "restarts began\n", (unsigned long long)(got - t_x),
           (unsigned long long)(got - t0));
