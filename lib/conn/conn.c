@@ -127,8 +127,6 @@ static int64_t aged_offset(const rl_conn *conn, int64_t now_us);
 static int64_t aged_upper(const rl_conn *conn, int64_t now_us);
 static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls);
-static void fail_attempt(rl_conn *conn, const char *why, int refused, int tls,
-                         int connect_refused);
 
 /* --- small things ------------------------------------------------------------ */
 
@@ -856,7 +854,7 @@ static void on_stream_failed(rl_stream *s, const char *why, int tls) {
   const char *text = tls_hint(conn, why, buf, sizeof buf);
   /* A plain connection to a TLS port is a TLS setting to fix: reported
    * as TLS failures are (logged as errors, in rlock_client_last_error). */
-  fail_attempt(conn, text, 0, tls || text != why, rl_stream_refused(s));
+  attempt_failed(conn, text, 0, tls || text != why);
 }
 
 static void maybe_closed(rl_conn *conn) {
@@ -904,13 +902,6 @@ static void schedule_reconnect(rl_conn *conn, int connect_refused) {
  * per text) and the owner; commands complete; a retry is scheduled. */
 static void attempt_failed(rl_conn *conn, const char *why, int refused,
                            int tls) {
-  fail_attempt(conn, why, refused, tls, 0);
-}
-
-/* attempt_failed, where connect_refused says that the kernel turned the
- * connect down at once (schedule_reconnect). */
-static void fail_attempt(rl_conn *conn, const char *why, int refused, int tls,
-                         int connect_refused) {
   if (conn->state == RL_CONN_CLOSED) return;
   if (rl_stream_off_loop) {
     /* A caller's own round or start (lib/lock/fast.c): the loop reports it. */
@@ -926,6 +917,10 @@ static void fail_attempt(rl_conn *conn, const char *why, int refused, int tls,
   conn->fail_deferred = 0;
   conn->resolve_wanted = 0; /* a late answer serves the next attempt */
   int was_ready = conn->state == RL_CONN_READY;
+  /* The stream says whether its connect was refused (schedule_reconnect);
+   * it is dropped below. */
+  int connect_refused =
+      conn->stream != NULL && rl_stream_refused(conn->stream);
   set_err(conn, why);
   conn->refused = refused;
   if (refused) conn->errors++;
