@@ -424,10 +424,14 @@ static void prepare(void) {
   }
 }
 
+int rl_script_plain(int id) {
+  return id >= RL_SCRIPT_COUNT && id < RL_SCRIPT_ALL ? id - RL_SCRIPT_COUNT
+                                                     : id;
+}
+
 int rl_script_durable(int id) {
   /* A cluster form is the same script: it writes what the plain one does. */
-  if (id >= RL_SCRIPT_COUNT && id < RL_SCRIPT_ALL) id -= RL_SCRIPT_COUNT;
-  switch (id) {
+  switch (rl_script_plain(id)) {
   case RL_SCRIPT_ACQUIRE:
   case RL_FAM(RL_FAM_FAIR_ACQUIRE):
   case RL_FAM(RL_FAM_RW_READ_ACQUIRE):

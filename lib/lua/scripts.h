@@ -178,6 +178,10 @@ enum {
  * when it has neither. */
 rl_script_id rl_script_shard(rl_script_id id);
 
+/* The plain script whose cluster form id is (rl_script_shard's inverse);
+ * id itself when it is a plain one. */
+int rl_script_plain(int id);
+
 /* 1 if a connection loads script id in its handshake: on a plain or
  * Sentinel master (cluster 0) every script but the cluster-only ones; on
  * a cluster node (cluster 1) the cluster form of each script: its shard

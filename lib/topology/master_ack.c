@@ -134,7 +134,7 @@ static void note_unacked(ack *a, rl_conn *node) {
                 rl_script_durable(a->script) == RL_DURABLE_GRANT ? "grant"
                 : rl_script_durable(a->script) == RL_DURABLE_RENEW
                     ? "renewal"
-                : a->script % RL_SCRIPT_COUNT == RL_SCRIPT_FENCE_MAX
+                : rl_script_plain(a->script) == RL_SCRIPT_FENCE_MAX
                     ? "fencing write-back"
                     : "leader record write",
                 why,
