@@ -62,6 +62,7 @@ typedef struct view {
   short owner[RT_CLUSTER_SLOTS]; /* node index; -1 an unknown node; -2 none */
   int follows[RT_CLUSTER_NODES]; /* -1 primary, j replica of node j,
                                     -2 absent or following an unknown node */
+  int failed[RT_CLUSTER_NODES];  /* flagged fail or fail? */
 } view;
 
 /* Parses one CLUSTER NODES line: "id addr flags master ping pong epoch
@@ -72,6 +73,7 @@ static void parse_line(const rt_cluster *c, char *line, view *v) {
   for (int k = 0; k < 8; k++)
     if (!(tok[k] = strtok_r(k ? NULL : line, " ", &save))) return;
   int idx = index_of_id(c, tok[0]);
+  if (idx >= 0) v->failed[idx] = strstr(tok[2], "fail") != NULL;
   if (strstr(tok[2], "slave")) {
     int m = index_of_id(c, tok[3]);
     if (idx >= 0) v->follows[idx] = m >= 0 ? m : -2;
@@ -91,6 +93,7 @@ static void parse_line(const rt_cluster *c, char *line, view *v) {
 static int read_view(rt_cluster *c, int i, view *v) {
   for (int s = 0; s < RT_CLUSTER_SLOTS; s++) v->owner[s] = -2;
   for (int j = 0; j < RT_CLUSTER_NODES; j++) v->follows[j] = -2;
+  memset(v->failed, 0, sizeof v->failed);
   redisReply *rep = rt_redis_cmd(&c->node[i], "CLUSTER NODES");
   if (!rep || rep->type != REDIS_REPLY_STRING) {
     if (rep) freeReplyObject(rep);
@@ -135,6 +138,13 @@ static int settled_once(rt_cluster *c, char *why, size_t cap) {
              strstr(rep->str, "cluster_state:ok\r\n");
     if (rep) freeReplyObject(rep);
     if (!ok) return snprintf(why, cap, "node %d: cluster state not ok", i), 0;
+    /* A node back from a kill keeps its FAIL flag in the others' views
+     * until each has heard from it: until then they still count it out
+     * (and list it as "slave,fail"). A paused node is rightly flagged. */
+    for (int j = 0; j < RT_CLUSTER_NODES; j++)
+      if (answering(c, j) && v[i].failed[j])
+        return snprintf(why, cap, "node %d still flags node %d as failing",
+                        i, j), 0;
     if (first < 0)
       first = i;
     else if (!same_view(c, &v[first], &v[i]))
